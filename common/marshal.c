@@ -1,0 +1,332 @@
+/* marshal.c -- the interface walker: scalars in XDR (libtirpc), arrays as
+ * runs of elements converted a packet at a time by the codec. */
+#include "marshal.h"
+
+#include <rpc/xdr.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+int marshal_travels(const iface_param *p, marshal_dir dir)
+{
+    return dir == MARSHAL_REQUEST ? iface_param_in_request(p) : iface_param_in_reply(p);
+}
+
+/* ---- Shapes ---- */
+
+typedef struct argv_ctx {
+    const iface_t *f;
+    void *const *argv;
+} argv_ctx;
+
+static int read_integer_arg(void *ctx, uint32_t index, int64_t *value, err_t *err)
+{
+    argv_ctx *c = ctx;
+    const void *p = c->argv[index];
+    switch (c->f->params[index].type) {
+    case NUMRPC_T_CHAR: *value = *(const signed char *)p; return 0;
+    case NUMRPC_T_INT: *value = *(const int32_t *)p; return 0;
+    case NUMRPC_T_LONG: *value = *(const int64_t *)p; return 0;
+    default:
+        return err_set(err, NUMRPC_EPROTO, "%s is not an integer", c->f->params[index].name);
+    }
+}
+
+int marshal_eval_shapes(const iface_t *f, void *const *argv,
+                        iface_shape *shapes, err_t *err)
+{
+    argv_ctx c = {f, argv};
+    return iface_eval_shapes(f, read_integer_arg, &c, shapes, err);
+}
+
+double marshal_complexity(const iface_t *f, void *const *argv)
+{
+    argv_ctx c = {f, argv};
+    double flops = 0;
+    err_t ignored;
+    if (f->complexity.nwords == 0 ||
+        expr_eval_real(&f->complexity, read_integer_arg, &c, &flops, &ignored) != 0)
+        return 0;
+    return flops;
+}
+
+/* ---- Scalars: XDR through a small memory stream per value ---- */
+
+static bool_t xdr_scalar(XDR *x, uint32_t type, void *value)
+{
+    switch (type) {
+    case NUMRPC_T_CHAR: return xdr_char(x, (char *)value);
+    case NUMRPC_T_INT: return xdr_int(x, (int *)value);
+    case NUMRPC_T_LONG: return xdr_int64_t(x, (int64_t *)value);
+    case NUMRPC_T_FLOAT: return xdr_float(x, (float *)value);
+    case NUMRPC_T_DOUBLE: return xdr_double(x, (double *)value);
+    case NUMRPC_T_SCOMPLEX: return xdr_vector(x, value, 2, sizeof(float), (xdrproc_t)xdr_float);
+    case NUMRPC_T_DCOMPLEX: return xdr_vector(x, value, 2, sizeof(double), (xdrproc_t)xdr_double);
+    default: return FALSE;
+    }
+}
+
+static int write_string(wire_writer *w, const char *s, err_t *err)
+{
+    uint8_t len_xdr[4];
+    XDR x;
+    u_int len = s ? (u_int)strlen(s) : 0;
+    if (len > MARSHAL_MAX_STRING)
+        return err_set(err, NUMRPC_ELIMIT, "string of %u bytes exceeds %u", len, MARSHAL_MAX_STRING);
+    xdrmem_create(&x, (char *)len_xdr, sizeof len_xdr, XDR_ENCODE);
+    xdr_u_int(&x, &len);
+    xdr_destroy(&x);
+    static const uint8_t zeros[4];
+    int rc = wire_put(w, len_xdr, 4, err);
+    if (rc == 0) rc = wire_put(w, s, len, err);
+    if (rc == 0) rc = wire_put(w, zeros, (4 - (len & 3)) & 3, err);
+    return rc;
+}
+
+static int read_string(wire_reader *r, char **out, err_t *err)
+{
+    uint8_t len_xdr[4], pad[4];
+    XDR x;
+    u_int len = 0;
+    int rc = wire_get(r, len_xdr, 4, err);
+    if (rc != 0) return rc;
+    xdrmem_create(&x, (char *)len_xdr, 4, XDR_DECODE);
+    xdr_u_int(&x, &len);
+    xdr_destroy(&x);
+    if (len > MARSHAL_MAX_STRING)
+        return err_set(err, NUMRPC_ELIMIT, "string of %u bytes exceeds %u", len, MARSHAL_MAX_STRING);
+    char *s = malloc(len + 1);
+    if (s == NULL) return err_set(err, NUMRPC_ENOMEM, "string of %u bytes", len);
+    rc = wire_get(r, s, len, err);
+    if (rc == 0) rc = wire_get(r, pad, (4 - (len & 3)) & 3, err);
+    if (rc != 0) {
+        free(s);
+        return rc;
+    }
+    s[len] = '\0';
+    *out = s;
+    return 0;
+}
+
+static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
+                         marshal_dir dir, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank != 0 || !marshal_travels(p, dir)) continue;
+        int rc;
+        if (p->type == NUMRPC_T_STRING) {
+            rc = write_string(w, *(char *const *)argv[i], err);
+        } else {
+            uint8_t enc[16];
+            XDR x;
+            xdrmem_create(&x, (char *)enc, sizeof enc, XDR_ENCODE);
+            bool_t ok = xdr_scalar(&x, p->type, argv[i]);
+            u_int n = xdr_getpos(&x);
+            xdr_destroy(&x);
+            if (!ok) return err_set(err, NUMRPC_EINTERNAL, "%s: cannot encode %s", f->name, p->name);
+            rc = wire_put(w, enc, n, err);
+        }
+        if (rc != 0) return rc;
+    }
+    return wire_pad8(w, err);
+}
+
+int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
+                         marshal_dir dir, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank != 0 || !marshal_travels(p, dir)) continue;
+        int rc;
+        if (p->type == NUMRPC_T_STRING) {
+            rc = read_string(r, (char **)argv[i], err);
+        } else {
+            uint8_t enc[16];
+            size_t n = p->type == NUMRPC_T_LONG || p->type == NUMRPC_T_DOUBLE ||
+                               p->type == NUMRPC_T_SCOMPLEX ? 8
+                       : p->type == NUMRPC_T_DCOMPLEX ? 16 : 4;
+            rc = wire_get(r, enc, n, err);
+            if (rc == 0) {
+                XDR x;
+                xdrmem_create(&x, (char *)enc, (u_int)n, XDR_DECODE);
+                if (!xdr_scalar(&x, p->type, argv[i]))
+                    rc = err_set(err, NUMRPC_EPROTO, "%s: bad value for %s", f->name, p->name);
+                xdr_destroy(&x);
+            }
+        }
+        if (rc != 0) return rc;
+    }
+    return wire_skip_pad8(r, err);
+}
+
+/* ---- Arrays: runs of elements along dimension 0 ---- */
+
+/* One contiguous-or-strided run of elements in memory. */
+typedef struct run {
+    uint8_t *base;
+    uint64_t count;
+    size_t stride; /* in elements */
+} run;
+
+typedef int (*run_fn)(void *io, const run *rn, size_t elem, size_t unit, err_t *err);
+
+/* Calls fn for every run of the traveling elements of a block laid out as
+ * shape s says, in wire order (dimension 0 fastest). */
+static int for_each_run(uint8_t *block, const iface_param *p, const iface_shape *s,
+                        run_fn fn, void *io, err_t *err)
+{
+    size_t elem = iface_type_size(p->type), unit = iface_type_unit(p->type);
+    if (s->wire_elems == 0) return 0;
+    uint64_t pitch[IFACE_MAX_RANK];
+    pitch[0] = 1;
+    for (uint32_t d = 1; d < p->rank; d++) pitch[d] = pitch[d - 1] * (uint64_t)s->size[d - 1];
+
+    /* A full dimension 0 with a unit-stride dimension 1 is one long run. */
+    uint32_t first_outer = 1;
+    run rn = {NULL, (uint64_t)s->count[0], (size_t)s->stride[0]};
+    if (p->rank >= 2 && s->start[0] == 0 && s->stride[0] == 1 && s->count[0] == s->size[0] &&
+        s->stride[1] == 1) {
+        rn.count = (uint64_t)s->count[0] * (uint64_t)s->count[1];
+        first_outer = 2;
+    }
+    uint64_t index[IFACE_MAX_RANK] = {0};
+    for (;;) {
+        uint64_t offset = (uint64_t)s->start[0];
+        if (first_outer == 2) offset += (uint64_t)s->start[1] * pitch[1];
+        for (uint32_t d = first_outer; d < p->rank; d++)
+            offset += ((uint64_t)s->start[d] + index[d] * (uint64_t)s->stride[d]) * pitch[d];
+        rn.base = block + offset * elem;
+        int rc = fn(io, &rn, elem, unit, err);
+        if (rc != 0) return rc;
+        uint32_t d = first_outer;
+        while (d < p->rank && ++index[d] == (uint64_t)s->count[d]) index[d++] = 0;
+        if (d >= p->rank) return 0;
+    }
+}
+
+static int encode_run(void *io, const run *rn, size_t elem, size_t unit, err_t *err)
+{
+    wire_writer *w = io;
+    uint64_t done = 0;
+    /* Unit-stride complex numbers travel as their float/double parts. */
+    size_t stride = rn->stride;
+    uint64_t count = rn->count;
+    if (stride == 1 && elem > unit) {
+        count *= elem / unit;
+        elem = unit;
+    }
+    while (done < count) {
+        uint8_t *dst;
+        size_t avail;
+        int rc = wire_reserve(w, &dst, &avail, err);
+        if (rc != 0) return rc;
+        uint64_t k = avail / elem;
+        if (k == 0) { /* a strided 16-byte element across two packets */
+            uint8_t tmp[16];
+            codec_encode(tmp, rn->base + done * stride * elem, 1, elem, unit, 1);
+            rc = wire_put(w, tmp, elem, err);
+            if (rc != 0) return rc;
+            done++;
+            continue;
+        }
+        if (k > count - done) k = count - done;
+        codec_encode(dst, rn->base + done * stride * elem, (size_t)k, elem, unit, stride);
+        wire_commit(w, (size_t)(k * elem));
+        done += k;
+    }
+    return 0;
+}
+
+static int decode_run(void *io, const run *rn, size_t elem, size_t unit, err_t *err)
+{
+    wire_reader *r = io;
+    uint64_t done = 0;
+    size_t stride = rn->stride;
+    uint64_t count = rn->count;
+    if (stride == 1 && elem > unit) {
+        count *= elem / unit;
+        elem = unit;
+    }
+    while (done < count) {
+        const uint8_t *src;
+        size_t avail;
+        int rc = wire_peek(r, &src, &avail, err);
+        if (rc != 0) return rc;
+        uint64_t k = avail / elem;
+        if (k == 0) { /* an element split across reads or packets */
+            uint8_t tmp[16];
+            rc = wire_get(r, tmp, elem, err);
+            if (rc != 0) return rc;
+            codec_decode(rn->base + done * stride * elem, tmp, 1, elem, unit, 1);
+            done++;
+            continue;
+        }
+        if (k > count - done) k = count - done;
+        codec_decode(rn->base + done * stride * elem, src, (size_t)k, elem, unit, stride);
+        wire_consume(r, (size_t)(k * elem));
+        done += k;
+    }
+    return 0;
+}
+
+static int write_count(wire_writer *w, uint64_t count, err_t *err)
+{
+    uint8_t enc[8];
+    XDR x;
+    xdrmem_create(&x, (char *)enc, sizeof enc, XDR_ENCODE);
+    xdr_uint64_t(&x, &count);
+    xdr_destroy(&x);
+    return wire_put(w, enc, sizeof enc, err);
+}
+
+static int read_count(wire_reader *r, uint64_t *count, err_t *err)
+{
+    uint8_t enc[8];
+    int rc = wire_get(r, enc, sizeof enc, err);
+    if (rc != 0) return rc;
+    XDR x;
+    xdrmem_create(&x, (char *)enc, sizeof enc, XDR_DECODE);
+    xdr_uint64_t(&x, count);
+    xdr_destroy(&x);
+    return 0;
+}
+
+int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
+                  const iface_shape *shapes, marshal_dir dir, err_t *err)
+{
+    int rc = write_scalars(w, f, argv, dir, err);
+    for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0 || !marshal_travels(p, dir)) continue;
+        rc = write_count(w, shapes[i].wire_elems, err);
+        if (rc == 0 && shapes[i].wire_elems > 0 && argv[i] == NULL)
+            rc = err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
+        if (rc == 0) rc = for_each_run(argv[i], p, &shapes[i], encode_run, w, err);
+        if (rc == 0) rc = wire_pad8(w, err);
+    }
+    return rc;
+}
+
+int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
+                        const iface_shape *shapes, marshal_dir dir, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0 || !marshal_travels(p, dir)) continue;
+        uint64_t count;
+        int rc = read_count(r, &count, err);
+        if (rc != 0) return rc;
+        if (count != shapes[i].wire_elems)
+            return err_set(err, NUMRPC_EPROTO, "%s: array %s has %llu elements on the wire, %llu expected",
+                           f->name, p->name, (unsigned long long)count,
+                           (unsigned long long)shapes[i].wire_elems);
+        if (count > 0 && argv[i] == NULL)
+            return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
+        rc = for_each_run(argv[i], p, &shapes[i], decode_run, r, err);
+        if (rc == 0) rc = wire_skip_pad8(r, err);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}

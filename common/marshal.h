@@ -1,0 +1,42 @@
+/* marshal.h -- the interface walker: one engine that writes and reads the
+ * arguments of a call on both sides, driven by the interface descriptor. */
+#ifndef NUMRPC_COMMON_MARSHAL_H
+#define NUMRPC_COMMON_MARSHAL_H
+
+#include "iface.h"
+#include "wire.h"
+
+/* Which half of a call a message carries: the request holds the in and
+ * inout parameters, the reply the out and inout ones.  Work parameters
+ * never travel. */
+typedef enum marshal_dir { MARSHAL_REQUEST = 0, MARSHAL_REPLY = 1 } marshal_dir;
+
+#define MARSHAL_MAX_STRING (1u << 20)
+
+/* argv[i] points at parameter i's storage, as stubmod.h says: the scalar's
+ * value in its C type, a char* for a string, or an array's memory block laid
+ * out as its shape says.  On the reading side a string's char* is malloc'd
+ * by marshal_read_scalars and freed by the caller. */
+
+/* Shapes of every parameter, from the in scalars argv points at. */
+int marshal_eval_shapes(const iface_t *f, void *const *argv,
+                        iface_shape *shapes, err_t *err);
+/* Flops of the call from the complexity expression (0 when absent). */
+double marshal_complexity(const iface_t *f, void *const *argv);
+
+/* Writes the scalars, then the arrays, of direction dir into the current
+ * message of w (the caller has begun it and ends it). */
+int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
+                  const iface_shape *shapes, marshal_dir dir, err_t *err);
+/* Reads the scalar section of direction dir into argv's storage. */
+int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
+                         marshal_dir dir, err_t *err);
+/* Reads the array section into argv's blocks; each array's element count
+ * on the wire must equal its shape's. */
+int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
+                        const iface_shape *shapes, marshal_dir dir,
+                        err_t *err);
+/* True when parameter p travels in direction dir. */
+int marshal_travels(const iface_param *p, marshal_dir dir);
+
+#endif

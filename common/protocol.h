@@ -1,0 +1,39 @@
+/* protocol.h -- the numrpc wire protocol's constants: packet header, message
+ * types and flags.  docs/protocol.md describes the messages in full. */
+#ifndef NUMRPC_COMMON_PROTOCOL_H
+#define NUMRPC_COMMON_PROTOCOL_H
+
+#include <stdint.h>
+
+#define PROTO_MAGIC 0x4E52u /* "NR" */
+#define PROTO_VERSION 1u
+
+#define PROTO_HEADER_SIZE 16u
+#define PROTO_MIN_PACKET 64u
+#define PROTO_MAX_PACKET (16u << 20)
+#define PROTO_DEFAULT_PACKET 4096u
+
+/* Message types (byte 3 of a packet header). */
+enum proto_type {
+    PROTO_HELLO = 1,     /* u32 version, u32 packet size, string peer name  */
+    PROTO_LIST = 2,      /* (empty) -> names and hashes                      */
+    PROTO_GET_IFACE = 3, /* string name -> descriptor blob                   */
+    PROTO_CALL = 4,      /* call header, scalars, arrays                     */
+    PROTO_CANCEL = 5,    /* (empty): cancel the call with this call id       */
+    PROTO_KEEPALIVE = 6, /* (empty): the server is still computing           */
+    PROTO_REPLY = 7,     /* i32 status, string detail, then per request type */
+    PROTO_ADMIN = 8,     /* reserved: administration                         */
+    PROTO_STATUS = 9     /* reserved: server status                          */
+};
+
+/* Packet flags. */
+#define PROTO_FLAG_END 0x1u   /* last packet of its message              */
+#define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */
+
+/* Call header flags. */
+#define PROTO_CALL_WANT_KEEPALIVE 0x1u
+
+/* The keepalive period while a routine computes. */
+#define PROTO_KEEPALIVE_SECONDS 5
+
+#endif

@@ -1,0 +1,425 @@
+/* wire.c -- packet framing: the batch writer and the in-place reader of
+ * numrpc messages over a stream socket. */
+#include "wire.h"
+
+#include <errno.h>
+#include <rpc/xdr.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define WRITER_BATCH_BYTES (256u * 1024u)
+#define READER_BUFFER_BYTES (512u * 1024u)
+
+/* ---- Packet header: four XDR unsigned ints ---- */
+
+static void encode_header(uint8_t out[PROTO_HEADER_SIZE], uint32_t type,
+                          uint32_t call_id, uint32_t flags, uint32_t len)
+{
+    XDR x;
+    u_int word0 = (PROTO_MAGIC << 16) | (PROTO_VERSION << 8) | (type & 0xffu);
+    xdrmem_create(&x, (char *)out, PROTO_HEADER_SIZE, XDR_ENCODE);
+    xdr_u_int(&x, &word0);
+    xdr_u_int(&x, &call_id);
+    xdr_u_int(&x, &flags);
+    xdr_u_int(&x, &len);
+    xdr_destroy(&x);
+}
+
+static int decode_header(const uint8_t in[PROTO_HEADER_SIZE], uint32_t *type,
+                         uint32_t *call_id, uint32_t *flags, uint32_t *len,
+                         err_t *err)
+{
+    XDR x;
+    u_int word0;
+    xdrmem_create(&x, (char *)(uintptr_t)in, PROTO_HEADER_SIZE, XDR_DECODE);
+    xdr_u_int(&x, &word0);
+    xdr_u_int(&x, call_id);
+    xdr_u_int(&x, flags);
+    xdr_u_int(&x, len);
+    xdr_destroy(&x);
+    if ((word0 >> 16) != PROTO_MAGIC)
+        return err_set(err, NUMRPC_EPROTO, "not a numrpc peer (bad packet magic 0x%08x)", word0);
+    if (((word0 >> 8) & 0xffu) != PROTO_VERSION)
+        return err_set(err, NUMRPC_EVERSION, "peer speaks protocol version %u, this side %u",
+                       (word0 >> 8) & 0xffu, PROTO_VERSION);
+    *type = word0 & 0xffu;
+    return 0;
+}
+
+static int io_error(err_t *err, const char *what)
+{
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return err_set(err, NUMRPC_ETIMEDOUT, "%s timed out", what);
+    return err_set(err, NUMRPC_EIO, "%s: %s", what, strerror(errno));
+}
+
+static int send_all(int fd, const uint8_t *p, size_t n, uint64_t *counter,
+                    err_t *err)
+{
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return io_error(err, "send");
+        }
+        p += k;
+        n -= (size_t)k;
+        *counter += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* ---- Writer ---- */
+
+static size_t clamp_packet(size_t packet_size)
+{
+    if (packet_size == 0) packet_size = PROTO_DEFAULT_PACKET;
+    if (packet_size < PROTO_MIN_PACKET) packet_size = PROTO_MIN_PACKET;
+    if (packet_size > PROTO_MAX_PACKET) packet_size = PROTO_MAX_PACKET;
+    return packet_size & ~(size_t)7;
+}
+
+int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err)
+{
+    packet_size = clamp_packet(packet_size);
+    if (packet_size == w->packet_size && w->buf != NULL) return 0;
+    size_t npackets = WRITER_BATCH_BYTES / packet_size;
+    if (npackets == 0) npackets = 1;
+    uint8_t *buf = malloc(npackets * packet_size);
+    if (buf == NULL)
+        return err_set(err, NUMRPC_ENOMEM, "packet buffer of %zu bytes", npackets * packet_size);
+    free(w->buf);
+    w->buf = buf;
+    w->cap = npackets * packet_size;
+    w->packet_size = packet_size;
+    w->pkt = w->pos = 0;
+    return 0;
+}
+
+int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    return wire_set_packet_size(w, packet_size, err);
+}
+
+void wire_writer_free(wire_writer *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+}
+
+int wire_begin(wire_writer *w, uint32_t type, uint32_t call_id)
+{
+    NR_ASSERT(!w->in_message && w->pkt == 0);
+    w->type = type;
+    w->call_id = call_id;
+    w->in_message = 1;
+    w->msg_bytes = 0;
+    w->pos = PROTO_HEADER_SIZE;
+    return 0;
+}
+
+static int flush_batch(wire_writer *w, err_t *err)
+{
+    int rc = send_all(w->fd, w->buf, w->pkt, &w->bytes_out, err);
+    w->pkt = 0;
+    w->pos = PROTO_HEADER_SIZE;
+    return rc;
+}
+
+/* Writes the current packet's header; starts the next packet, sending the
+ * batch when it is full. */
+static int finish_packet(wire_writer *w, uint32_t flags, err_t *err)
+{
+    uint32_t len = (uint32_t)(w->pos - w->pkt - PROTO_HEADER_SIZE);
+    encode_header(w->buf + w->pkt, w->type, w->call_id, flags, len);
+    w->pkt = w->pos;
+    w->pos = w->pkt + PROTO_HEADER_SIZE;
+    if (w->pkt + w->packet_size > w->cap) return flush_batch(w, err);
+    return 0;
+}
+
+int wire_reserve(wire_writer *w, uint8_t **p, size_t *avail, err_t *err)
+{
+    if (w->pos == w->pkt + w->packet_size) {
+        int rc = finish_packet(w, 0, err);
+        if (rc != 0) return rc;
+    }
+    *p = w->buf + w->pos;
+    *avail = w->pkt + w->packet_size - w->pos;
+    return 0;
+}
+
+void wire_commit(wire_writer *w, size_t n)
+{
+    w->pos += n;
+    w->msg_bytes += n;
+}
+
+int wire_put(wire_writer *w, const void *p, size_t n, err_t *err)
+{
+    const uint8_t *src = p;
+    while (n > 0) {
+        uint8_t *dst;
+        size_t avail;
+        int rc = wire_reserve(w, &dst, &avail, err);
+        if (rc != 0) return rc;
+        size_t k = n < avail ? n : avail;
+        memcpy(dst, src, k);
+        wire_commit(w, k);
+        src += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int wire_pad8(wire_writer *w, err_t *err)
+{
+    static const uint8_t zeros[8];
+    size_t pad = (8 - (w->msg_bytes & 7)) & 7;
+    return wire_put(w, zeros, pad, err);
+}
+
+static int end_message(wire_writer *w, uint32_t flags, err_t *err)
+{
+    NR_ASSERT(w->in_message);
+    w->in_message = 0;
+    int rc = finish_packet(w, flags, err);
+    if (rc == 0 && w->pkt > 0) rc = flush_batch(w, err);
+    w->pkt = 0;
+    w->pos = PROTO_HEADER_SIZE;
+    return rc;
+}
+
+int wire_end(wire_writer *w, err_t *err)
+{
+    return end_message(w, PROTO_FLAG_END, err);
+}
+
+int wire_abort(wire_writer *w, err_t *err)
+{
+    /* The partial packet is dropped by the receiver; send it empty. */
+    w->pos = w->pkt + PROTO_HEADER_SIZE;
+    return end_message(w, PROTO_FLAG_END | PROTO_FLAG_ABORT, err);
+}
+
+int wire_send_empty(int fd, uint32_t type, uint32_t call_id, err_t *err)
+{
+    uint8_t header[PROTO_HEADER_SIZE];
+    uint64_t sent = 0;
+    encode_header(header, type, call_id, PROTO_FLAG_END, 0);
+    return send_all(fd, header, sizeof header, &sent, err);
+}
+
+/* ---- Reader ---- */
+
+int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = fd;
+    r->max_packet = max_packet ? max_packet : PROTO_MAX_PACKET;
+    r->cap = READER_BUFFER_BYTES;
+    r->buf = malloc(r->cap);
+    if (r->buf == NULL) return err_set(err, NUMRPC_ENOMEM, "read buffer");
+    return 0;
+}
+
+void wire_reader_free(wire_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}
+
+int wire_reader_idle(const wire_reader *r)
+{
+    return r->head == r->tail && !r->in_message;
+}
+
+/* Makes at least `need` bytes (<= cap) available at buf + head. */
+static int fill(wire_reader *r, size_t need, err_t *err)
+{
+    if (r->tail - r->head >= need) return 0;
+    if (r->head + need > r->cap) {
+        memmove(r->buf, r->buf + r->head, r->tail - r->head);
+        r->tail -= r->head;
+        r->head = 0;
+    }
+    while (r->tail - r->head < need) {
+        ssize_t k = recv(r->fd, r->buf + r->tail, r->cap - r->tail, 0);
+        if (k == 0) {
+            int between = !r->in_message && r->tail == r->head;
+            return err_set(err, NUMRPC_EIO, between ? "closed" : "connection closed mid-message");
+        }
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return io_error(err, "receive");
+        }
+        r->tail += (size_t)k;
+        r->bytes_in += (uint64_t)k;
+    }
+    return 0;
+}
+
+static int read_header(wire_reader *r, uint32_t *type, uint32_t *call_id,
+                       uint32_t *flags, uint32_t *len, err_t *err)
+{
+    int rc = fill(r, PROTO_HEADER_SIZE, err);
+    if (rc != 0) return rc;
+    rc = decode_header(r->buf + r->head, type, call_id, flags, len, err);
+    if (rc != 0) return rc;
+    r->head += PROTO_HEADER_SIZE;
+    if (*len > r->max_packet - PROTO_HEADER_SIZE)
+        return err_set(err, NUMRPC_EPROTO, "packet payload of %u bytes exceeds the limit of %zu",
+                       *len, r->max_packet - PROTO_HEADER_SIZE);
+    return 0;
+}
+
+int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
+                      err_t *err)
+{
+    NR_ASSERT(!r->in_message);
+    for (;;) {
+        uint32_t t, id, flags, len;
+        int rc = read_header(r, &t, &id, &flags, &len, err);
+        if (rc != 0) return rc;
+        if (t == PROTO_KEEPALIVE && len == 0) {
+            r->keepalives++;
+            continue;
+        }
+        if (flags & PROTO_FLAG_ABORT) { /* an aborted one-packet message */
+            r->in_message = 1;
+            r->payload_left = len;
+            r->flags = flags;
+            rc = wire_skip_message(r, err);
+            if (rc != 0) return rc;
+            continue;
+        }
+        r->type = *type = t;
+        r->call_id = *call_id = id;
+        r->flags = flags;
+        r->payload_left = len;
+        r->msg_offset = 0;
+        r->in_message = 1;
+        return 0;
+    }
+}
+
+/* Moves to the message's next packet once the current payload is used. */
+static int next_packet(wire_reader *r, err_t *err)
+{
+    while (r->payload_left == 0) {
+        if (r->flags & PROTO_FLAG_END)
+            return err_set(err, NUMRPC_EPROTO, "message ends early (after %llu bytes)",
+                           (unsigned long long)r->msg_offset);
+        uint32_t t, id, flags, len;
+        int rc = read_header(r, &t, &id, &flags, &len, err);
+        if (rc != 0) return rc;
+        if (t == PROTO_KEEPALIVE && len == 0) {
+            r->keepalives++;
+            continue;
+        }
+        if (t != r->type || id != r->call_id)
+            return err_set(err, NUMRPC_EPROTO, "packet of message %u/%u inside message %u/%u",
+                           t, id, r->type, r->call_id);
+        r->flags = flags;
+        r->payload_left = len;
+        if (flags & PROTO_FLAG_ABORT) {
+            r->flags |= PROTO_FLAG_ABORT;
+            int skip = wire_skip_message(r, err);
+            if (skip != 0) return skip;
+            return err_set(err, NUMRPC_ECANCELLED, "the sender aborted the message");
+        }
+    }
+    return 0;
+}
+
+int wire_peek(wire_reader *r, const uint8_t **p, size_t *avail, err_t *err)
+{
+    int rc = next_packet(r, err);
+    if (rc != 0) return rc;
+    if (r->head == r->tail) {
+        rc = fill(r, 1, err);
+        if (rc != 0) return rc;
+    }
+    size_t n = r->tail - r->head;
+    *p = r->buf + r->head;
+    *avail = n < r->payload_left ? n : (size_t)r->payload_left;
+    return 0;
+}
+
+void wire_consume(wire_reader *r, size_t n)
+{
+    r->head += n;
+    r->payload_left -= n;
+    r->msg_offset += n;
+}
+
+int wire_get(wire_reader *r, void *p, size_t n, err_t *err)
+{
+    uint8_t *dst = p;
+    while (n > 0) {
+        const uint8_t *src;
+        size_t avail;
+        int rc = wire_peek(r, &src, &avail, err);
+        if (rc != 0) return rc;
+        size_t k = n < avail ? n : avail;
+        memcpy(dst, src, k);
+        wire_consume(r, k);
+        dst += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int wire_skip_pad8(wire_reader *r, err_t *err)
+{
+    uint8_t pad[8];
+    return wire_get(r, pad, (8 - (r->msg_offset & 7)) & 7, err);
+}
+
+int wire_expect_end(wire_reader *r, err_t *err)
+{
+    while (r->payload_left == 0 && !(r->flags & PROTO_FLAG_END)) {
+        uint32_t t, id, flags, len;
+        int rc = read_header(r, &t, &id, &flags, &len, err);
+        if (rc != 0) return rc;
+        if (t == PROTO_KEEPALIVE && len == 0) continue;
+        if (t != r->type || id != r->call_id)
+            return err_set(err, NUMRPC_EPROTO, "packet of another message inside message %u", r->call_id);
+        r->flags = flags;
+        r->payload_left = len;
+    }
+    if (r->payload_left != 0) {
+        uint64_t extra = r->payload_left;
+        int rc = wire_skip_message(r, err);
+        if (rc != 0) return rc;
+        return err_set(err, NUMRPC_EPROTO, "message has %llu unexpected trailing bytes",
+                       (unsigned long long)extra);
+    }
+    r->in_message = 0;
+    return 0;
+}
+
+int wire_skip_message(wire_reader *r, err_t *err)
+{
+    for (;;) {
+        while (r->payload_left > 0) {
+            int rc = fill(r, 1, err);
+            if (rc != 0) return rc;
+            size_t n = r->tail - r->head;
+            if (n > r->payload_left) n = (size_t)r->payload_left;
+            wire_consume(r, n);
+        }
+        if (r->flags & PROTO_FLAG_END) break;
+        uint32_t t, id, flags, len;
+        int rc = read_header(r, &t, &id, &flags, &len, err);
+        if (rc != 0) return rc;
+        if (t == PROTO_KEEPALIVE && len == 0) continue;
+        r->flags = flags;
+        r->payload_left = len;
+    }
+    r->in_message = 0;
+    return 0;
+}

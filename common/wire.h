@@ -1,0 +1,94 @@
+/* wire.h -- framing of messages into packets on a stream socket: a writer
+ * that encodes into a reused batch of packets, a reader that decodes in place. */
+#ifndef NUMRPC_COMMON_WIRE_H
+#define NUMRPC_COMMON_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "protocol.h"
+
+/* Time limits come from the socket (SO_SNDTIMEO / SO_RCVTIMEO): a send or
+ * read that times out fails with NUMRPC_ETIMEDOUT. */
+
+/* ---- Writer ----
+ * A message is a byte stream cut into packets of packet_size bytes (16-byte
+ * header + payload, payload a multiple of 8).  Full packets collect in a
+ * batch buffer that goes to the kernel in one write.  Owned by one thread. */
+typedef struct wire_writer {
+    int fd;
+    size_t packet_size;
+    uint8_t *buf;     /* malloc'd batch of whole packets               */
+    size_t cap;       /* bytes in buf: a multiple of packet_size       */
+    size_t pkt;       /* offset of the current packet's header         */
+    size_t pos;       /* next payload byte                             */
+    uint32_t type, call_id;
+    int in_message;
+    uint64_t msg_bytes; /* payload bytes of the current message          */
+    uint64_t bytes_out; /* total bytes written to the socket            */
+} wire_writer;
+
+/* Allocates the batch buffer; packet_size is clamped to the protocol's
+ * range and rounded down to a multiple of 8. */
+int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err);
+void wire_writer_free(wire_writer *w);
+int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err);
+
+int wire_begin(wire_writer *w, uint32_t type, uint32_t call_id);
+/* Copies n bytes into the message. */
+int wire_put(wire_writer *w, const void *p, size_t n, err_t *err);
+/* Zero bytes until the message offset is a multiple of 8. */
+int wire_pad8(wire_writer *w, err_t *err);
+/* Space for at least one 8-byte unit in the current packet: *avail bytes
+ * at *p, a multiple of 8 when the message is 8-aligned.  Then commit. */
+int wire_reserve(wire_writer *w, uint8_t **p, size_t *avail, err_t *err);
+void wire_commit(wire_writer *w, size_t n);
+/* Ends the message (END flag) and sends everything buffered. */
+int wire_end(wire_writer *w, err_t *err);
+/* Ends the message with END|ABORT: the receiver drops it. */
+int wire_abort(wire_writer *w, err_t *err);
+/* Sends one empty single-packet message (CANCEL, KEEPALIVE) at once. */
+int wire_send_empty(int fd, uint32_t type, uint32_t call_id, err_t *err);
+
+/* ---- Reader ----
+ * Reads large chunks into a buffer and hands out payload bytes in place;
+ * keepalive packets are counted and skipped.  Owned by one thread. */
+typedef struct wire_reader {
+    int fd;
+    uint8_t *buf;
+    size_t cap;
+    size_t head, tail;    /* buffered bytes are buf[head, tail)        */
+    uint64_t payload_left; /* of the current packet                    */
+    uint32_t type, call_id, flags;
+    int in_message;
+    uint64_t msg_offset;   /* payload bytes consumed in this message   */
+    uint64_t bytes_in;     /* total bytes read from the socket         */
+    uint64_t keepalives;   /* keepalive packets seen                   */
+    size_t max_packet;     /* larger packet headers are a protocol error */
+} wire_reader;
+
+int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
+void wire_reader_free(wire_reader *r);
+/* True when no byte is buffered (the connection may change hands). */
+int wire_reader_idle(const wire_reader *r);
+
+/* Waits for the next message's first packet; returns its type and call id.
+ * NUMRPC_EIO when the peer closed cleanly between messages (detail
+ * "closed"), NUMRPC_EPROTO on garbage. */
+int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
+                      err_t *err);
+/* Copies n payload bytes out of the message (across packets). */
+int wire_get(wire_reader *r, void *p, size_t n, err_t *err);
+/* Skips payload to the next multiple of 8 of the message offset. */
+int wire_skip_pad8(wire_reader *r, err_t *err);
+/* Payload bytes of the current packet available in place (at least 1,
+ * reading more if none is buffered). */
+int wire_peek(wire_reader *r, const uint8_t **p, size_t *avail, err_t *err);
+void wire_consume(wire_reader *r, size_t n);
+/* Succeeds if the message ends exactly here. */
+int wire_expect_end(wire_reader *r, err_t *err);
+/* Reads and drops the rest of the current message. */
+int wire_skip_message(wire_reader *r, err_t *err);
+
+#endif

@@ -1,0 +1,161 @@
+/* numrpc.h -- the public C API of libnumrpc: call a numerical routine on a
+ * remote server in one line.  Everything not declared here is internal. */
+#ifndef NUMRPC_H
+#define NUMRPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define NUMRPC_API __attribute__((visibility("default")))
+#else
+#define NUMRPC_API
+#endif
+
+/* ---- Error codes: one list for the whole system ----
+ * X(NAME, value, message).  The enum is NUMRPC_<NAME>; numrpc_strerror()
+ * returns the message and numrpc_errname() the name. */
+#define NUMRPC_ERROR_LIST(X)                                                   \
+    X(OK, 0, "success")                                                        \
+    X(ENOMEM, -1, "out of memory")                                             \
+    X(EINVAL, -2, "invalid argument")                                          \
+    X(ENOENT, -3, "unknown routine")                                           \
+    X(ECONNECT, -4, "cannot connect to server")                                \
+    X(EPROTO, -5, "protocol error")                                            \
+    X(EVERSION, -6, "protocol version mismatch")                               \
+    X(ESERVER, -7, "server-side failure")                                      \
+    X(ELIMIT, -8, "limit exceeded")                                            \
+    X(ECANCELLED, -9, "call cancelled")                                        \
+    X(ETIMEDOUT, -10, "call timed out")                                        \
+    X(ECRASHED, -11, "routine crashed")                                        \
+    X(EIO, -12, "connection lost")                                             \
+    X(ESTALE, -13, "interface version changed")                                \
+    X(ENOSERVER, -14, "no server configured")                                  \
+    X(EBUSY, -15, "server busy or shutting down")                              \
+    X(EAUTH, -16, "not authorised")                                            \
+    X(ESYNTAX, -17, "syntax error")                                            \
+    X(EINTERNAL, -18, "internal error")
+
+typedef enum numrpc_error {
+#define NUMRPC_ENUM_ENTRY_(name, value, msg) NUMRPC_##name = value,
+    NUMRPC_ERROR_LIST(NUMRPC_ENUM_ENTRY_)
+#undef NUMRPC_ENUM_ENTRY_
+} numrpc_error;
+
+/* Static strings; never NULL (an unknown code gives "unknown error"). */
+NUMRPC_API const char *numrpc_strerror(int code);
+NUMRPC_API const char *numrpc_errname(int code);
+
+/* Detail of the calling thread's last failure, in words a user can act on
+ * ("dgefa: extent of a is -3 (n = -3)").  Thread-local; valid until the
+ * thread's next numrpc call.  Empty string after success. */
+NUMRPC_API const char *numrpc_last_error_detail(void);
+
+/* ---- Types a routine's arguments can have (the IDL's types) ---- */
+typedef enum numrpc_type {
+    NUMRPC_T_VOID = 0,
+    NUMRPC_T_CHAR = 1,     /* C char (passed as int by value)              */
+    NUMRPC_T_INT = 2,      /* 32-bit int                                   */
+    NUMRPC_T_LONG = 3,     /* 64-bit long                                  */
+    NUMRPC_T_FLOAT = 4,    /* float (passed as double by value)            */
+    NUMRPC_T_DOUBLE = 5,   /* double                                       */
+    NUMRPC_T_SCOMPLEX = 6, /* float complex: two floats                    */
+    NUMRPC_T_DCOMPLEX = 7, /* double complex: two doubles                  */
+    NUMRPC_T_STRING = 8,   /* NUL-terminated char string                   */
+    NUMRPC_T_FILE = 9      /* a client file name (a later issue)           */
+} numrpc_type;
+
+/* ---- Blocking calls ----
+ * numrpc_call(name, ...): arguments in IDL order; scalars of mode in by value
+ * (char and short as int, float as double, the C default promotions),
+ * everything else by pointer.  Arrays are read (in) and written (out) in the
+ * caller's memory in place, with the layout the IDL gives (column-major,
+ * leading dimensions honoured): elements outside the part the IDL says
+ * travels are never touched.  The caller owns every buffer.
+ * name: "dgefa", or "numrpc://host:port/dgefa" for one server.
+ * Returns NUMRPC_OK or a negative error code. */
+#define numrpc_call(...)                                                       \
+    numrpc_call_counted_(NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+NUMRPC_API int numrpc_call_counted_(int nargs, const char *name, ...);
+
+/* One tagged argument for numrpc_callv.  For a scalar of mode in, set the
+ * value member that matches type; for anything else set p (the caller's
+ * memory, owned by the caller).  type may be NUMRPC_T_VOID to mean "take the
+ * type from the interface" (then the value is read from the member the
+ * interface's type names). */
+typedef struct numrpc_arg {
+    numrpc_type type;
+    union {
+        int i;
+        long l;
+        double d;
+        float f;
+        char c;
+        void *p;
+        const char *s;
+    } v;
+} numrpc_arg;
+
+/* The same call from an array of tagged arguments; the base of the variadic
+ * call, the Fortran module, GridRPC argument stacks and Python. */
+NUMRPC_API int numrpc_callv(const char *name, const numrpc_arg *args,
+                            int nargs);
+
+/* ---- Configuration ----
+ * Servers come from numrpc_init(config) if called, else NUMRPC_SERVER
+ * ("host:port[,host:port...]").  config may be NULL (read the environment).
+ * Optional: the library initialises itself on the first call. */
+typedef struct numrpc_config {
+    const char *servers;  /* "host:port[,host:port...]" or NULL            */
+    size_t packet_size;   /* bytes per packet; 0 = NUMRPC_PACKET_SIZE or 4096 */
+} numrpc_config;
+NUMRPC_API int numrpc_init(const numrpc_config *config);
+/* Closes cached connections and forgets interfaces. */
+NUMRPC_API void numrpc_finalize(void);
+
+/* ---- What the last call on this thread cost ---- */
+typedef struct numrpc_call_info {
+    uint64_t bytes_sent;     /* request bytes on the wire, framing included */
+    uint64_t bytes_received; /* reply bytes on the wire, framing included   */
+    double send_seconds;     /* marshalling and sending the request         */
+    double compute_seconds;  /* the routine on the server (server's clock)  */
+    double receive_seconds;  /* waiting for and unmarshalling the reply,
+                                less compute_seconds                        */
+    double total_seconds;    /* wall time of the whole call                 */
+    char server[64];         /* "host:port" that ran it                     */
+} numrpc_call_info;
+/* Copies the calling thread's last call's figures into *info. */
+NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);
+
+/* ---- Discovery (what the CLI is built on) ---- */
+/* Writes a malloc'd, '\n'-separated list of routine names the server
+ * offers into *names_out; the caller frees it with free(). server may be
+ * NULL for the first configured server. */
+NUMRPC_API int numrpc_list(const char *server, char **names_out);
+/* Writes a malloc'd IDL rendering of routine name's interface into
+ * *idl_out; the caller frees it. */
+NUMRPC_API int numrpc_describe(const char *name, char **idl_out);
+
+/* ---- Argument counting for numrpc_call (internal helper macros) ---- */
+#define NUMRPC_NARG_(...)                                                      \
+    NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54,   \
+                   53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, \
+                   38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, \
+                   23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,  \
+                   8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define NUMRPC_NARG_N_(                                                        \
+    _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16,     \
+    _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, \
+    _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, \
+    _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, \
+    _62, _63, _64, N, ...)                                                     \
+    N
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMRPC_H */
