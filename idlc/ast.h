@@ -1,0 +1,116 @@
+/* ast.h -- the parse tree of an IDL file as the parser builds it, before
+ * names are resolved; plus the diagnostics every idlc stage reports with. */
+#ifndef NUMRPC_IDLC_AST_H
+#define NUMRPC_IDLC_AST_H
+
+#include <stdint.h>
+
+#include "iface.h"
+
+/* A position in the source: 1-based line and column (a tab is one column). */
+typedef struct ast_loc {
+    int line;
+    int col;
+} ast_loc;
+
+typedef enum ast_expr_kind {
+    AST_NUM,   /* value                                  */
+    AST_NAME,  /* name: a parameter                      */
+    AST_UNARY, /* op (EXPR_NEG) applied to lhs           */
+    AST_BINARY,/* op (EXPR_ADD ...) of lhs and rhs       */
+    AST_CALL   /* name(lhs, rhs): min or max             */
+} ast_expr_kind;
+
+typedef struct ast_expr {
+    ast_expr_kind kind;
+    int op; /* enum expr_op for AST_UNARY and AST_BINARY */
+    int64_t value;
+    char *name;
+    struct ast_expr *lhs, *rhs;
+    ast_loc loc;
+} ast_expr;
+
+/* One bracket: [size], [size:count] or [size:count:stride]. */
+typedef struct ast_dim {
+    ast_expr *size, *count, *stride;
+    ast_loc loc; /* the '[' */
+    struct ast_dim *next;
+} ast_dim;
+
+typedef struct ast_param {
+    char *name;
+    ast_loc loc; /* the name */
+    int mode;    /* iface_mode */
+    int type;    /* numrpc_type */
+    ast_loc type_loc;
+    int by_pointer; /* written with '*' */
+    ast_loc star_loc;
+    ast_dim *dims; /* first bracket first (dimension 0, fastest varying) */
+    struct ast_param *next;
+} ast_param;
+
+/* A name in a Calls argument list. */
+typedef struct ast_name {
+    char *name;
+    ast_loc loc;
+    struct ast_name *next;
+} ast_name;
+
+typedef struct ast_define {
+    char *name;
+    ast_loc loc; /* the routine name */
+    ast_param *params;
+    char *description;
+    char *library;        /* own Required/Library, else the module-wide one */
+    char *fortran_format; /* own FortranFormat, else the module-wide one    */
+    ast_loc format_loc;
+    ast_expr *complexity;
+    int has_calls;
+    char *lang;
+    ast_loc lang_loc;
+    char *calls_name;
+    ast_loc calls_loc;
+    ast_name *calls_args;
+    int damaged; /* a syntax error followed it: some clauses may be lost */
+    struct ast_define *next;
+} ast_define;
+
+/* The whole file.  The module-wide Library and FortranFormat apply to the
+ * Defines that follow them. */
+typedef struct ast_file {
+    const char *path; /* for diagnostics */
+    char *module;
+    ast_loc module_loc;
+    char *library;
+    char *fortran_format;
+    ast_loc format_loc;
+    ast_define *defines;
+    ast_define **tail;
+    ast_loc comment_loc; /* where an open comment began (lexer) */
+    int orphan; /* after a syntax error: drop clauses until the next Define */
+    int nerrors;
+} ast_file;
+
+/* Reports "PATH:LINE:COL: error: MESSAGE" on stderr and counts it. */
+void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Constructors; each aborts the compiler (after a message) when memory runs
+ * out, which keeps the grammar actions readable. */
+char *ast_strdup(const char *s);
+ast_expr *ast_expr_new(ast_expr_kind kind, ast_loc loc);
+void ast_file_init(ast_file *file, const char *path);
+void ast_file_free(ast_file *file);
+void ast_define_free(ast_define *d);
+void ast_param_free(ast_param *p);
+void ast_dim_free(ast_dim *d);
+void ast_expr_free(ast_expr *e);
+void ast_name_free(ast_name *n);
+void *ast_alloc(size_t size);
+
+/* Parses the file at file->path (already initialised); returns 0 when the
+ * file was read (syntax errors are counted in file->nerrors) or -1 when it
+ * cannot be opened. */
+int ast_parse_file(ast_file *file);
+
+#endif

@@ -1,0 +1,342 @@
+/* parser.y -- the grammar of the numrpc IDL (the Ninf IDL made precise);
+ * builds an ast_file, recovering from a syntax error at the next statement. */
+%define api.pure full
+%define parse.error verbose
+%locations
+%param {void *scanner}
+%parse-param {ast_file *file}
+
+%code requires {
+#include "ast.h"
+}
+
+%code provides {
+int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
+void yyerror(YYLTYPE *lloc, void *scanner, ast_file *file, const char *msg);
+}
+
+%code {
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ast_loc at(YYLTYPE l)
+{
+    ast_loc loc = {l.first_line, l.first_column};
+    return loc;
+}
+
+/* Appends src to *dst (joining with sep); takes ownership of src. */
+static void append_text(char **dst, char *src, const char *sep)
+{
+    if (*dst == NULL) {
+        *dst = src;
+        return;
+    }
+    size_t a = strlen(*dst), b = strlen(sep), c = strlen(src);
+    char *joined = ast_alloc(a + b + c + 1);
+    memcpy(joined, *dst, a);
+    memcpy(joined + a, sep, b);
+    memcpy(joined + a + b, src, c + 1);
+    free(*dst);
+    free(src);
+    *dst = joined;
+}
+
+static ast_expr *binary(int op, ast_expr *lhs, ast_expr *rhs, YYLTYPE l)
+{
+    ast_expr *e = ast_expr_new(AST_BINARY, at(l));
+    e->op = op;
+    e->lhs = lhs;
+    e->rhs = rhs;
+    return e;
+}
+
+/* The Define that clauses after it belong to, or NULL before the first. */
+static ast_define *current(ast_file *f)
+{
+    ast_define *d = f->defines;
+    while (d && d->next) d = d->next;
+    return d;
+}
+}
+
+%union {
+    int64_t num;
+    char *str;
+    int code;
+    ast_expr *expr;
+    ast_param *param;
+    ast_dim *dim;
+    ast_name *name;
+}
+
+%token <str> IDENT "identifier"
+%token <str> STRING "string constant"
+%token <num> NUMBER "number"
+%token <code> MODE "mode"
+%token MODULE "Module"
+%token DEFINE "Define"
+%token LIBRARY "Required"
+%token FORTRANFORMAT "FortranFormat"
+%token CALLS "Calls"
+%token CALCORDER "CalcOrder"
+%token <code> TYPE "type"
+%token DOUBLE "double"
+%token COMPLEX "complex"
+
+%type <str> strings opt_desc
+%type <code> type
+%type <expr> expr
+%type <param> params param_list param
+%type <dim> dims dim
+%type <name> opt_names names
+%type <num> opt_star
+
+%destructor { free($$); } <str>
+%destructor { ast_expr_free($$); } <expr>
+%destructor { ast_param_free($$); } <param>
+%destructor { ast_dim_free($$); } <dim>
+%destructor { ast_name_free($$); } <name>
+
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UMINUS
+%right '^'
+
+%%
+
+file:
+      %empty
+    | file item
+    ;
+
+item:
+      MODULE IDENT opt_semi {
+        if (file->module) {
+            ast_error(file, at(@1), "Module given twice (first at line %d)",
+                      file->module_loc.line);
+            free($2);
+        } else {
+            file->module = $2;
+            file->module_loc = at(@2);
+        }
+    }
+    | LIBRARY strings opt_semi {
+        ast_define *d = current(file);
+        if (file->orphan) free($2);
+        else append_text(d ? &d->library : &file->library, $2, " ");
+    }
+    | FORTRANFORMAT STRING opt_semi {
+        ast_define *d = current(file);
+        char **slot = d ? &d->fortran_format : &file->fortran_format;
+        if (file->orphan) {
+            free($2);
+        } else {
+            free(*slot);
+            *slot = $2;
+            if (d) d->format_loc = at(@2);
+            else file->format_loc = at(@2);
+        }
+    }
+    | CALCORDER expr opt_semi {
+        ast_define *d = current(file);
+        if (file->orphan) {
+            ast_expr_free($2);
+        } else if (d == NULL) {
+            ast_error(file, at(@1), "CalcOrder outside a Define");
+            ast_expr_free($2);
+        } else if (d->complexity) {
+            ast_error(file, at(@1), "%s: CalcOrder given twice", d->name);
+            ast_expr_free($2);
+        } else {
+            d->complexity = $2;
+        }
+    }
+    | CALLS STRING IDENT '(' opt_names ')' opt_semi {
+        ast_define *d = current(file);
+        if (file->orphan) {
+            free($2);
+            free($3);
+            ast_name_free($5);
+        } else if (d == NULL || d->has_calls) {
+            if (d == NULL) ast_error(file, at(@1), "Calls outside a Define");
+            else ast_error(file, at(@1), "%s: Calls given twice", d->name);
+            free($2);
+            free($3);
+            ast_name_free($5);
+        } else {
+            d->has_calls = 1;
+            d->lang = $2;
+            d->lang_loc = at(@2);
+            d->calls_name = $3;
+            d->calls_loc = at(@3);
+            d->calls_args = $5;
+        }
+    }
+    | DEFINE IDENT '(' params ')' opt_desc {
+        ast_define *d = ast_alloc(sizeof *d);
+        file->orphan = 0;
+        d->name = $2;
+        d->loc = at(@2);
+        d->params = $4;
+        d->description = $6;
+        if (file->library) d->library = ast_strdup(file->library);
+        if (file->fortran_format) {
+            d->fortran_format = ast_strdup(file->fortran_format);
+            d->format_loc = file->format_loc;
+        }
+        *file->tail = d;
+        file->tail = &d->next;
+    }
+    | error {
+        ast_define *d = current(file);
+        if (d) d->damaged = 1;
+        file->orphan = 1;
+    }
+    ;
+
+opt_semi:
+      %empty
+    | ';'
+    ;
+
+strings:
+      STRING
+    | strings STRING { $$ = $1; append_text(&$$, $2, ""); }
+    ;
+
+opt_desc:
+      %empty { $$ = NULL; }
+    | strings
+    ;
+
+params:
+      %empty { $$ = NULL; }
+    | param_list
+    ;
+
+param_list:
+      param
+    | param_list ',' param {
+        ast_param **p = &$1;
+        while (*p) p = &(*p)->next;
+        *p = $3;
+        $$ = $1;
+    }
+    ;
+
+param:
+      MODE type opt_star IDENT dims {
+        $$ = ast_alloc(sizeof *$$);
+        $$->mode = $1;
+        $$->type = $2;
+        $$->type_loc = at(@2);
+        $$->by_pointer = $3 != 0;
+        $$->star_loc = at(@3);
+        $$->name = $4;
+        $$->loc = at(@4);
+        $$->dims = $5;
+    }
+    ;
+
+type:
+      TYPE
+    | DOUBLE { $$ = NUMRPC_T_DOUBLE; }
+    | COMPLEX { $$ = NUMRPC_T_SCOMPLEX; }
+    | DOUBLE COMPLEX { $$ = NUMRPC_T_DCOMPLEX; }
+    ;
+
+opt_star:
+      %empty { $$ = 0; }
+    | '*' { $$ = 1; }
+    ;
+
+dims:
+      %empty { $$ = NULL; }
+    | dims dim {
+        ast_dim **p = &$1;
+        while (*p) p = &(*p)->next;
+        *p = $2;
+        $$ = $1;
+    }
+    ;
+
+dim:
+      '[' expr ']' {
+        $$ = ast_alloc(sizeof *$$);
+        $$->size = $2;
+        $$->loc = at(@1);
+    }
+    | '[' expr ':' expr ']' {
+        $$ = ast_alloc(sizeof *$$);
+        $$->size = $2;
+        $$->count = $4;
+        $$->loc = at(@1);
+    }
+    | '[' expr ':' expr ':' expr ']' {
+        $$ = ast_alloc(sizeof *$$);
+        $$->size = $2;
+        $$->count = $4;
+        $$->stride = $6;
+        $$->loc = at(@1);
+    }
+    ;
+
+opt_names:
+      %empty { $$ = NULL; }
+    | names
+    ;
+
+names:
+      IDENT {
+        $$ = ast_alloc(sizeof *$$);
+        $$->name = $1;
+        $$->loc = at(@1);
+    }
+    | names ',' IDENT {
+        ast_name **p = &$1;
+        while (*p) p = &(*p)->next;
+        *p = ast_alloc(sizeof **p);
+        (*p)->name = $3;
+        (*p)->loc = at(@3);
+        $$ = $1;
+    }
+    ;
+
+expr:
+      NUMBER {
+        $$ = ast_expr_new(AST_NUM, at(@1));
+        $$->value = $1;
+    }
+    | IDENT {
+        $$ = ast_expr_new(AST_NAME, at(@1));
+        $$->name = $1;
+    }
+    | IDENT '(' expr ',' expr ')' {
+        $$ = ast_expr_new(AST_CALL, at(@1));
+        $$->name = $1;
+        $$->lhs = $3;
+        $$->rhs = $5;
+    }
+    | '(' expr ')' { $$ = $2; }
+    | '-' expr %prec UMINUS {
+        $$ = ast_expr_new(AST_UNARY, at(@1));
+        $$->op = EXPR_NEG;
+        $$->lhs = $2;
+    }
+    | expr '+' expr { $$ = binary(EXPR_ADD, $1, $3, @2); }
+    | expr '-' expr { $$ = binary(EXPR_SUB, $1, $3, @2); }
+    | expr '*' expr { $$ = binary(EXPR_MUL, $1, $3, @2); }
+    | expr '/' expr { $$ = binary(EXPR_DIV, $1, $3, @2); }
+    | expr '%' expr { $$ = binary(EXPR_MOD, $1, $3, @2); }
+    | expr '^' expr { $$ = binary(EXPR_POW, $1, $3, @2); }
+    ;
+
+%%
+
+void yyerror(YYLTYPE *lloc, void *scanner, ast_file *f, const char *msg)
+{
+    (void)scanner;
+    ast_error(f, at(*lloc), "%s", msg);
+}
