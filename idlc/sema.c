@@ -232,11 +232,6 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
         if (nparams == IFACE_MAX_PARAMS + 1)
             ast_error(file, p->loc, "'%s' has more than %d parameters", d->name,
                       IFACE_MAX_PARAMS);
-        const ast_param *first = find_param(d, p->name, NULL);
-        if (first != p)
-            ast_error(file, p->loc, "duplicate parameter '%s' (first at line %d, column %d)",
-                      p->name, first->loc.line, first->loc.col);
-        check_param(file, d, p);
     }
     if (nparams > IFACE_MAX_PARAMS) nparams = IFACE_MAX_PARAMS;
 
@@ -255,6 +250,11 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
 
     uint32_t i = 0;
     for (const ast_param *p = d->params; p && i < nparams; p = p->next, i++) {
+        const ast_param *first = find_param(d, p->name, NULL);
+        if (first != p)
+            ast_error(file, p->loc, "duplicate parameter '%s' (first at line %d, column %d)",
+                      p->name, first->loc.line, first->loc.col);
+        check_param(file, d, p);
         iface_param *q = &f->params[i];
         q->name = ast_strdup(p->name);
         q->type = (uint32_t)p->type;
