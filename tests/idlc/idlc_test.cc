@@ -1,0 +1,364 @@
+// idlc_test.cc -- runs the real numrpc-idlc on the IDL files in
+// tests/idlc/cases and stubs/: compiles, round-trips, errors, generated C.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "iface.h"
+#include "stubmod.h"
+}
+
+extern char **environ;
+
+namespace {
+
+const std::string kIdlc = std::string(TOP_BUILDDIR) + "/idlc/numrpc-idlc";
+const std::string kCases = std::string(TOP_SRCDIR) + "/tests/idlc/cases/";
+const std::string kStubs = std::string(TOP_SRCDIR) + "/stubs/";
+
+struct RunResult {
+    int status = -1;  // exit status, or -1 if it did not exit normally
+    std::string out;
+    std::string err;
+};
+
+std::string ReadFile(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class IdlcTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/idlc_test-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override {
+        if (dir_.empty()) return;
+        std::string cmd = "rm -rf '" + dir_ + "'";
+        ASSERT_EQ(system(cmd.c_str()), 0);
+    }
+
+    // Runs argv[0] with stdout and stderr captured in files of the temp dir.
+    RunResult Run(const std::vector<std::string> &args) {
+        RunResult r;
+        std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        std::vector<char *> argv;
+        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        pid_t pid;
+        int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (rc != 0) {
+            ADD_FAILURE() << "cannot run " << args[0] << ": " << strerror(rc);
+            return r;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.out = ReadFile(out);
+        r.err = ReadFile(err);
+        return r;
+    }
+
+    RunResult Idlc(const std::vector<std::string> &args) {
+        std::vector<std::string> all{kIdlc};
+        all.insert(all.end(), args.begin(), args.end());
+        return Run(all);
+    }
+
+    // Decodes routine `name` of `idl` through --blob.
+    void Decode(const std::string &idl, const std::string &name, iface_t *f) {
+        RunResult r = Idlc({"--blob", name, idl});
+        ASSERT_EQ(r.status, 0) << r.err;
+        err_t err;
+        err_clear(&err);
+        ASSERT_EQ(iface_decode(reinterpret_cast<const uint8_t *>(r.out.data()), r.out.size(), f,
+                               &err),
+                  0)
+            << err.detail;
+    }
+
+    std::string dir_;
+};
+
+std::string Render(const iface_t &f, const expr_t &e) {
+    std::vector<const char *> names;
+    for (uint32_t i = 0; i < f.nparams; i++) names.push_back(f.params[i].name);
+    char buf[256];
+    expr_render(&e, names.data(), buf, sizeof buf);
+    return buf;
+}
+
+// ---- (a) the two DESIGN §3 examples ----
+
+TEST_F(IdlcTest, DesignExamplesCompile) {
+    for (const char *name : {"dmmul.idl", "linpack_paper.idl"}) {
+        RunResult r = Idlc({"-o", dir_ + "/out.c", kCases + name});
+        EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+        EXPECT_EQ(r.err, "");
+        EXPECT_NE(ReadFile(dir_ + "/out.c").find("numrpc_stub_module"), std::string::npos);
+    }
+}
+
+TEST_F(IdlcTest, DumpRoundTripsDmmul) {
+    RunResult r = Idlc({"--dump", kCases + "dmmul.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"Define dmmul(", "IN int n", "IN double A[n][n]", "IN double B[n][n]",
+          "OUT double C[n][n]", "\"matrix multiply: C = A * B\"", "Required \"libXXX.o\"",
+          "CalcOrder n^3", "Calls \"C\" dmmul(n, A, B, C);"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\nhash 0x[0-9a-f]{16}\n"))) << r.out;
+}
+
+TEST_F(IdlcTest, DumpRoundTripsLinpack) {
+    RunResult r = Idlc({"--dump", kCases + "linpack_paper.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"Module linpack;", "IN double a[lda:n][n]", "IN int lda", "IN int n",
+          "OUT int ipvt[n]", "INOUT double b[n]", "OUT int *info",
+          "Required \"linpack_flib.a\"", "CalcOrder n^3",
+          "Calls \"Fortran\" linpack_(a, lda, n, ipvt, b, info);"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\nhash 0x[0-9a-f]{16}\n"))) << r.out;
+}
+
+// The hash printed by --dump is the one in the blob, and it is stable.
+TEST_F(IdlcTest, HashIsStable) {
+    RunResult a = Idlc({"--dump", kCases + "dmmul.idl"});
+    RunResult b = Idlc({"--dump", kCases + "dmmul.idl"});
+    ASSERT_EQ(a.status, 0);
+    EXPECT_EQ(a.out, b.out);
+    iface_t f;
+    Decode(kCases + "dmmul.idl", "dmmul", &f);
+    char line[64];
+    snprintf(line, sizeof line, "hash 0x%016llx", static_cast<unsigned long long>(f.hash));
+    EXPECT_NE(a.out.find(line), std::string::npos);
+    uint64_t h = f.hash;
+    err_t err;
+    ASSERT_EQ(iface_compute_hash(&f, &err), 0);
+    EXPECT_EQ(f.hash, h);
+    iface_free(&f);
+}
+
+// ---- (b) the project's stub modules ----
+
+TEST_F(IdlcTest, StubModulesCompile) {
+    for (const char *name : {"linpack.idl", "blas.idl"}) {
+        RunResult r = Idlc({"-o", dir_ + "/out.c", kStubs + name});
+        EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+        EXPECT_EQ(r.err, "");
+    }
+}
+
+TEST_F(IdlcTest, LinpackDescriptor) {
+    iface_t f;
+    Decode(kStubs + "linpack.idl", "linpack", &f);
+    EXPECT_STREQ(f.name, "linpack");
+    EXPECT_STREQ(f.module, "linpack");
+    EXPECT_EQ(f.lang, static_cast<uint32_t>(IFACE_LANG_FORTRAN));
+    EXPECT_STREQ(f.symbol, "linpack_");
+    ASSERT_EQ(f.nparams, 6u);
+    const iface_param &a = f.params[0];
+    EXPECT_STREQ(a.name, "a");
+    EXPECT_EQ(a.type, static_cast<uint32_t>(NUMRPC_T_DOUBLE));
+    EXPECT_EQ(a.mode, static_cast<uint32_t>(IFACE_IN));
+    ASSERT_EQ(a.rank, 2u);
+    EXPECT_EQ(Render(f, a.dims[0].size), "lda");
+    EXPECT_EQ(Render(f, a.dims[0].count), "n");
+    EXPECT_EQ(a.dims[0].stride.nwords, 0u);
+    EXPECT_EQ(a.dims[0].start.nwords, 0u);
+    EXPECT_EQ(Render(f, a.dims[1].size), "n");
+    EXPECT_EQ(a.dims[1].count.nwords, 0u);
+    EXPECT_EQ(f.params[5].mode, static_cast<uint32_t>(IFACE_OUT));
+    EXPECT_EQ(f.params[5].rank, 0u);
+    EXPECT_STRNE(f.description, "");
+    // (2*n^3)/3 + 2*n^2 at n = 30: 18000 + 1800.
+    err_t err;
+    double flops = 0;
+    auto arg = [](void *, uint32_t index, int64_t *v, err_t *) -> int {
+        *v = index == 2 ? 30 : 40;
+        return 0;
+    };
+    ASSERT_EQ(expr_eval_real(&f.complexity, arg, nullptr, &flops, &err), 0) << err.detail;
+    EXPECT_DOUBLE_EQ(flops, 19800.0);
+    iface_free(&f);
+}
+
+TEST_F(IdlcTest, DgefaAndDgeslDescriptors) {
+    iface_t f;
+    Decode(kStubs + "linpack.idl", "dgefa", &f);
+    EXPECT_STREQ(f.symbol, "dgefa_");
+    ASSERT_EQ(f.nparams, 5u);
+    EXPECT_EQ(f.params[0].mode, static_cast<uint32_t>(IFACE_INOUT));
+    iface_free(&f);
+    Decode(kStubs + "linpack.idl", "dgesl", &f);
+    EXPECT_STREQ(f.symbol, "dgesl_");
+    ASSERT_EQ(f.nparams, 6u);
+    EXPECT_EQ(f.params[4].mode, static_cast<uint32_t>(IFACE_INOUT));
+    EXPECT_EQ(f.params[5].mode, static_cast<uint32_t>(IFACE_IN));
+    iface_free(&f);
+}
+
+// dcopy's strided vectors: legal shapes for n = 0 and incx > 1.
+TEST_F(IdlcTest, DcopyShapes) {
+    iface_t f;
+    Decode(kStubs + "blas.idl", "dcopy", &f);
+    EXPECT_STREQ(f.symbol, "dcopy_");
+    ASSERT_EQ(f.nparams, 5u);
+    ASSERT_EQ(f.params[1].rank, 1u);
+    EXPECT_EQ(Render(f, f.params[1].dims[0].stride), "incx");
+    struct Vals {
+        int64_t n, incx, incy;
+    };
+    auto arg = [](void *ctx, uint32_t index, int64_t *v, err_t *) -> int {
+        const Vals *s = static_cast<const Vals *>(ctx);
+        *v = index == 0 ? s->n : index == 2 ? s->incx : s->incy;
+        return 0;
+    };
+    iface_shape shapes[5];
+    err_t err;
+    Vals empty{0, 3, 1};
+    ASSERT_EQ(iface_eval_shapes(&f, arg, &empty, shapes, &err), 0) << err.detail;
+    EXPECT_EQ(shapes[1].wire_elems, 0u);
+    Vals strided{4, 3, 2};
+    ASSERT_EQ(iface_eval_shapes(&f, arg, &strided, shapes, &err), 0) << err.detail;
+    EXPECT_EQ(shapes[1].mem_elems, 10u);  // 1 + 3*3
+    EXPECT_EQ(shapes[1].wire_elems, 4u);
+    EXPECT_EQ(shapes[3].mem_elems, 7u);  // 1 + 3*2
+    iface_free(&f);
+}
+
+// ---- (c) errors: exact file:line:column and message ----
+
+struct ErrorCase {
+    const char *file;
+    int line, col;
+    const char *phrase;
+};
+
+TEST_F(IdlcTest, ErrorsHaveExactPositions) {
+    const ErrorCase cases[] = {
+        {"err_syntax.idl", 2, 19, "syntax error, unexpected mode, expecting ')'"},
+        {"err_unknown_extent.idl", 1, 33, "unknown name 'm' in the extent of 'x'"},
+        {"err_out_scalar.idl", 2, 18, "OUT scalar 'info' is passed by pointer: write '*info'"},
+        {"err_double_extent.idl", 1, 35,
+         "the extent of 'x' uses 'n', which is a double, not an integer"},
+        {"err_calls_unknown.idl", 2, 16, "Calls argument 'y' is not a parameter of 'f'"},
+        {"err_duplicate.idl", 2, 21, "duplicate parameter 'n' (first at line 1, column 17)"},
+        {"err_no_calls.idl", 2, 8, "Define 'f' has no Calls clause"},
+    };
+    for (const ErrorCase &c : cases) {
+        std::string path = kCases + c.file;
+        std::string out = dir_ + "/never.c";
+        RunResult r = Idlc({"-o", out, path});
+        EXPECT_EQ(r.status, 1) << c.file;
+        std::string want = path + ":" + std::to_string(c.line) + ":" + std::to_string(c.col) +
+                           ": error: " + c.phrase + "\n";
+        EXPECT_NE(r.err.find(want), std::string::npos)
+            << "want: " << want << "got:  " << r.err;
+        EXPECT_EQ(r.out, "");
+        struct stat st;
+        EXPECT_NE(stat(out.c_str(), &st), 0) << c.file << ": output written despite errors";
+    }
+}
+
+TEST_F(IdlcTest, ReportsEveryError) {
+    std::string path = kCases + "err_many.idl";
+    RunResult r = Idlc({path});
+    EXPECT_EQ(r.status, 1);
+    const char *want[] = {
+        ":2:32: error: unknown name 'k' in the extent of 'x'\n",
+        ":2:44: error: OUT scalar 'r' is passed by pointer: write '*r'\n",
+        ":3:7: error: unknown language \"Pascal\" (use \"C\" or \"Fortran\")\n",
+        ":5:45: error: 'w' has 5 dimensions; at most 4 are allowed\n",
+        ":6:19: error: Calls argument 'q' is not a parameter of 'g'\n",
+    };
+    for (const char *w : want)
+        EXPECT_NE(r.err.find(path + w), std::string::npos) << w << " not in\n" << r.err;
+    size_t lines = 0;
+    for (char ch : r.err) lines += ch == '\n';
+    EXPECT_EQ(lines, 5u) << r.err;
+}
+
+TEST_F(IdlcTest, MissingFileAndBadUsage) {
+    EXPECT_EQ(Idlc({kCases + "no_such_file.idl"}).status, 1);
+    EXPECT_EQ(Idlc({}).status, 1);
+    EXPECT_EQ(Idlc({"--module", kCases + "dmmul.idl"}).status, 1);  // no -o
+    EXPECT_EQ(Idlc({"--blob", "nosuch", kCases + "dmmul.idl"}).status, 1);
+}
+
+// ---- (d) the generated C compiles cleanly, and the thunk works ----
+
+TEST_F(IdlcTest, GeneratedCCompilesWithWerror) {
+    for (std::string idl : {kCases + "dmmul.idl", kCases + "linpack_paper.idl",
+                            kCases + "reorder.idl", kStubs + "linpack.idl", kStubs + "blas.idl"}) {
+        std::string c = dir_ + "/gen.c";
+        RunResult r = Idlc({"-o", c, idl});
+        ASSERT_EQ(r.status, 0) << idl << ": " << r.err;
+        RunResult cc = Run({"cc", "-std=c11", "-c", "-Wall", "-Wextra", "-Werror",
+                            "-Wmissing-prototypes", "-Wshadow", "-I",
+                            std::string(TOP_SRCDIR) + "/common", "-o", dir_ + "/gen.o", c});
+        EXPECT_EQ(cc.status, 0) << idl << ":\n" << cc.err;
+    }
+}
+
+// Calls order differs from Define order: the thunk passes Calls order.
+TEST_F(IdlcTest, ModuleThunkReordersArguments) {
+    std::string impl = dir_ + "/impl.c";
+    {
+        std::ofstream o(impl);
+        o << "void scale_vec(double *x, int *count, double factor, int n);\n"
+             "void scale_vec(double *x, int *count, double factor, int n)\n"
+             "{ for (int i = 0; i < n; i++) x[i] *= factor; *count = n; }\n";
+    }
+    std::string so = dir_ + "/reorder.so";
+    RunResult r = Idlc({"--module", "-o", so, kCases + "reorder.idl", "--", impl});
+    ASSERT_EQ(r.status, 0) << r.err;
+    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->abi, static_cast<uint32_t>(NUMRPC_STUB_ABI));
+    EXPECT_STREQ(m->module, "reorder");
+    ASSERT_EQ(m->count, 1u);
+    EXPECT_STREQ(m->entries[0].name, "scale");
+    iface_t f;
+    err_t err;
+    ASSERT_EQ(iface_decode(m->entries[0].iface_blob, m->entries[0].iface_len, &f, &err), 0)
+        << err.detail;
+    EXPECT_STREQ(f.symbol, "scale_vec");
+    EXPECT_EQ(f.lang, static_cast<uint32_t>(IFACE_LANG_C));
+    iface_free(&f);
+    int n = 3, count = 0;
+    double x[3] = {1, 2, 3}, factor = 2.5;
+    void *argv[4] = {&n, x, &factor, &count};  // Define order
+    m->entries[0].thunk(argv);
+    EXPECT_EQ(count, 3);
+    EXPECT_DOUBLE_EQ(x[0], 2.5);
+    EXPECT_DOUBLE_EQ(x[2], 7.5);
+    dlclose(h);
+}
+
+}  // namespace
