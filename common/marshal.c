@@ -67,46 +67,104 @@ static bool_t xdr_scalar(XDR *x, uint32_t type, void *value)
     }
 }
 
-static int write_string(wire_writer *w, const char *s, err_t *err)
+/* ---- Single XDR values ---- */
+
+static int put_xdr(wire_writer *w, xdrproc_t proc, void *value, err_t *err)
 {
-    uint8_t len_xdr[4];
+    uint8_t enc[16];
     XDR x;
-    u_int len = s ? (u_int)strlen(s) : 0;
-    if (len > MARSHAL_MAX_STRING)
-        return err_set(err, NUMRPC_ELIMIT, "string of %u bytes exceeds %u", len, MARSHAL_MAX_STRING);
-    xdrmem_create(&x, (char *)len_xdr, sizeof len_xdr, XDR_ENCODE);
-    xdr_u_int(&x, &len);
+    xdrmem_create(&x, (char *)enc, sizeof enc, XDR_ENCODE);
+    bool_t ok = proc(&x, value);
+    u_int n = xdr_getpos(&x);
     xdr_destroy(&x);
+    if (!ok) return err_set(err, NUMRPC_EINTERNAL, "XDR encoding failed");
+    return wire_put(w, enc, n, err);
+}
+
+static int get_xdr(wire_reader *r, xdrproc_t proc, void *value, size_t n, err_t *err)
+{
+    uint8_t enc[16];
+    int rc = wire_get(r, enc, n, err);
+    if (rc != 0) return rc;
+    XDR x;
+    xdrmem_create(&x, (char *)enc, (u_int)n, XDR_DECODE);
+    bool_t ok = proc(&x, value);
+    xdr_destroy(&x);
+    return ok ? 0 : err_set(err, NUMRPC_EPROTO, "XDR decoding failed");
+}
+
+int marshal_put_u32(wire_writer *w, uint32_t v, err_t *err)
+{
+    return put_xdr(w, (xdrproc_t)xdr_u_int, &v, err);
+}
+
+int marshal_put_u64(wire_writer *w, uint64_t v, err_t *err)
+{
+    return put_xdr(w, (xdrproc_t)xdr_uint64_t, &v, err);
+}
+
+int marshal_put_double(wire_writer *w, double v, err_t *err)
+{
+    return put_xdr(w, (xdrproc_t)xdr_double, &v, err);
+}
+
+int marshal_get_u32(wire_reader *r, uint32_t *v, err_t *err)
+{
+    return get_xdr(r, (xdrproc_t)xdr_u_int, v, 4, err);
+}
+
+int marshal_get_u64(wire_reader *r, uint64_t *v, err_t *err)
+{
+    return get_xdr(r, (xdrproc_t)xdr_uint64_t, v, 8, err);
+}
+
+int marshal_get_double(wire_reader *r, double *v, err_t *err)
+{
+    return get_xdr(r, (xdrproc_t)xdr_double, v, 8, err);
+}
+
+int marshal_put_opaque(wire_writer *w, const void *p, uint32_t len, err_t *err)
+{
     static const uint8_t zeros[4];
-    int rc = wire_put(w, len_xdr, 4, err);
-    if (rc == 0) rc = wire_put(w, s, len, err);
+    int rc = marshal_put_u32(w, len, err);
+    if (rc == 0) rc = wire_put(w, p, len, err);
     if (rc == 0) rc = wire_put(w, zeros, (4 - (len & 3)) & 3, err);
     return rc;
 }
 
-static int read_string(wire_reader *r, char **out, err_t *err)
+int marshal_put_string(wire_writer *w, const char *s, err_t *err)
 {
-    uint8_t len_xdr[4], pad[4];
-    XDR x;
-    u_int len = 0;
-    int rc = wire_get(r, len_xdr, 4, err);
-    if (rc != 0) return rc;
-    xdrmem_create(&x, (char *)len_xdr, 4, XDR_DECODE);
-    xdr_u_int(&x, &len);
-    xdr_destroy(&x);
+    size_t len = s ? strlen(s) : 0;
     if (len > MARSHAL_MAX_STRING)
-        return err_set(err, NUMRPC_ELIMIT, "string of %u bytes exceeds %u", len, MARSHAL_MAX_STRING);
-    char *s = malloc(len + 1);
-    if (s == NULL) return err_set(err, NUMRPC_ENOMEM, "string of %u bytes", len);
-    rc = wire_get(r, s, len, err);
-    if (rc == 0) rc = wire_get(r, pad, (4 - (len & 3)) & 3, err);
+        return err_set(err, NUMRPC_ELIMIT, "string of %zu bytes exceeds %u", len, MARSHAL_MAX_STRING);
+    return marshal_put_opaque(w, s ? s : "", (uint32_t)len, err);
+}
+
+int marshal_get_opaque(wire_reader *r, uint8_t **out, uint32_t *len,
+                       uint32_t max, err_t *err)
+{
+    uint8_t pad[4];
+    int rc = marshal_get_u32(r, len, err);
+    if (rc != 0) return rc;
+    if (*len > max)
+        return err_set(err, NUMRPC_ELIMIT, "field of %u bytes exceeds the limit of %u", *len, max);
+    uint8_t *p = malloc((size_t)*len + 1);
+    if (p == NULL) return err_set(err, NUMRPC_ENOMEM, "field of %u bytes", *len);
+    rc = wire_get(r, p, *len, err);
+    if (rc == 0) rc = wire_get(r, pad, (4 - (*len & 3)) & 3, err);
     if (rc != 0) {
-        free(s);
+        free(p);
         return rc;
     }
-    s[len] = '\0';
-    *out = s;
+    p[*len] = '\0';
+    *out = p;
     return 0;
+}
+
+int marshal_get_string(wire_reader *r, char **out, uint32_t max, err_t *err)
+{
+    uint32_t len;
+    return marshal_get_opaque(r, (uint8_t **)out, &len, max, err);
 }
 
 static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
@@ -117,7 +175,7 @@ static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
         int rc;
         if (p->type == NUMRPC_T_STRING) {
-            rc = write_string(w, *(char *const *)argv[i], err);
+            rc = marshal_put_string(w, *(char *const *)argv[i], err);
         } else {
             uint8_t enc[16];
             XDR x;
@@ -141,7 +199,7 @@ int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
         int rc;
         if (p->type == NUMRPC_T_STRING) {
-            rc = read_string(r, (char **)argv[i], err);
+            rc = marshal_get_string(r, (char **)argv[i], MARSHAL_MAX_STRING, err);
         } else {
             uint8_t enc[16];
             size_t n = p->type == NUMRPC_T_LONG || p->type == NUMRPC_T_DOUBLE ||

@@ -1,0 +1,131 @@
+/* config.c -- where libnumrpc sends calls: numrpc_init's configuration or
+ * the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE), and numrpc:// URLs. */
+#include "client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "sock.h"
+
+pthread_mutex_t client_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+    int initialised;
+    char servers[1024];
+    size_t packet_size;
+} config;
+
+static int load_config(const numrpc_config *c, err_t *err)
+{
+    const char *servers = c && c->servers ? c->servers : getenv("NUMRPC_SERVER");
+    size_t packet = c && c->packet_size ? c->packet_size : 0;
+    if (packet == 0) {
+        const char *env = getenv("NUMRPC_PACKET_SIZE");
+        if (env && *env) {
+            char *end;
+            unsigned long long v = strtoull(env, &end, 10);
+            if (*end != '\0' || v < PROTO_MIN_PACKET || v > PROTO_MAX_PACKET)
+                return err_set(err, NUMRPC_EINVAL,
+                               "NUMRPC_PACKET_SIZE=%s: want a byte count from %u to %u", env,
+                               PROTO_MIN_PACKET, PROTO_MAX_PACKET);
+            packet = (size_t)v;
+        }
+    }
+    snprintf(config.servers, sizeof config.servers, "%s", servers ? servers : "");
+    config.packet_size = packet ? packet : PROTO_DEFAULT_PACKET;
+    config.initialised = 1;
+    return 0;
+}
+
+int numrpc_init(const numrpc_config *c)
+{
+    err_t err;
+    pthread_mutex_lock(&client_lock);
+    int rc = load_config(c, &err);
+    pthread_mutex_unlock(&client_lock);
+    if (rc != 0) return client_fail(&err);
+    conn_pool_clear();
+    iface_cache_clear();
+    client_succeed();
+    return 0;
+}
+
+void numrpc_finalize(void)
+{
+    conn_pool_clear();
+    iface_cache_clear();
+    pthread_mutex_lock(&client_lock);
+    config.initialised = 0;
+    pthread_mutex_unlock(&client_lock);
+}
+
+int client_ensure_init(err_t *err)
+{
+    pthread_mutex_lock(&client_lock);
+    int rc = config.initialised ? 0 : load_config(NULL, err);
+    pthread_mutex_unlock(&client_lock);
+    return rc;
+}
+
+size_t client_packet_size(void)
+{
+    return config.packet_size;
+}
+
+int endpoint_set(endpoint *ep, const char *hostport, err_t *err)
+{
+    int rc = sock_parse_hostport(hostport, ep->host, sizeof ep->host, &ep->port, err);
+    if (rc != 0) return rc;
+    snprintf(ep->label, sizeof ep->label, "%s:%d", ep->host, ep->port);
+    return 0;
+}
+
+int client_servers(endpoint *out, err_t *err)
+{
+    char list[1024];
+    pthread_mutex_lock(&client_lock);
+    snprintf(list, sizeof list, "%s", config.servers);
+    pthread_mutex_unlock(&client_lock);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ", ", &save); tok && n < CLIENT_MAX_SERVERS;
+         tok = strtok_r(NULL, ", ", &save)) {
+        int rc = endpoint_set(&out[n], tok, err);
+        if (rc != 0) {
+            err_prefix(err, "NUMRPC_SERVER");
+            return rc;
+        }
+        n++;
+    }
+    if (n == 0)
+        return err_set(err, NUMRPC_ENOSERVER,
+                       "no server: set NUMRPC_SERVER=host:port, call numrpc_init, or name "
+                       "the routine numrpc://host:port/routine");
+    return n;
+}
+
+int client_parse_url(const char *name, endpoint *ep, char *routine,
+                     size_t routine_len, err_t *err)
+{
+    static const char scheme[] = "numrpc://";
+    if (strncmp(name, scheme, sizeof scheme - 1) != 0) {
+        if (strlen(name) >= routine_len || name[0] == '\0')
+            return err_set(err, NUMRPC_EINVAL, "bad routine name \"%s\"", name);
+        snprintf(routine, routine_len, "%s", name);
+        return 0;
+    }
+    const char *hostport = name + sizeof scheme - 1;
+    const char *slash = strchr(hostport, '/');
+    if (slash == NULL || slash[1] == '\0' || (size_t)(slash - hostport) >= CLIENT_HOST_MAX ||
+        strlen(slash + 1) >= routine_len)
+        return err_set(err, NUMRPC_EINVAL, "bad URL \"%s\" (want numrpc://host:port/routine)", name);
+    char hp[CLIENT_HOST_MAX];
+    memcpy(hp, hostport, (size_t)(slash - hostport));
+    hp[slash - hostport] = '\0';
+    int rc = endpoint_set(ep, hp, err);
+    if (rc != 0) return rc;
+    snprintf(routine, routine_len, "%s", slash + 1);
+    return 1;
+}

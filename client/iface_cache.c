@@ -1,0 +1,101 @@
+/* iface_cache.c -- interfaces fetched from servers, cached by server and
+ * routine name, shared by reference count, refetched when stale. */
+#include "client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "marshal.h"
+
+static iface_ref *cache; /* guarded by client_lock */
+
+static void unref_locked(iface_ref *ref)
+{
+    if (--ref->refs == 0) {
+        iface_free(&ref->iface);
+        free(ref);
+    }
+}
+
+static int fetch(client_conn *c, const char *name, iface_t *f, err_t *err)
+{
+    uint32_t call_id = client_next_call_id();
+    wire_begin(&c->writer, PROTO_GET_IFACE, call_id);
+    int rc = marshal_put_string(&c->writer, name, err);
+    if (rc == 0) rc = wire_end(&c->writer, err);
+    if (rc == 0) rc = conn_read_reply_status(c, call_id, err);
+    if (rc != 0) return rc;
+    uint8_t *blob = NULL;
+    uint32_t len = 0;
+    rc = marshal_get_opaque(&c->reader, &blob, &len, IFACE_MAX_BLOB, err);
+    if (rc == 0) rc = wire_expect_end(&c->reader, err);
+    if (rc == 0) rc = iface_decode(blob, len, f, err);
+    free(blob);
+    return rc;
+}
+
+int iface_cache_get(client_conn *c, const char *name, iface_ref **out, err_t *err)
+{
+    pthread_mutex_lock(&client_lock);
+    for (iface_ref *r = cache; r; r = r->next) {
+        if (!r->stale && strcmp(r->label, c->label) == 0 && strcmp(r->iface.name, name) == 0) {
+            r->refs++;
+            pthread_mutex_unlock(&client_lock);
+            *out = r;
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&client_lock);
+
+    iface_ref *ref = calloc(1, sizeof *ref);
+    if (ref == NULL) return err_set(err, NUMRPC_ENOMEM, "interface cache");
+    int rc = fetch(c, name, &ref->iface, err);
+    if (rc != 0) {
+        free(ref);
+        return rc;
+    }
+    snprintf(ref->label, sizeof ref->label, "%s", c->label);
+    ref->refs = 2; /* the cache's and the caller's */
+    pthread_mutex_lock(&client_lock);
+    ref->next = cache;
+    cache = ref;
+    pthread_mutex_unlock(&client_lock);
+    *out = ref;
+    return 0;
+}
+
+void iface_cache_put(iface_ref *ref)
+{
+    pthread_mutex_lock(&client_lock);
+    unref_locked(ref);
+    pthread_mutex_unlock(&client_lock);
+}
+
+void iface_cache_invalidate(iface_ref *ref)
+{
+    pthread_mutex_lock(&client_lock);
+    for (iface_ref **p = &cache; *p; p = &(*p)->next) {
+        if (*p == ref) {
+            *p = ref->next;
+            ref->stale = 1;
+            unref_locked(ref);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&client_lock);
+}
+
+void iface_cache_clear(void)
+{
+    pthread_mutex_lock(&client_lock);
+    iface_ref *list = cache;
+    cache = NULL;
+    while (list) {
+        iface_ref *next = list->next;
+        list->stale = 1;
+        unref_locked(list);
+        list = next;
+    }
+    pthread_mutex_unlock(&client_lock);
+}

@@ -1,0 +1,142 @@
+/* registry.c -- the routines a worker serves: the built-in ping plus every
+ * stub module (*.so) found in the stub directory. */
+#include "server.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ping_thunk(void **argv)
+{
+    (void)argv;
+}
+
+static int add_routine(registry *reg, const uint8_t *blob, size_t len,
+                       stub_thunk_fn thunk, err_t *err)
+{
+    routine r = {0};
+    int rc = iface_decode(blob, len, &r.iface, err);
+    if (rc != 0) return rc;
+    r.blob = malloc(len);
+    if (r.blob == NULL) {
+        iface_free(&r.iface);
+        return err_set(err, NUMRPC_ENOMEM, "interface blob");
+    }
+    memcpy(r.blob, blob, len);
+    r.blob_len = len;
+    r.thunk = thunk;
+    for (size_t i = 0; i < reg->count; i++) {
+        if (strcmp(reg->items[i].iface.name, r.iface.name) == 0) {
+            fprintf(stderr, "numrpc-server: %s from module %s replaces the one from %s\n",
+                    r.iface.name, r.iface.module, reg->items[i].iface.module);
+            iface_free(&reg->items[i].iface);
+            free(reg->items[i].blob);
+            reg->items[i] = r;
+            return 0;
+        }
+    }
+    routine *grown = realloc(reg->items, (reg->count + 1) * sizeof *grown);
+    if (grown == NULL) {
+        iface_free(&r.iface);
+        free(r.blob);
+        return err_set(err, NUMRPC_ENOMEM, "registry");
+    }
+    reg->items = grown;
+    reg->items[reg->count++] = r;
+    return 0;
+}
+
+static int add_ping(registry *reg, err_t *err)
+{
+    iface_t f = {0};
+    f.name = "ping";
+    f.module = "builtin";
+    f.description = "no-op: measures the cost of one call through a worker";
+    f.symbol = "ping";
+    uint8_t *blob;
+    size_t len;
+    int rc = iface_compute_hash(&f, err);
+    if (rc == 0) rc = iface_encode(&f, &blob, &len, err);
+    if (rc != 0) return rc;
+    rc = add_routine(reg, blob, len, ping_thunk, err);
+    free(blob);
+    return rc;
+}
+
+static int load_module(registry *reg, const char *path, err_t *err)
+{
+    /* Modules stay loaded for the life of the worker (never dlclose: the
+     * BLAS they pull in starts threads). */
+    void *handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (handle == NULL) return err_set(err, NUMRPC_ESERVER, "cannot load %s: %s", path, dlerror());
+    const stub_module *m = dlsym(handle, NUMRPC_STUB_SYMBOL);
+    if (m == NULL) return err_set(err, NUMRPC_ESERVER, "%s is not a numrpc stub module", path);
+    if (m->abi != NUMRPC_STUB_ABI)
+        return err_set(err, NUMRPC_ESERVER, "%s has stub ABI %u, this server %u", path, m->abi,
+                       NUMRPC_STUB_ABI);
+    for (size_t i = 0; i < m->count; i++) {
+        int rc = add_routine(reg, m->entries[i].iface_blob, m->entries[i].iface_len,
+                             m->entries[i].thunk, err);
+        if (rc != 0) {
+            err_prefix(err, path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int registry_load(registry *reg, const char *dir, err_t *err)
+{
+    memset(reg, 0, sizeof *reg);
+    int rc = add_ping(reg, err);
+    if (rc != 0 || dir == NULL) return rc;
+    DIR *d = opendir(dir);
+    if (d == NULL) return err_set(err, NUMRPC_ESERVER, "cannot open stub directory %s", dir);
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0) continue;
+        char **grown = realloc(names, (n + 1) * sizeof *grown);
+        if (grown == NULL) break;
+        names = grown;
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name); /* a stable order across workers */
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        err_t merr;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (names[i] && load_module(reg, path, &merr) != 0)
+            fprintf(stderr, "numrpc-server: skipping module: %s\n", merr.detail);
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
+const routine *registry_find(const registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->count; i++)
+        if (strcmp(reg->items[i].iface.name, name) == 0) return &reg->items[i];
+    return NULL;
+}
+
+void registry_free(registry *reg)
+{
+    for (size_t i = 0; i < reg->count; i++) {
+        iface_free(&reg->items[i].iface);
+        free(reg->items[i].blob);
+    }
+    free(reg->items);
+    memset(reg, 0, sizeof *reg);
+}

@@ -1,0 +1,303 @@
+/* session.c -- a worker's handling of one message on a borrowed connection:
+ * hello, list, interface fetch and call (unmarshal, run, marshal back). */
+#include "server.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "marshal.h"
+#include "sock.h"
+
+/* Every reply starts with status and detail. */
+static int reply_begin(wire_writer *w, uint32_t call_id, int code, const char *detail,
+                       err_t *err)
+{
+    wire_begin(w, PROTO_REPLY, call_id);
+    int rc = marshal_put_u32(w, (uint32_t)code, err);
+    if (rc == 0) rc = marshal_put_string(w, detail, err);
+    return rc;
+}
+
+int session_reply_error(wire_writer *w, uint32_t call_id, int code,
+                        const char *detail, err_t *err)
+{
+    int rc = reply_begin(w, call_id, code, detail, err);
+    if (rc == 0) rc = marshal_put_double(w, 0.0, err); /* compute seconds */
+    if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+/* Drops the rest of the request, then answers with the error in *call_err. */
+static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *err)
+{
+    int rc = s->reader.in_message ? wire_skip_message(&s->reader, err) : 0;
+    if (rc != 0) return rc;
+    return session_reply_error(&s->writer, call_id, call_err->code, call_err->detail, err);
+}
+
+static int serve_hello(session *s, uint32_t call_id, err_t *err)
+{
+    uint32_t version, packet;
+    char *peer = NULL;
+    int rc = marshal_get_u32(&s->reader, &version, err);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &packet, err);
+    if (rc == 0) rc = marshal_get_string(&s->reader, &peer, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    free(peer);
+    if (rc != 0) return rc;
+    if (version != PROTO_VERSION) {
+        char detail[128];
+        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version,
+                 PROTO_VERSION);
+        return session_reply_error(&s->writer, call_id, NUMRPC_EVERSION, detail, err);
+    }
+    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = marshal_put_u32(&s->writer, PROTO_VERSION, err);
+    if (rc == 0) rc = marshal_put_u32(&s->writer, PROTO_MAX_PACKET, err);
+    if (rc == 0) rc = marshal_put_string(&s->writer, "numrpc-server " PACKAGE_VERSION, err);
+    if (rc == 0) rc = wire_end(&s->writer, err);
+    return rc;
+}
+
+static int serve_list(session *s, uint32_t call_id, err_t *err)
+{
+    int rc = wire_expect_end(&s->reader, err);
+    if (rc != 0) return rc;
+    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = marshal_put_u32(&s->writer, (uint32_t)s->reg->count, err);
+    for (size_t i = 0; rc == 0 && i < s->reg->count; i++) {
+        rc = marshal_put_string(&s->writer, s->reg->items[i].iface.name, err);
+        if (rc == 0) rc = marshal_put_u64(&s->writer, s->reg->items[i].iface.hash, err);
+    }
+    if (rc == 0) rc = wire_end(&s->writer, err);
+    return rc;
+}
+
+static void unknown_routine(const registry *reg, const char *name, err_t *e)
+{
+    err_set(e, NUMRPC_ENOENT, "unknown routine \"%s\" (%zu routines offered; `numrpc list` names them)",
+            name, reg->count);
+}
+
+static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
+{
+    char *name = NULL;
+    int rc = marshal_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    if (rc != 0) {
+        free(name);
+        return rc;
+    }
+    const routine *r = registry_find(s->reg, name);
+    if (r == NULL) {
+        err_t e;
+        unknown_routine(s->reg, name, &e);
+        free(name);
+        return session_reply_error(&s->writer, call_id, e.code, e.detail, err);
+    }
+    free(name);
+    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = marshal_put_opaque(&s->writer, r->blob, (uint32_t)r->blob_len, err);
+    if (rc == 0) rc = wire_end(&s->writer, err);
+    return rc;
+}
+
+/* ---- Calls ---- */
+
+/* Storage of one call's arguments on the server: argv[i] points into
+ * scalars[i] or at a calloc'd array block.  Freed by free_call_args. */
+typedef union scalar_slot {
+    int32_t i;
+    int64_t l;
+    float f;
+    double d;
+    char c;
+    char *s;
+    double z[2];
+} scalar_slot;
+
+typedef struct call_args {
+    void *argv[IFACE_MAX_PARAMS];
+    scalar_slot scalars[IFACE_MAX_PARAMS];
+    iface_shape shapes[IFACE_MAX_PARAMS];
+} call_args;
+
+static void free_call_args(const iface_t *f, call_args *a)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        if (f->params[i].rank > 0) free(a->argv[i]);
+        else if (f->params[i].type == NUMRPC_T_STRING) free(a->scalars[i].s);
+    }
+}
+
+/* Checks every array against the limits before allocating any. */
+static int allocate_arrays(const session *s, const iface_t *f, call_args *a, err_t *err)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0) continue;
+        uint64_t elems = a->shapes[i].mem_elems, bytes;
+        if (elems > s->cfg->max_array_elems)
+            return err_set(err, NUMRPC_ELIMIT,
+                           "%s: array %s has %llu elements, over this server's limit of %llu",
+                           f->name, p->name, (unsigned long long)elems,
+                           (unsigned long long)s->cfg->max_array_elems);
+        if (__builtin_mul_overflow(elems, iface_type_size(p->type), &bytes) ||
+            __builtin_add_overflow(total, bytes, &total) || total > s->cfg->max_call_bytes)
+            return err_set(err, NUMRPC_ELIMIT,
+                           "%s: arrays of this call need more than this server's limit of %llu bytes",
+                           f->name, (unsigned long long)s->cfg->max_call_bytes);
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0) continue;
+        size_t bytes = (size_t)a->shapes[i].mem_elems * iface_type_size(p->type);
+        a->argv[i] = calloc(1, bytes ? bytes : 1);
+        if (a->argv[i] == NULL)
+            return err_set(err, NUMRPC_ENOMEM, "%s: %zu bytes for %s", f->name, bytes, p->name);
+    }
+    return 0;
+}
+
+/* Caps BLAS threads so that concurrent calls do not oversubscribe cores. */
+static void set_blas_threads(const server_config *cfg)
+{
+    static void (*set_threads)(int);
+    static int looked_up, current = -1;
+    if (!looked_up) {
+        set_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+        looked_up = 1;
+    }
+    int want = cfg->blas_threads;
+    if (set_threads && want > 0 && want != current) {
+        set_threads(want);
+        current = want;
+    }
+}
+
+static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a,
+                       double deadline, double *compute_s)
+{
+    worker_slot *slot = s->slot;
+    slot->call_id = call_id;
+    slot->conn_id = s->conn_id;
+    slot->pipelined = s->reader.tail > s->reader.head;
+    snprintf(slot->routine, sizeof slot->routine, "%s", r->iface.name);
+    set_blas_threads(s->cfg);
+    double t0 = sock_now();
+    slot->started = slot->last_keepalive = t0;
+    slot->deadline = deadline;
+    atomic_store(&slot->state, SLOT_COMPUTING);
+    r->thunk(a->argv);
+    /* The dispatcher may be writing a keepalive packet: wait for it. */
+    int expected = SLOT_COMPUTING;
+    while (!atomic_compare_exchange_weak(&slot->state, &expected, SLOT_REPLYING)) {
+        expected = SLOT_COMPUTING;
+        usleep(50);
+    }
+    *compute_s = sock_now() - t0;
+    return 0;
+}
+
+static int serve_call(session *s, uint32_t call_id, err_t *err)
+{
+    char *name = NULL;
+    uint64_t hash;
+    uint32_t deadline_ms, flags, reply_packet, nargs;
+    err_t call_err;
+    err_clear(&call_err);
+    int rc = marshal_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = marshal_get_u64(&s->reader, &hash, err);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &deadline_ms, err);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &flags, err);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &reply_packet, err);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &nargs, err);
+    if (rc != 0) {
+        free(name);
+        return rc;
+    }
+    rc = wire_set_packet_size(&s->writer, reply_packet ? reply_packet : s->cfg->packet_size, err);
+    if (rc != 0) {
+        free(name);
+        return rc;
+    }
+    const routine *r = registry_find(s->reg, name);
+    if (r == NULL) {
+        unknown_routine(s->reg, name, &call_err);
+        free(name);
+        return refuse(s, call_id, &call_err, err);
+    }
+    free(name);
+    const iface_t *f = &r->iface;
+    if (hash != 0 && hash != f->hash) {
+        err_set(&call_err, NUMRPC_ESTALE, "%s: the client's interface is out of date (server has version %016llx)",
+                f->name, (unsigned long long)f->hash);
+        return refuse(s, call_id, &call_err, err);
+    }
+    if (nargs != f->nparams) {
+        err_set(&call_err, NUMRPC_EINVAL, "%s takes %u arguments, the call has %u", f->name,
+                f->nparams, nargs);
+        return refuse(s, call_id, &call_err, err);
+    }
+
+    call_args *a = calloc(1, sizeof *a);
+    if (a == NULL) {
+        err_set(&call_err, NUMRPC_ENOMEM, "%s: argument table", f->name);
+        return refuse(s, call_id, &call_err, err);
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) a->argv[i] = &a->scalars[i];
+    rc = marshal_read_scalars(&s->reader, f, a->argv, MARSHAL_REQUEST, err);
+    if (rc != 0) goto broken;
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (f->params[i].rank > 0) a->argv[i] = NULL;
+    if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
+        allocate_arrays(s, f, a, &call_err) != 0) {
+        free_call_args(f, a);
+        free(a);
+        return refuse(s, call_id, &call_err, err);
+    }
+    rc = marshal_read_arrays(&s->reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    if (rc != 0) goto broken;
+
+    double deadline = deadline_ms ? sock_now() + deadline_ms / 1000.0 : 0;
+    double compute_s = 0;
+    run_routine(s, r, call_id, a, deadline, &compute_s);
+    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
+    if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
+    if (rc == 0) rc = wire_end(&s->writer, err);
+    atomic_fetch_add(&s->slot->calls, 1);
+broken:
+    free_call_args(f, a);
+    free(a);
+    return rc;
+}
+
+int session_serve_one(session *s, err_t *err)
+{
+    uint32_t type, call_id;
+    int rc = wire_next_message(&s->reader, &type, &call_id, err);
+    if (rc != 0) return rc;
+    atomic_store(&s->slot->state, SLOT_READING);
+    switch (type) {
+    case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
+    case PROTO_LIST: rc = serve_list(s, call_id, err); break;
+    case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
+    case PROTO_CALL: rc = serve_call(s, call_id, err); break;
+    case PROTO_CANCEL: /* the call it names has already finished */
+        rc = wire_skip_message(&s->reader, err);
+        break;
+    default: {
+        err_t e;
+        err_set(&e, NUMRPC_EPROTO, "message type %u is not served here", type);
+        rc = refuse(s, call_id, &e, err);
+    }
+    }
+    atomic_store(&s->slot->state, SLOT_IDLE);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/* worker.c -- a pre-forked worker process: borrows a client connection from
+ * the dispatcher, serves its messages directly, and gives it back. */
+#include "server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
+{
+    ctl_msg m = {kind, conn_id};
+    if (sock_send_fd(ctl_fd, -1, &m, sizeof m) != 0) _exit(0); /* dispatcher gone */
+}
+
+/* Serves one borrowed connection until it ends or the dispatcher wants it
+ * back while no request is in progress. */
+static void serve_connection(session *s, int ctl_fd)
+{
+    err_t err;
+    wire_reader *r = &s->reader;
+    r->fd = s->writer.fd = s->fd;
+    r->head = r->tail = 0;
+    r->in_message = 0;
+    sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, 0);
+    for (;;) {
+        if (wire_reader_idle(r)) {
+            struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {s->fd, POLLIN, 0}};
+            int n = poll(p, 2, -1);
+            if (n < 0 && errno == EINTR) continue;
+            if (p[0].revents) {
+                ctl_msg m;
+                int ignored;
+                ssize_t k = sock_recv_fd(ctl_fd, &ignored, &m, sizeof m);
+                if (k <= 0) _exit(0);
+                if (ignored >= 0) close(ignored);
+                if (m.kind == CTL_RELEASE) {
+                    close(s->fd);
+                    tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
+                    return;
+                }
+                continue;
+            }
+        }
+        /* A read in the middle of a request may stall: bound it. */
+        sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
+        int rc = session_serve_one(s, &err);
+        sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, 0);
+        if (rc != 0) {
+            if (!s->cfg->quiet && strcmp(err.detail, "closed") != 0)
+                fprintf(stderr, "numrpc-server[%d]: closing connection %d: %s\n", (int)getpid(),
+                        s->conn_id, err.detail);
+            close(s->fd);
+            tell_dispatcher(ctl_fd, CTL_CLOSED, s->conn_id);
+            return;
+        }
+    }
+}
+
+void worker_main(const server_config *cfg, int ctl_fd, worker_slot *slot)
+{
+    registry reg;
+    err_t err;
+    if (registry_load(&reg, cfg->stubs_dir, &err) != 0) {
+        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        _exit(1);
+    }
+    session s = {0};
+    s.cfg = cfg;
+    s.reg = &reg;
+    s.slot = slot;
+    if (wire_reader_init(&s.reader, -1, PROTO_MAX_PACKET, &err) != 0 ||
+        wire_writer_init(&s.writer, -1, cfg->packet_size, &err) != 0) {
+        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        _exit(1);
+    }
+    for (;;) {
+        ctl_msg m;
+        int fd;
+        ssize_t k = sock_recv_fd(ctl_fd, &fd, &m, sizeof m);
+        if (k <= 0) _exit(0);
+        if (m.kind != CTL_ASSIGN || fd < 0) {
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        s.fd = fd;
+        s.conn_id = m.conn_id;
+        serve_connection(&s, ctl_fd);
+    }
+}
