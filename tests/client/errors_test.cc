@@ -1,0 +1,247 @@
+// errors_test.cc -- bad input of every kind gets a clear error, and the
+// server keeps serving: each case is followed by a good call that succeeds.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../support/server_proc.h"
+#include "numrpc.h"
+extern "C" {
+#include "marshal.h"
+#include "wire.h"
+}
+
+namespace {
+
+class BadInput : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { server_ = new ServerProc({"--max-array-elems", "100000"}); }
+    static void TearDownTestSuite()
+    {
+        numrpc_finalize();
+        delete server_;
+        server_ = nullptr;
+    }
+    void SetUp() override
+    {
+        std::string addr = server_->address();
+        numrpc_config cfg{addr.c_str(), 0};
+        ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
+    }
+    // The good call that must still work after every bad one.
+    void ExpectServerStillServes()
+    {
+        ASSERT_TRUE(server_->alive());
+        const int n = 50;
+        std::vector<double> x(n), y(n, 0.0);
+        for (int i = 0; i < n; i++) x[i] = 3.0 * i - 1.0;
+        ASSERT_EQ(numrpc_call("dcopy", n, x.data(), 1, y.data(), 1), NUMRPC_OK)
+            << numrpc_last_error_detail();
+        EXPECT_EQ(x, y);
+    }
+    static std::string Detail() { return numrpc_last_error_detail(); }
+    static ServerProc *server_;
+};
+ServerProc *BadInput::server_ = nullptr;
+
+// Sends one crafted CALL message on a raw connection and reads the status of
+// the reply; the message body is written by `body`.
+template <typename Body>
+int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint32_t nargs,
+            Body body, std::string *detail_out)
+{
+    int fd = connect_loopback(port);
+    if (fd < 0) return -1000;
+    err_t err;
+    wire_writer w;
+    wire_reader r;
+    wire_writer_init(&w, fd, 4096, &err);
+    wire_reader_init(&r, fd, 0, &err);
+    wire_begin(&w, PROTO_CALL, call_id);
+    marshal_put_string(&w, routine, &err);
+    marshal_put_u64(&w, hash, &err);
+    marshal_put_u32(&w, 0, &err);
+    marshal_put_u32(&w, 0, &err);
+    marshal_put_u32(&w, 0, &err);
+    marshal_put_u32(&w, nargs, &err);
+    body(&w, &err);
+    wire_end(&w, &err);
+    uint32_t type = 0, id = 0, status = 12345;
+    char *detail = nullptr;
+    int rc = wire_next_message(&r, &type, &id, &err);
+    if (rc == 0) rc = marshal_get_u32(&r, &status, &err);
+    if (rc == 0) rc = marshal_get_string(&r, &detail, 1 << 20, &err);
+    if (detail) *detail_out = detail;
+    free(detail);
+    wire_writer_free(&w);
+    wire_reader_free(&r);
+    close(fd);
+    if (rc != 0) return rc * 1000;
+    EXPECT_EQ(type, static_cast<uint32_t>(PROTO_REPLY));
+    EXPECT_EQ(id, call_id);
+    return static_cast<int32_t>(status);
+}
+
+TEST_F(BadInput, UnknownRoutine)
+{
+    EXPECT_EQ(numrpc_call("no_such_routine", 1, 2), NUMRPC_ENOENT);
+    EXPECT_NE(Detail().find("unknown routine \"no_such_routine\""), std::string::npos) << Detail();
+    EXPECT_STREQ(numrpc_strerror(NUMRPC_ENOENT), "unknown routine");
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, NegativeDimension)
+{
+    std::vector<double> a(9);
+    std::vector<int> ipvt(3);
+    int info = 0;
+    EXPECT_EQ(numrpc_call("dgefa", a.data(), 3, -3, ipvt.data(), &info), NUMRPC_EINVAL);
+    EXPECT_NE(Detail().find("dgefa"), std::string::npos) << Detail();
+    EXPECT_NE(Detail().find("-3"), std::string::npos) << Detail();
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, NegativeDimensionReachingTheServer)
+{
+    // A hostile client skips the client-side check: the server checks too.
+    std::string detail;
+    int status = RawCall(server_->port(), 41, "dcopy", 0, 5,
+                         [](wire_writer *w, err_t *err) {
+                             marshal_put_u32(w, static_cast<uint32_t>(-5), err);  // n
+                             marshal_put_u32(w, 1, err);                         // incx
+                             marshal_put_u32(w, 1, err);                         // incy
+                             wire_pad8(w, err);
+                         },
+                         &detail);
+    EXPECT_EQ(status, NUMRPC_EINVAL) << detail;
+    EXPECT_NE(detail.find("count of x"), std::string::npos) << detail;
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, WrongNumberOfArguments)
+{
+    std::vector<double> a(9);
+    EXPECT_EQ(numrpc_call("dgefa", a.data(), 3, 3), NUMRPC_EINVAL);
+    EXPECT_NE(Detail().find("dgefa takes 5 arguments (a, lda, n, ipvt, info), 3 given"), std::string::npos)
+        << Detail();
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, NullOutputPointer)
+{
+    std::vector<double> a(4, 1.0);
+    std::vector<int> ipvt(2);
+    EXPECT_EQ(numrpc_call("dgefa", a.data(), 2, 2, ipvt.data(), (int *)nullptr), NUMRPC_EINVAL);
+    EXPECT_NE(Detail().find("info"), std::string::npos) << Detail();
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, TruncatedMessage)
+{
+    int fd = connect_loopback(server_->port());
+    ASSERT_GE(fd, 0);
+    // A CALL packet that announces 4000 payload bytes but delivers 24.
+    uint8_t packet[16 + 24] = {0x4E, 0x52, 0x01, PROTO_CALL, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x0F, 0xA0};
+    ASSERT_EQ(send(fd, packet, sizeof packet, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof packet));
+    close(fd);
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, GarbageBytes)
+{
+    int fd = connect_loopback(server_->port());
+    ASSERT_GE(fd, 0);
+    std::mt19937 gen(17);
+    std::vector<uint8_t> junk(8192);
+    for (auto &b : junk) b = static_cast<uint8_t>(gen());
+    send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
+    // The server closes the connection: a read ends (bounded by a timeout).
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[64];
+    EXPECT_EQ(recv(fd, buf, sizeof buf, 0), 0);
+    close(fd);
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, ArrayOverTheServersLimit)
+{
+    const int n = 200000;  // the server allows 100000 elements per array
+    std::vector<double> x(n, 1.0), y(n, 0.0);
+    EXPECT_EQ(numrpc_call("dcopy", n, x.data(), 1, y.data(), 1), NUMRPC_ELIMIT);
+    EXPECT_NE(Detail().find("limit of 100000"), std::string::npos) << Detail();
+    EXPECT_EQ(y[0], 0.0) << "nothing written on failure";
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, HugeDeclaredSizeIsRefusedBeforeAllocating)
+{
+    std::string detail;
+    int status = RawCall(server_->port(), 42, "dcopy", 0, 5,
+                         [](wire_writer *w, err_t *err) {
+                             marshal_put_u32(w, 0x7fffffff, err);  // n: 16 GiB of doubles
+                             marshal_put_u32(w, 1, err);
+                             marshal_put_u32(w, 1, err);
+                             wire_pad8(w, err);
+                         },
+                         &detail);
+    EXPECT_EQ(status, NUMRPC_ELIMIT) << detail;
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, StaleInterfaceHashIsRefused)
+{
+    std::string detail;
+    int status = RawCall(server_->port(), 43, "ping", 0x1234, 0, [](wire_writer *, err_t *) {}, &detail);
+    EXPECT_EQ(status, NUMRPC_ESTALE) << detail;
+    EXPECT_NE(detail.find("out of date"), std::string::npos) << detail;
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, ProtocolVersionMismatch)
+{
+    int fd = connect_loopback(server_->port());
+    ASSERT_GE(fd, 0);
+    err_t err;
+    wire_writer w;
+    wire_reader r;
+    wire_writer_init(&w, fd, 4096, &err);
+    wire_reader_init(&r, fd, 0, &err);
+    wire_begin(&w, PROTO_HELLO, 5);
+    marshal_put_u32(&w, 99, &err);
+    marshal_put_u32(&w, 4096, &err);
+    marshal_put_string(&w, "future client", &err);
+    ASSERT_EQ(wire_end(&w, &err), 0);
+    uint32_t type, id, status;
+    ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0) << err.detail;
+    ASSERT_EQ(marshal_get_u32(&r, &status, &err), 0);
+    EXPECT_EQ(static_cast<int32_t>(status), NUMRPC_EVERSION);
+    wire_writer_free(&w);
+    wire_reader_free(&r);
+    close(fd);
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, NoServerListening)
+{
+    EXPECT_EQ(numrpc_call("numrpc://127.0.0.1:1/ping"), NUMRPC_ECONNECT);
+    EXPECT_NE(Detail().find("cannot connect to 127.0.0.1:1"), std::string::npos) << Detail();
+    EXPECT_EQ(numrpc_call("numrpc://nohostport/ping"), NUMRPC_EINVAL);
+    ExpectServerStillServes();
+}
+
+TEST(ErrorList, EveryCodeHasANameAndAMessage)
+{
+#define CHECK_ENTRY(name, value, msg)                                                             \
+    EXPECT_STREQ(numrpc_strerror(value), msg);                                                    \
+    EXPECT_STREQ(numrpc_errname(value), "NUMRPC_" #name);
+    NUMRPC_ERROR_LIST(CHECK_ENTRY)
+#undef CHECK_ENTRY
+    EXPECT_STREQ(numrpc_strerror(-999), "unknown error");
+}
+
+}  // namespace
