@@ -1,0 +1,118 @@
+// expr_test.cc -- the shape/complexity bytecode: evaluation, overflow and
+// error checks, validation of hostile programs, rendering.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "expr.h"
+}
+
+namespace {
+
+struct Program {
+    expr_t e{0, nullptr};
+    explicit Program(std::vector<int64_t> words)
+    {
+        for (int64_t w : words) expr_append(&e, w);
+    }
+    ~Program() { expr_free(&e); }
+};
+
+int ArgsFrom(void *ctx, uint32_t index, int64_t *value, err_t *err)
+{
+    auto *args = static_cast<std::vector<int64_t> *>(ctx);
+    if (index >= args->size()) return err_set(err, NUMRPC_EPROTO, "no argument %u", index);
+    *value = (*args)[index];
+    return 0;
+}
+
+int64_t Eval(const Program &p, std::vector<int64_t> args, int *rc = nullptr)
+{
+    int64_t out = -777;
+    err_t err;
+    int r = expr_eval_int(&p.e, ArgsFrom, &args, &out, &err);
+    if (rc) *rc = r;
+    return out;
+}
+
+TEST(Expr, ArithmeticOverArguments)
+{
+    // (lda + 2) * n - n / 3 % 4
+    Program p({EXPR_ARG, 0, EXPR_CONST, 2, EXPR_ADD, EXPR_ARG, 1, EXPR_MUL, EXPR_ARG, 1,
+               EXPR_CONST, 3, EXPR_DIV, EXPR_CONST, 4, EXPR_MOD, EXPR_SUB});
+    EXPECT_EQ(Eval(p, {10, 7}), (10 + 2) * 7 - 7 / 3 % 4);
+    Program mm({EXPR_ARG, 0, EXPR_ARG, 1, EXPR_MIN, EXPR_CONST, 1, EXPR_MAX});
+    EXPECT_EQ(Eval(mm, {5, 3}), 3);
+    EXPECT_EQ(Eval(mm, {-5, 3}), 1);
+    Program pw({EXPR_ARG, 0, EXPR_CONST, 3, EXPR_POW, EXPR_NEG});
+    EXPECT_EQ(Eval(pw, {11}), -1331);
+}
+
+TEST(Expr, OverflowAndDivisionByZeroAreErrors)
+{
+    int rc;
+    Program mul({EXPR_ARG, 0, EXPR_ARG, 0, EXPR_MUL});
+    Eval(mul, {INT64_C(1) << 32}, &rc);
+    EXPECT_EQ(rc, NUMRPC_EINVAL);
+    Program pw({EXPR_ARG, 0, EXPR_CONST, 5, EXPR_POW});
+    Eval(pw, {100000}, &rc);
+    EXPECT_EQ(rc, NUMRPC_EINVAL);
+    Program div({EXPR_CONST, 1, EXPR_ARG, 0, EXPR_DIV});
+    Eval(div, {0}, &rc);
+    EXPECT_EQ(rc, NUMRPC_EINVAL);
+    Program neg({EXPR_ARG, 0, EXPR_NEG});
+    Eval(neg, {INT64_MIN}, &rc);
+    EXPECT_EQ(rc, NUMRPC_EINVAL);
+}
+
+TEST(Expr, RealEvaluationDoesNotOverflow)
+{
+    Program pw({EXPR_ARG, 0, EXPR_CONST, 3, EXPR_POW, EXPR_CONST, 2, EXPR_MUL, EXPR_CONST, 3, EXPR_DIV});
+    std::vector<int64_t> args = {10000000};
+    double out = 0;
+    err_t err;
+    ASSERT_EQ(expr_eval_real(&pw.e, ArgsFrom, &args, &out, &err), 0);
+    EXPECT_DOUBLE_EQ(out, 2.0 * 1e21 / 3.0);
+}
+
+TEST(Expr, ValidationRejectsHostilePrograms)
+{
+    err_t err;
+    Program underflow({EXPR_ADD});
+    EXPECT_EQ(expr_validate(&underflow.e, 2, &err), NUMRPC_EPROTO);
+    Program two_left({EXPR_CONST, 1, EXPR_CONST, 2});
+    EXPECT_EQ(expr_validate(&two_left.e, 2, &err), NUMRPC_EPROTO);
+    Program bad_arg({EXPR_ARG, 5});
+    EXPECT_EQ(expr_validate(&bad_arg.e, 2, &err), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("parameter 5 of 2"), std::string::npos) << err.detail;
+    Program bad_op({EXPR_CONST, 1, 99});
+    EXPECT_EQ(expr_validate(&bad_op.e, 2, &err), NUMRPC_EPROTO);
+    Program cut({EXPR_CONST});
+    EXPECT_EQ(expr_validate(&cut.e, 2, &err), NUMRPC_EPROTO);
+    std::vector<int64_t> deep;
+    for (int i = 0; i < EXPR_MAX_STACK + 1; i++) {
+        deep.push_back(EXPR_CONST);
+        deep.push_back(1);
+    }
+    Program too_deep(deep);
+    EXPECT_EQ(expr_validate(&too_deep.e, 2, &err), NUMRPC_EPROTO);
+    Program good({EXPR_ARG, 1, EXPR_CONST, 2, EXPR_MUL});
+    EXPECT_EQ(expr_validate(&good.e, 2, &err), 0);
+}
+
+TEST(Expr, RendersInfix)
+{
+    const char *names[] = {"lda", "n"};
+    char buf[128];
+    Program p({EXPR_ARG, 0, EXPR_CONST, 1, EXPR_ARG, 1, EXPR_SUB, EXPR_MUL});
+    expr_render(&p.e, names, buf, sizeof buf);
+    EXPECT_STREQ(buf, "lda*(1-n)");
+    Program m({EXPR_ARG, 1, EXPR_CONST, 1, EXPR_MAX});
+    expr_render(&m.e, names, buf, sizeof buf);
+    EXPECT_STREQ(buf, "max(n,1)");
+}
+
+}  // namespace
