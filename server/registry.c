@@ -68,14 +68,17 @@ static int add_ping(registry *reg, err_t *err)
 static int load_module(registry *reg, const char *path, err_t *err)
 {
     /* Modules stay loaded for the life of the worker (never dlclose: the
-     * BLAS they pull in starts threads). */
-    void *handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+     * BLAS they pull in starts threads), each in its own namespace so that
+     * their exported numrpc_stub_module symbols never meet. */
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) return err_set(err, NUMRPC_ESERVER, "cannot load %s: %s", path, dlerror());
     const stub_module *m = dlsym(handle, NUMRPC_STUB_SYMBOL);
     if (m == NULL) return err_set(err, NUMRPC_ESERVER, "%s is not a numrpc stub module", path);
     if (m->abi != NUMRPC_STUB_ABI)
         return err_set(err, NUMRPC_ESERVER, "%s has stub ABI %u, this server %u", path, m->abi,
                        NUMRPC_STUB_ABI);
+    if (reg->set_blas_threads == NULL)
+        *(void **)&reg->set_blas_threads = dlsym(handle, "openblas_set_num_threads");
     for (size_t i = 0; i < m->count; i++) {
         int rc = add_routine(reg, m->entries[i].iface_blob, m->entries[i].iface_len,
                              m->entries[i].thunk, err);

@@ -41,6 +41,7 @@ typedef struct routine {
 typedef struct registry {
     routine *items;            /* malloc'd array                             */
     size_t count;
+    void (*set_blas_threads)(int); /* OpenBLAS's, if a module links it      */
 } registry;
 
 /* Loads the built-in routines (ping) and every *.so module in dir (dir may

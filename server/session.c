@@ -2,7 +2,6 @@
  * hello, list, interface fetch and call (unmarshal, run, marshal back). */
 #include "server.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,18 +162,13 @@ static int allocate_arrays(const session *s, const iface_t *f, call_args *a, err
     return 0;
 }
 
-/* Caps BLAS threads so that concurrent calls do not oversubscribe cores. */
-static void set_blas_threads(const server_config *cfg)
+/* Sets the BLAS thread count of this worker's calls (once: it persists). */
+static void set_blas_threads(const session *s)
 {
-    static void (*set_threads)(int);
-    static int looked_up, current = -1;
-    if (!looked_up) {
-        set_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-        looked_up = 1;
-    }
-    int want = cfg->blas_threads;
-    if (set_threads && want > 0 && want != current) {
-        set_threads(want);
+    static int current = -1;
+    int want = s->cfg->blas_threads;
+    if (s->reg->set_blas_threads && want > 0 && want != current) {
+        s->reg->set_blas_threads(want);
         current = want;
     }
 }
@@ -187,7 +181,7 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     slot->conn_id = s->conn_id;
     slot->pipelined = s->reader.tail > s->reader.head;
     snprintf(slot->routine, sizeof slot->routine, "%s", r->iface.name);
-    set_blas_threads(s->cfg);
+    set_blas_threads(s);
     double t0 = sock_now();
     slot->started = slot->last_keepalive = t0;
     slot->deadline = deadline;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# check.sh -- the quick start's second command: installs what is missing,
+# builds, and runs the whole test suite (plain build, then ASan+UBSan build).
+set -uo pipefail
+top=$(cd "$(dirname "$0")" && pwd)
+"$top/scripts/deps.sh" || exit 1
+
+passed=0; failed=0; status=0
+run_suite() { # DIR [configure args]
+  local dir=$1; shift
+  "$top/scripts/build.sh" "$dir" "$@" || { status=1; failed=$((failed + 1)); return; }
+  if ! make -C "$dir" -j"$(nproc)" check >"$dir/check.out" 2>&1; then
+    status=1
+    cat "$dir/check.out"
+    for log in "$dir"/tests/*.log; do grep -q -E "FAILED|Failure|ERROR" "$log" && { echo "== $log"; tail -60 "$log"; }; done
+  fi
+  grep -E "^(PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):|^# " "$dir/check.out" | sed "s|^|[$(basename "$dir")] |"
+  local p f
+  p=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  PASSED  \]/ {s += $4} END {print s + 0}')
+  f=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} END {print s + 0}')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+
+run_suite "$top/build"
+run_suite "$top/build-asan" --enable-sanitizers
+echo "$passed passed, $failed failed"
+exit $status

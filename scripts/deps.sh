@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# deps.sh -- installs the Debian 12 packages numrpc needs that this machine
+# lacks (checked one by one; apt-get runs only if something is missing).
+set -euo pipefail
+
+packages=(
+  g++ make autoconf automake libtool pkg-config flex bison
+  libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
