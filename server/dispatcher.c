@@ -301,7 +301,7 @@ static void tick(dispatcher *d)
             kill(w->pid, SIGKILL);
             continue;
         }
-        if (now - slot->last_keepalive < PROTO_KEEPALIVE_SECONDS) continue;
+        if (now - slot->last_keepalive < d->cfg->keepalive_ms / 1000.0) continue;
         int expected = SLOT_COMPUTING;
         if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_KEEPALIVE)) continue;
         err_t err;
@@ -362,9 +362,12 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
     watch(&d, d.sig_fd, EV_SIGNAL, 0);
     for (int i = 0; i < cfg->min_workers && i < d.nworkers_cap; i++) spawn_worker(&d, i);
 
+    /* Keepalives and deadlines are checked at least this often. */
+    int tick_ms = cfg->keepalive_ms / 2 < 200 ? cfg->keepalive_ms / 2 : 200;
+    double next_tick = 0;
     for (;;) {
         struct epoll_event evs[64];
-        int n = epoll_wait(d.epfd, evs, 64, 200);
+        int n = epoll_wait(d.epfd, evs, 64, tick_ms);
         int stop = 0;
         for (int i = 0; i < n; i++) {
             int kind = (int)(evs[i].data.u64 >> 32), index = (int)(uint32_t)evs[i].data.u64;
@@ -377,7 +380,10 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
             }
         }
         schedule(&d);
-        tick(&d);
+        if (sock_now() >= next_tick) {
+            tick(&d);
+            next_tick = sock_now() + tick_ms / 1000.0;
+        }
         if (stop) break;
     }
     shutdown_workers(&d);

@@ -30,6 +30,7 @@ static void usage(FILE *out)
             "  --max-array-elems N   elements of one array at most (default 2^30)\n"
             "  --io-timeout MS       a stalled transfer inside a call fails (default 60000)\n"
             "  --blas-threads N      BLAS threads per call (default: all cores)\n"
+            "  --keepalive-ms MS     keepalive period while a routine computes (default 5000)\n"
             "  --quiet               no per-event log lines\n");
 }
 
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
         .max_array_elems = 1ULL << 30,
         .io_timeout_ms = 60000,
         .blas_threads = 0,
+        .keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000,
     };
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
         {"max-array-elems", required_argument, 0, 'E'},
         {"io-timeout", required_argument, 0, 't'},
         {"blas-threads", required_argument, 0, 'T'},
+        {"keepalive-ms", required_argument, 0, 'K'},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -91,6 +94,7 @@ int main(int argc, char **argv)
         case 'E': cfg.max_array_elems = (uint64_t)number("--max-array-elems", optarg); break;
         case 't': cfg.io_timeout_ms = (int)number("--io-timeout", optarg); break;
         case 'T': cfg.blas_threads = (int)number("--blas-threads", optarg); break;
+        case 'K': cfg.keepalive_ms = (int)number("--keepalive-ms", optarg); break;
         case 'q': cfg.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
     if (cfg.min_workers < 1) cfg.min_workers = 1;
     if (cfg.max_workers < cfg.min_workers) cfg.max_workers = cfg.min_workers;
     if (cfg.max_connections < 1) cfg.max_connections = 1;
+    if (cfg.keepalive_ms < 10) cfg.keepalive_ms = 10;
     if (cfg.blas_threads == 0) cfg.blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
     err_t err;

@@ -26,7 +26,8 @@ typedef struct server_config {
     uint64_t max_call_bytes;   /* array memory of one call at most           */
     uint64_t max_array_elems;  /* elements of one array at most              */
     int io_timeout_ms;         /* a stalled read or write inside a call      */
-    int blas_threads;          /* BLAS threads per call when alone (0 = cores) */
+    int blas_threads;          /* BLAS threads per call (0 = cores)          */
+    int keepalive_ms;          /* keepalive period while a routine computes  */
     int quiet;
 } server_config;
 
