@@ -16,8 +16,9 @@ run_suite() { # DIR [configure args]
   fi
   grep -E "^(PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):|^# " "$dir/check.out" | sed "s|^|[$(basename "$dir")] |"
   local p f
-  p=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  PASSED  \]/ {s += $4} END {print s + 0}')
-  f=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} END {print s + 0}')
+  # GoogleTest's summaries, and "name: N passed, N failed" from script tests.
+  p=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  PASSED  \]/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $2} END {print s + 0}')
+  f=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $4} END {print s + 0}')
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 }
 
