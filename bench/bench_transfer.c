@@ -1,0 +1,748 @@
+/* bench_transfer.c -- numrpc-bench-transfer: round-trip throughput and latency
+ * of numrpc (dcopy, ping) against raw TCP (tuned, naive), interleaved rounds. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <numrpc.h>
+
+#include "rawtcp.h"
+#include "stats.h"
+
+#define MAX_SIZES 32
+#define MAX_ROUNDS 1000
+#define BOOTSTRAP_RESAMPLES 1000
+#define CI_LEVEL 0.90
+
+enum system_id {
+    SYS_RAW_TUNED,
+    SYS_RAW_NAIVE,
+    SYS_NUMRPC,
+    SYS_RAW_PING,
+    SYS_NUMRPC_PING,
+    SYS_COUNT
+};
+static const char *const sys_name[SYS_COUNT] = {"raw-tuned", "raw-naive", "numrpc-dcopy",
+                                                "raw-pingpong", "numrpc-ping"};
+
+struct placement {
+    const char *name;
+    int client_cpu, server_cpu; /* -1 = not pinned */
+};
+
+/* One (placement, size, system, round) measurement: the median of reps. */
+struct sample {
+    int placement;
+    size_t bytes;
+    size_t packet; /* numrpc packet size asked for; 0 = default */
+    int system;
+    int round;
+    int reps;
+    double median_s;
+    double send_s, compute_s, receive_s; /* numrpc: means over the reps */
+    uint64_t wire_sent, wire_received;   /* numrpc: last call's wire bytes */
+};
+
+static struct {
+    const char *server_bin;
+    const char *stubs;
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    int rounds;
+    int quick;
+    int packet_sweep;
+    const char *csv;
+    const char *markdown;
+    int placement_only; /* -1 all, else index */
+} opt;
+
+static struct sample *samples;
+static size_t nsamples, capsamples;
+static double *xbuf, *ybuf;
+static size_t maxbytes;
+static int verify_failures;
+
+static void add_sample(const struct sample *s)
+{
+    if (nsamples == capsamples) {
+        capsamples = capsamples ? 2 * capsamples : 256;
+        samples = realloc(samples, capsamples * sizeof *samples);
+        if (!samples) {
+            perror("realloc");
+            exit(2);
+        }
+    }
+    samples[nsamples++] = *s;
+}
+
+/* ---- processes and placement ---- */
+
+static void pin_self(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (cpu < 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long i = 0; i < n && i < CPU_SETSIZE; i++) CPU_SET((int)i, &set);
+    } else {
+        CPU_SET(cpu, &set);
+    }
+    if (sched_setaffinity(0, sizeof set, &set) != 0 && cpu >= 0)
+        fprintf(stderr, "numrpc-bench-transfer: sched_setaffinity(%d): %s\n", cpu,
+                strerror(errno));
+}
+
+/* Starts numrpc-server pinned to cpu (affinity set in the child before exec,
+ * so the dispatcher's pre-forked workers inherit it).  Returns its pid and
+ * the port, or -1. */
+static pid_t spawn_numrpc_server(int cpu, int *port)
+{
+    char dir[] = "/tmp/numrpc-bench-XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    char pfile[PATH_MAX];
+    snprintf(pfile, sizeof pfile, "%s/port", dir);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            sched_setaffinity(0, sizeof set, &set);
+        } else {
+            pin_self(-1);
+        }
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execl(opt.server_bin, opt.server_bin, "--port", "0", "--bind", "127.0.0.1", "--stubs",
+              opt.stubs, "--port-file", pfile, "--blas-threads", "1", "--quiet",
+              (char *)NULL);
+        fprintf(stderr, "numrpc-bench-transfer: exec %s: %s\n", opt.server_bin,
+                strerror(errno));
+        _exit(127);
+    }
+    *port = 0;
+    for (int i = 0; i < 1000 && *port <= 0; i++) {
+        FILE *f = fopen(pfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", port) != 1) *port = 0;
+            fclose(f);
+        }
+        if (*port > 0) break;
+        if (waitpid(pid, NULL, WNOHANG) == pid) break;
+        usleep(10000);
+    }
+    unlink(pfile);
+    rmdir(dir);
+    if (*port <= 0) {
+        fprintf(stderr, "numrpc-bench-transfer: %s did not start\n", opt.server_bin);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+static void stop_process(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 300; i++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) return;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* ---- one measurement ---- */
+
+struct ctx {
+    int fd[2]; /* raw connections, by rawtcp_mode */
+};
+
+/* Marks the array so that a stale destination cannot pass verification. */
+static void tag_arrays(size_t n, unsigned long long tag)
+{
+    double t = (double)(tag % 1000003) + 0.25;
+    xbuf[0] = t;
+    xbuf[n / 2] = -t;
+    xbuf[n - 1] = t * 3.0;
+    ybuf[0] = ybuf[n / 2] = ybuf[n - 1] = -1.0e300;
+}
+
+static unsigned long long tag_counter;
+
+/* Runs reps calls of system sys moving bytes each way; fills s. */
+static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample *s)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) return -1;
+    size_t n = bytes / 8 ? bytes / 8 : 1;
+    double send = 0, comp = 0, recv = 0;
+    numrpc_call_info info;
+    memset(&info, 0, sizeof info);
+    for (int r = 0; r < reps; r++) {
+        int rc = 0;
+        if (sys == SYS_RAW_PING || sys == SYS_NUMRPC_PING) {
+            unsigned long long w = ++tag_counter;
+            double t0 = bench_now();
+            if (sys == SYS_RAW_PING)
+                rc = rawtcp_ping(c->fd[RAWTCP_TUNED], w);
+            else
+                rc = numrpc_call("ping");
+            t[r] = bench_now() - t0;
+        } else {
+            tag_arrays(n, ++tag_counter);
+            double t0 = bench_now();
+            if (sys == SYS_NUMRPC) {
+                rc = numrpc_call("dcopy", (int)n, xbuf, 1, ybuf, 1);
+            } else {
+                enum rawtcp_mode m = sys == SYS_RAW_TUNED ? RAWTCP_TUNED : RAWTCP_NAIVE;
+                rc = rawtcp_echo(c->fd[m], m, xbuf, ybuf, n * 8);
+            }
+            t[r] = bench_now() - t0;
+            if (rc == 0 && memcmp(xbuf, ybuf, n * 8) != 0) {
+                fprintf(stderr, "numrpc-bench-transfer: %s %zu bytes: data differ\n",
+                        sys_name[sys], n * 8);
+                verify_failures++;
+            }
+        }
+        if (rc != 0) {
+            fprintf(stderr, "numrpc-bench-transfer: %s failed: %s%s%s\n", sys_name[sys],
+                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING ? numrpc_strerror(rc)
+                                                                 : strerror(errno),
+                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING ? ": " : "",
+                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING
+                        ? numrpc_last_error_detail()
+                        : "");
+            free(t);
+            return -1;
+        }
+        if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING) {
+            numrpc_last_call_info(&info);
+            send += info.send_seconds;
+            comp += info.compute_seconds;
+            recv += info.receive_seconds;
+        }
+    }
+    s->system = sys;
+    s->bytes = (sys == SYS_RAW_PING || sys == SYS_NUMRPC_PING) ? 8 : n * 8;
+    s->reps = reps;
+    s->median_s = bench_median(t, (size_t)reps);
+    s->send_s = send / reps;
+    s->compute_s = comp / reps;
+    s->receive_s = recv / reps;
+    s->wire_sent = info.bytes_sent;
+    s->wire_received = info.bytes_received;
+    free(t);
+    return 0;
+}
+
+static int reps_for(size_t bytes)
+{
+    if (bytes <= 4096) return opt.quick ? 100 : 300;
+    if (bytes <= 1u << 20) return opt.quick ? 20 : 50;
+    if (bytes <= 16u << 20) return opt.quick ? 4 : 8;
+    return 3;
+}
+
+static int numrpc_setup(int port, size_t packet)
+{
+    char servers[64];
+    snprintf(servers, sizeof servers, "127.0.0.1:%d", port);
+    numrpc_config cfg = {servers, packet};
+    int rc = numrpc_init(&cfg);
+    if (rc != 0)
+        fprintf(stderr, "numrpc-bench-transfer: numrpc_init: %s: %s\n", numrpc_strerror(rc),
+                numrpc_last_error_detail());
+    return rc;
+}
+
+static int run_placement(int pi, const struct placement *pl)
+{
+    pin_self(pl->client_cpu);
+    int port = 0;
+    rawtcp_server raw = {0, {0, 0}};
+    if (rawtcp_server_spawn(&raw, pl->server_cpu) != 0) {
+        perror("numrpc-bench-transfer: raw server");
+        return -1;
+    }
+    pid_t srv = spawn_numrpc_server(pl->server_cpu, &port);
+    if (srv < 0) {
+        rawtcp_server_stop(&raw);
+        return -1;
+    }
+    struct ctx c;
+    c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw, RAWTCP_TUNED);
+    c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw, RAWTCP_NAIVE);
+    int rc = -1;
+    if (c.fd[0] < 0 || c.fd[1] < 0) {
+        perror("numrpc-bench-transfer: connect to raw server");
+        goto out;
+    }
+    int snd, rcv;
+    rawtcp_bufsizes(c.fd[RAWTCP_TUNED], &snd, &rcv);
+    printf("# placement %s: client cpu %d, servers cpu %d; numrpc-server 127.0.0.1:%d "
+           "(pid %d); raw tuned SO_SNDBUF/SO_RCVBUF as reported %d/%d\n",
+           pl->name, pl->client_cpu, pl->server_cpu, port, (int)srv, snd, rcv);
+    fflush(stdout);
+    if (numrpc_setup(port, 0) != 0) goto out;
+
+    struct sample s;
+    memset(&s, 0, sizeof s);
+    s.placement = pi;
+    /* Warm-up: connections, interface cache, server worker pages. */
+    for (int sys = SYS_RAW_TUNED; sys <= SYS_NUMRPC; sys++)
+        for (int i = 0; i < opt.nsizes; i++)
+            if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
+    if (measure(&c, SYS_RAW_PING, 8, 50, &s) != 0 || measure(&c, SYS_NUMRPC_PING, 8, 50, &s))
+        goto out;
+
+    /* Latency: rounds of raw ping-pong and numrpc ping back to back. */
+    int ping_reps = opt.quick ? 300 : 1000;
+    for (int r = 0; r < opt.rounds; r++) {
+        for (int sys = SYS_RAW_PING; sys <= SYS_NUMRPC_PING; sys++) {
+            if (measure(&c, sys, 8, ping_reps, &s) != 0) goto out;
+            s.round = r;
+            add_sample(&s);
+        }
+    }
+    /* Throughput: per size, rounds of raw tuned, raw naive, numrpc dcopy. */
+    for (int i = 0; i < opt.nsizes; i++) {
+        int reps = reps_for(opt.sizes[i]);
+        for (int r = 0; r < opt.rounds; r++) {
+            for (int sys = SYS_RAW_TUNED; sys <= SYS_NUMRPC; sys++) {
+                if (measure(&c, sys, opt.sizes[i], reps, &s) != 0) goto out;
+                s.round = r;
+                add_sample(&s);
+            }
+        }
+        printf("# placement %s: %zu bytes done\n", pl->name, opt.sizes[i]);
+        fflush(stdout);
+    }
+    /* Packet sweep: numrpc 8 MiB round trip by packet size (the client's
+     * call header asks the server for the same size), raw tuned beside. */
+    if (opt.packet_sweep) {
+        static const size_t packets[] = {1024, 4096, 65536, 1048576};
+        size_t bytes = 8u << 20;
+        int reps = opt.quick ? 3 : 5;
+        for (int r = 0; r < opt.rounds; r++) {
+            s.packet = 0;
+            if (measure(&c, SYS_RAW_TUNED, bytes, reps, &s) != 0) goto out;
+            s.round = r;
+            s.system = SYS_RAW_TUNED;
+            s.packet = 1; /* marks a sweep sample */
+            add_sample(&s);
+            for (size_t k = 0; k < sizeof packets / sizeof *packets; k++) {
+                if (numrpc_setup(port, packets[k]) != 0) goto out;
+                if (measure(&c, SYS_NUMRPC, bytes, 1, &s) != 0) goto out; /* warm-up */
+                if (measure(&c, SYS_NUMRPC, bytes, reps, &s) != 0) goto out;
+                s.round = r;
+                s.packet = packets[k];
+                add_sample(&s);
+            }
+        }
+        s.packet = 0;
+        numrpc_setup(port, 0);
+    }
+    rc = 0;
+out:
+    numrpc_finalize();
+    if (c.fd[0] >= 0) close(c.fd[0]);
+    if (c.fd[1] >= 0) close(c.fd[1]);
+    stop_process(srv);
+    rawtcp_server_stop(&raw);
+    pin_self(-1);
+    return rc;
+}
+
+/* ---- reporting ---- */
+
+/* Per-round medians of (placement, bytes, packet, system), in round order. */
+static size_t collect(int pi, size_t bytes, size_t packet, int sys, double *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nsamples; i++) {
+        const struct sample *s = &samples[i];
+        if (s->placement == pi && s->bytes == bytes && s->packet == packet && s->system == sys)
+            out[k++] = s->median_s;
+    }
+    return k;
+}
+
+struct ratio_stats {
+    double median, min, max, lo, hi;
+    size_t n;
+};
+
+/* Ratio sys / base from rounds that ran both; median, range, bootstrap CI. */
+static struct ratio_stats ratio_of(int pi, size_t bytes, size_t packet_sys, size_t packet_base,
+                                   int sys, int base)
+{
+    double a[MAX_ROUNDS], b[MAX_ROUNDS], r[MAX_ROUNDS];
+    size_t na = collect(pi, bytes, packet_sys, sys, a);
+    size_t nb = collect(pi, bytes, packet_base, base, b);
+    size_t n = na < nb ? na : nb;
+    struct ratio_stats st = {0, 0, 0, 0, 0, n};
+    for (size_t i = 0; i < n; i++) r[i] = a[i] / b[i];
+    if (n == 0) return st;
+    st.min = bench_min(r, n);
+    st.max = bench_max(r, n);
+    bench_bootstrap_median_ci(r, n, BOOTSTRAP_RESAMPLES, CI_LEVEL, &st.lo, &st.hi);
+    st.median = bench_median(r, n);
+    return st;
+}
+
+static double median_of(int pi, size_t bytes, size_t packet, int sys)
+{
+    double v[MAX_ROUNDS];
+    size_t n = collect(pi, bytes, packet, sys, v);
+    return bench_median(v, n);
+}
+
+static const char *size_label(size_t b, char *buf, size_t len)
+{
+    if (b >= (1u << 20) && b % (1u << 20) == 0)
+        snprintf(buf, len, "%zu MiB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, len, "%zu KiB", b >> 10);
+    else
+        snprintf(buf, len, "%zu B", b);
+    return buf;
+}
+
+static double mbps(size_t bytes, double s)
+{
+    return s > 0 ? (double)bytes / s / 1e6 : 0.0;
+}
+
+static void verdict(char *buf, size_t len, double value, double target)
+{
+    if (target <= 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "<= %.2f %s", target, value <= target ? "met" : "MISSED");
+}
+
+static double ping_target(const struct placement *pl, int ncpu)
+{
+    if (ncpu < 2 || (pl->client_cpu >= 0 && pl->client_cpu == pl->server_cpu)) return 2.0;
+    return 1.3;
+}
+
+static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
+{
+    char lab[32], vd[48];
+    for (int pi = 0; pi < npl; pi++) {
+        if (opt.placement_only >= 0 && pi != opt.placement_only) continue;
+        const struct placement *pl = &pls[pi];
+        printf("\n== placement: %s (client cpu %d, server cpu %d; -1 = unpinned) ==\n",
+               pl->name, pl->client_cpu, pl->server_cpu);
+        printf("%-9s %-13s %12s %10s %8s %15s %15s  %s\n", "size", "system", "median_s",
+               "MB/s", "ratio", "round min..max", "90% CI median", "target (numrpc/tuned)");
+        if (md) {
+            fprintf(md, "\n### Placement: %s (client cpu %d, server cpu %d)\n\n", pl->name,
+                    pl->client_cpu, pl->server_cpu);
+            fprintf(md, "| size (each way) | raw tuned | raw naive | numrpc | numrpc / tuned "
+                        "(round min..max; 90%% CI) | target |\n");
+            fprintf(md, "|---|---|---|---|---|---|\n");
+        }
+        /* Latency. */
+        double praw = median_of(pi, 8, 0, SYS_RAW_PING);
+        double pnum = median_of(pi, 8, 0, SYS_NUMRPC_PING);
+        struct ratio_stats pr = ratio_of(pi, 8, 0, 0, SYS_NUMRPC_PING, SYS_RAW_PING);
+        double pt = ping_target(pl, ncpu);
+        verdict(vd, sizeof vd, pr.median, pt);
+        printf("%-9s %-13s %12.3e %10s %8s %15s %15s\n", "ping", sys_name[SYS_RAW_PING], praw,
+               "-", "1", "", "");
+        printf("%-9s %-13s %12.3e %10s %8.3f %7.3f..%-7.3f %7.3f..%-7.3f %s\n", "ping",
+               sys_name[SYS_NUMRPC_PING], pnum, "-", pr.median, pr.min, pr.max, pr.lo, pr.hi,
+               vd);
+        if (md)
+            fprintf(md, "| ping (8 B round trip) | %.1f µs | – | %.1f µs | **%.2f** (%.2f..%.2f; "
+                        "%.2f..%.2f) | %s |\n",
+                    praw * 1e6, pnum * 1e6, pr.median, pr.min, pr.max, pr.lo, pr.hi, vd);
+        for (int i = 0; i < opt.nsizes; i++) {
+            size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
+            size_label(b, lab, sizeof lab);
+            double mt = median_of(pi, b, 0, SYS_RAW_TUNED);
+            double mn = median_of(pi, b, 0, SYS_RAW_NAIVE);
+            double mr = median_of(pi, b, 0, SYS_NUMRPC);
+            struct ratio_stats rn = ratio_of(pi, b, 0, 0, SYS_RAW_NAIVE, SYS_RAW_TUNED);
+            struct ratio_stats rr = ratio_of(pi, b, 0, 0, SYS_NUMRPC, SYS_RAW_TUNED);
+            double target = b >= (8u << 20) ? 1.15 : 0;
+            printf("%-9s %-13s %12.3e %10.1f %8s\n", lab, sys_name[SYS_RAW_TUNED], mt,
+                   mbps(b, mt), "1");
+            printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f\n", lab,
+                   sys_name[SYS_RAW_NAIVE], mn, mbps(b, mn), rn.median, rn.min, rn.max, rn.lo,
+                   rn.hi);
+            verdict(vd, sizeof vd, rr.median, target);
+            printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f %s\n", lab,
+                   sys_name[SYS_NUMRPC], mr, mbps(b, mr), rr.median, rr.min, rr.max, rr.lo,
+                   rr.hi, vd);
+            if (md) {
+                if (b < 1u << 20)
+                    fprintf(md, "| %s | %.1f µs (%.0f MB/s) | %.1f µs (%.0f MB/s) | %.1f µs "
+                                "(%.0f MB/s) |",
+                            lab, mt * 1e6, mbps(b, mt), mn * 1e6, mbps(b, mn), mr * 1e6,
+                            mbps(b, mr));
+                else
+                    fprintf(md, "| %s | %.0f MB/s | %.0f MB/s | %.0f MB/s |", lab,
+                            mbps(b, mt), mbps(b, mn), mbps(b, mr));
+                fprintf(md, " **%.3f** (%.3f..%.3f; %.3f..%.3f) | %s |\n", rr.median, rr.min,
+                        rr.max, rr.lo, rr.hi, vd);
+            }
+        }
+        if (opt.packet_sweep) {
+            size_t b = 8u << 20;
+            static const size_t packets[] = {1024, 4096, 65536, 1048576};
+            double base = median_of(pi, b, 1, SYS_RAW_TUNED);
+            printf("-- packet sweep, numrpc dcopy 8 MiB each way (raw tuned %.1f MB/s in the "
+                   "same rounds)\n",
+                   mbps(b, base));
+            printf("%-9s %12s %10s %8s %15s %15s %14s\n", "packet", "median_s", "MB/s",
+                   "ratio", "round min..max", "90% CI median", "wire bytes out");
+            if (md) {
+                fprintf(md, "\nPacket sweep, numrpc dcopy 8 MiB each way (raw tuned %.0f MB/s "
+                            "in the same rounds):\n\n",
+                        mbps(b, base));
+                fprintf(md, "| packet | numrpc MB/s | numrpc / tuned (min..max; 90%% CI) | "
+                            "request bytes on the wire |\n|---|---|---|---|\n");
+            }
+            for (size_t k = 0; k < sizeof packets / sizeof *packets; k++) {
+                double m = median_of(pi, b, packets[k], SYS_NUMRPC);
+                struct ratio_stats rr = ratio_of(pi, b, packets[k], 1, SYS_NUMRPC, SYS_RAW_TUNED);
+                uint64_t wire = 0;
+                for (size_t i = 0; i < nsamples; i++)
+                    if (samples[i].placement == pi && samples[i].packet == packets[k] &&
+                        samples[i].bytes == b)
+                        wire = samples[i].wire_sent;
+                size_label(packets[k], lab, sizeof lab);
+                printf("%-9s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f %14llu\n", lab, m,
+                       mbps(b, m), rr.median, rr.min, rr.max, rr.lo, rr.hi,
+                       (unsigned long long)wire);
+                if (md)
+                    fprintf(md, "| %s | %.0f | %.3f (%.3f..%.3f; %.3f..%.3f) | %llu |\n", lab,
+                            mbps(b, m), rr.median, rr.min, rr.max, rr.lo, rr.hi,
+                            (unsigned long long)wire);
+            }
+        }
+    }
+}
+
+static int write_csv(const char *path, const struct placement *pls)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fprintf(f, "placement,client_cpu,server_cpu,bytes_each_way,packet,system,round,reps,"
+               "median_s,mb_per_s,send_s,compute_s,receive_s,wire_bytes_sent,"
+               "wire_bytes_received\n");
+    for (size_t i = 0; i < nsamples; i++) {
+        const struct sample *s = &samples[i];
+        const struct placement *pl = &pls[s->placement];
+        int num = s->system == SYS_NUMRPC || s->system == SYS_NUMRPC_PING;
+        fprintf(f, "%s,%d,%d,%zu,%zu,%s,%d,%d,%.9g,%.6g,", pl->name, pl->client_cpu,
+                pl->server_cpu, s->bytes, s->packet == 1 ? 0 : s->packet,
+                s->system == SYS_RAW_TUNED && s->packet == 1 ? "raw-tuned-sweep"
+                                                             : sys_name[s->system],
+                s->round, s->reps, s->median_s,
+                s->system >= SYS_RAW_PING ? 0.0 : mbps(s->bytes, s->median_s));
+        if (num)
+            fprintf(f, "%.9g,%.9g,%.9g,%llu,%llu\n", s->send_s, s->compute_s, s->receive_s,
+                    (unsigned long long)s->wire_sent, (unsigned long long)s->wire_received);
+        else
+            fprintf(f, ",,,,\n");
+    }
+    fclose(f);
+    return 0;
+}
+
+/* ---- options ---- */
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    while (*end == ' ') end++;
+    if (*end == 'k' || *end == 'K') v *= 1024;
+    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
+    else if (*end == 'g' || *end == 'G') v *= 1024.0 * 1024 * 1024;
+    return v > 0 ? (size_t)v : 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: numrpc-bench-transfer [--server-bin PATH] [--stubs DIR] [--sizes LIST]\n"
+            "         [--rounds R] [--quick] [--packet-sweep] [--csv FILE] [--markdown FILE]\n"
+            "         [--placement same|different|unpinned]\n"
+            "Round trips (N bytes out, N bytes back) of numrpc dcopy against a raw TCP echo\n"
+            "(tuned and naive) and numrpc ping against an 8-byte ping-pong, interleaved in\n"
+            "rounds.  Sizes: default 8,64K,8M,64M (--quick: 8,64K,8M).  Ratio = numrpc time\n"
+            "/ raw tuned time in the same round; spread = min..max over rounds and a\n"
+            "bootstrap %d%% CI of the median ratio (%d resamples, fixed seed).\n"
+            "Defaults: server BUILD/server/numrpc-server, stubs BUILD/stubs/.libs, where\n"
+            "BUILD is the parent of this program's directory (env NUMRPC_SERVER_BIN and\n"
+            "NUMRPC_STUBS_DIR override).\n",
+            (int)(CI_LEVEL * 100), BOOTSTRAP_RESAMPLES);
+}
+
+static char *default_path(const char *rel)
+{
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) return strdup(rel);
+    exe[k] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    size_t l = strlen(exe);
+    if (l >= 6 && strcmp(exe + l - 6, "/.libs") == 0) exe[l - 6] = '\0';
+    char *out = malloc(strlen(exe) + strlen(rel) + 2);
+    if (out) sprintf(out, "%s/%s", exe, rel);
+    return out;
+}
+
+int main(int argc, char **argv)
+{
+    const char *sizes_arg = NULL;
+    const char *place_arg = NULL;
+    opt.rounds = 0;
+    opt.placement_only = -1;
+    opt.server_bin = getenv("NUMRPC_SERVER_BIN");
+    opt.stubs = getenv("NUMRPC_STUBS_DIR");
+    static const struct option lo[] = {
+        {"server-bin", required_argument, 0, 'b'}, {"stubs", required_argument, 0, 's'},
+        {"sizes", required_argument, 0, 'z'},      {"rounds", required_argument, 0, 'r'},
+        {"quick", no_argument, 0, 'q'},            {"packet-sweep", no_argument, 0, 'p'},
+        {"csv", required_argument, 0, 'c'},        {"markdown", required_argument, 0, 'm'},
+        {"placement", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'b': opt.server_bin = optarg; break;
+        case 's': opt.stubs = optarg; break;
+        case 'z': sizes_arg = optarg; break;
+        case 'r': opt.rounds = atoi(optarg); break;
+        case 'q': opt.quick = 1; break;
+        case 'p': opt.packet_sweep = 1; break;
+        case 'c': opt.csv = optarg; break;
+        case 'm': opt.markdown = optarg; break;
+        case 'P': place_arg = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (!opt.server_bin) opt.server_bin = default_path("../server/numrpc-server");
+    if (!opt.stubs) opt.stubs = default_path("../stubs/.libs");
+    if (access(opt.server_bin, X_OK) != 0) {
+        fprintf(stderr, "numrpc-bench-transfer: no server at %s (use --server-bin)\n",
+                opt.server_bin);
+        return 2;
+    }
+    if (opt.rounds <= 0) opt.rounds = opt.quick ? 5 : 7;
+    if (opt.rounds < 5) fprintf(stderr, "numrpc-bench-transfer: note: fewer than 5 rounds\n");
+    if (opt.rounds > MAX_ROUNDS) opt.rounds = MAX_ROUNDS;
+    if (sizes_arg) {
+        char *copy = strdup(sizes_arg), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t && opt.nsizes < MAX_SIZES;
+             t = strtok_r(NULL, ",", &save)) {
+            size_t v = parse_size(t);
+            if (v == 0) {
+                fprintf(stderr, "numrpc-bench-transfer: bad size '%s'\n", t);
+                return 2;
+            }
+            opt.sizes[opt.nsizes++] = v;
+        }
+        free(copy);
+    } else {
+        opt.sizes[opt.nsizes++] = 8;
+        opt.sizes[opt.nsizes++] = 64u << 10;
+        opt.sizes[opt.nsizes++] = 8u << 20;
+        if (!opt.quick) opt.sizes[opt.nsizes++] = 64u << 20;
+    }
+    for (int i = 0; i < opt.nsizes; i++) {
+        if (opt.sizes[i] / 8 > INT_MAX) {
+            fprintf(stderr, "numrpc-bench-transfer: size too large for dcopy\n");
+            return 2;
+        }
+        size_t b = opt.sizes[i] < 8 ? 8 : opt.sizes[i] / 8 * 8;
+        if (b > maxbytes) maxbytes = b;
+    }
+    if (opt.packet_sweep && maxbytes < (8u << 20)) maxbytes = 8u << 20;
+    xbuf = malloc(maxbytes);
+    ybuf = malloc(maxbytes);
+    if (!xbuf || !ybuf) {
+        fprintf(stderr, "numrpc-bench-transfer: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < maxbytes / 8; i++) xbuf[i] = (double)i * 0.5 + 1.0 / (double)(i + 3);
+    memset(ybuf, 0, maxbytes);
+
+    int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    struct placement pls[3];
+    int npl = 0;
+    if (ncpu >= 2) {
+        pls[npl++] = (struct placement){"same-cpu", 0, 0};
+        pls[npl++] = (struct placement){"different-cpus", 0, 1};
+    } else {
+        pls[npl++] = (struct placement){"unpinned-1cpu", -1, -1};
+    }
+    if (place_arg) {
+        for (int i = 0; i < npl; i++)
+            if (strncmp(pls[i].name, place_arg, strlen(place_arg)) == 0) opt.placement_only = i;
+        if (opt.placement_only < 0) {
+            fprintf(stderr, "numrpc-bench-transfer: placement '%s' not available here\n",
+                    place_arg);
+            return 2;
+        }
+    }
+    signal(SIGPIPE, SIG_IGN);
+    printf("# numrpc-bench-transfer: %d online CPUs, %d rounds, server %s, stubs %s\n", ncpu,
+           opt.rounds, opt.server_bin, opt.stubs);
+    fflush(stdout);
+    int failed = 0;
+    for (int pi = 0; pi < npl; pi++) {
+        if (opt.placement_only >= 0 && pi != opt.placement_only) continue;
+        if (run_placement(pi, &pls[pi]) != 0) failed = 1;
+    }
+    FILE *md = NULL;
+    if (opt.markdown) {
+        md = fopen(opt.markdown, "w");
+        if (!md) perror(opt.markdown);
+    }
+    if (md)
+        fprintf(md, "Round trip: N bytes each way (dcopy: x out, y back; raw: echo). "
+                    "Cells: median of per-round medians. Ratio: numrpc time / raw tuned "
+                    "time (lower is better), median over %d rounds (round min..max; "
+                    "bootstrap 90%% CI of the median).\n",
+                opt.rounds);
+    report(pls, npl, ncpu, md);
+    if (md) fclose(md);
+    if (opt.csv && write_csv(opt.csv, pls) != 0) failed = 1;
+    if (verify_failures) {
+        fprintf(stderr, "numrpc-bench-transfer: %d transfers returned wrong data\n",
+                verify_failures);
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
