@@ -73,6 +73,20 @@ typedef struct worker_slot {
     _Atomic uint64_t calls;      /* calls completed by this worker       */
 } worker_slot;
 
+/* ---- Argument memory, reused across a worker's calls (arena.c) ---- */
+typedef struct call_arena {
+    uint8_t *base; /* mmap'd; owned by the worker's session */
+    size_t cap;
+} call_arena;
+
+/* Rounds a block up to the arena's alignment. */
+size_t arena_round(size_t bytes);
+/* Makes at least bytes available at a->base (old contents are lost). */
+int arena_reserve(call_arena *a, size_t bytes, err_t *err);
+/* Gives very large arenas back to the system after their call. */
+void arena_after_call(call_arena *a);
+void arena_release(call_arena *a);
+
 /* ---- Sessions: what a worker does with one message ---- */
 typedef struct session {
     const server_config *cfg;
@@ -80,6 +94,7 @@ typedef struct session {
     worker_slot *slot;
     wire_reader reader;
     wire_writer writer;
+    call_arena arena;
     int fd;
     int conn_id;
 } session;

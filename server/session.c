@@ -126,14 +126,15 @@ typedef struct call_args {
 
 static void free_call_args(const iface_t *f, call_args *a)
 {
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        if (f->params[i].rank > 0) free(a->argv[i]);
-        else if (f->params[i].type == NUMRPC_T_STRING) free(a->scalars[i].s);
-    }
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (f->params[i].rank == 0 && f->params[i].type == NUMRPC_T_STRING) free(a->scalars[i].s);
 }
 
-/* Checks every array against the limits before allocating any. */
-static int allocate_arrays(const session *s, const iface_t *f, call_args *a, err_t *err)
+/* Checks every array against the limits, then places all of them in the
+ * worker's arena.  No byte of one caller may reach another: memory that the
+ * request does not overwrite in full (out and work arrays, arrays with gaps
+ * such as rows beyond n of an lda x n matrix) is zeroed. */
+static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *err)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
@@ -146,18 +147,23 @@ static int allocate_arrays(const session *s, const iface_t *f, call_args *a, err
                            f->name, p->name, (unsigned long long)elems,
                            (unsigned long long)s->cfg->max_array_elems);
         if (__builtin_mul_overflow(elems, iface_type_size(p->type), &bytes) ||
-            __builtin_add_overflow(total, bytes, &total) || total > s->cfg->max_call_bytes)
+            __builtin_add_overflow(total, arena_round(bytes), &total) ||
+            total > s->cfg->max_call_bytes)
             return err_set(err, NUMRPC_ELIMIT,
                            "%s: arrays of this call need more than this server's limit of %llu bytes",
                            f->name, (unsigned long long)s->cfg->max_call_bytes);
     }
+    int rc = arena_reserve(&s->arena, (size_t)total, err);
+    if (rc != 0) return rc;
+    size_t offset = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank == 0) continue;
         size_t bytes = (size_t)a->shapes[i].mem_elems * iface_type_size(p->type);
-        a->argv[i] = calloc(1, bytes ? bytes : 1);
-        if (a->argv[i] == NULL)
-            return err_set(err, NUMRPC_ENOMEM, "%s: %zu bytes for %s", f->name, bytes, p->name);
+        a->argv[i] = s->arena.base + offset;
+        int overwritten = iface_param_in_request(p) && a->shapes[i].wire_elems == a->shapes[i].mem_elems;
+        if (!overwritten) memset(a->argv[i], 0, bytes);
+        offset += arena_round(bytes);
     }
     return 0;
 }
@@ -269,6 +275,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
 broken:
     free_call_args(f, a);
     free(a);
+    arena_after_call(&s->arena);
     return rc;
 }
 
