@@ -65,6 +65,11 @@ void worker_main(const server_config *cfg, int ctl_fd, worker_slot *slot)
 {
     registry reg;
     err_t err;
+    /* BLAS reads its thread count when the modules load it: set it first,
+     * so no thread beyond the configured ones ever starts. */
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", cfg->blas_threads);
+    setenv("OPENBLAS_NUM_THREADS", threads, 1);
     if (registry_load(&reg, cfg->stubs_dir, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         _exit(1);
