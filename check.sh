@@ -19,7 +19,10 @@ run_suite() { # DIR [configure args]
   # GoogleTest's summaries, and "name: N passed, N failed" from script tests.
   p=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  PASSED  \]/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $2} END {print s + 0}')
   f=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $4} END {print s + 0}')
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  # A script test or a program that died before printing its summary.
+  local died
+  died=$(grep -c -E "^(FAIL|ERROR): .*\.sh$|^ERROR: " "$dir/check.out" || true)
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${died:-0}))
 }
 
 run_suite "$top/build"

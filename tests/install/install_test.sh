@@ -24,5 +24,5 @@ server=$!
 for _ in $(seq 200); do [[ -s "$prefix/port" ]] && break; sleep 0.05; done
 export NUMRPC_SERVER="127.0.0.1:$(cat "$prefix/port")"
 "$prefix/remote_solve"
-"$prefix/bin/numrpc" list | grep -qx linpack
+LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/numrpc" list | grep -qx linpack
 echo "install_test: 1 passed, 0 failed"
