@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,7 +53,7 @@ ServerProc *BadInput::server_ = nullptr;
 // the reply; the message body is written by `body`.
 template <typename Body>
 int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint32_t nargs,
-            Body body, std::string *detail_out)
+            Body body, std::string *detail_out, uint32_t deadline_ms = 0)
 {
     int fd = connect_loopback(port);
     if (fd < 0) return -1000;
@@ -64,7 +65,7 @@ int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint
     wire_begin(&w, PROTO_CALL, call_id);
     marshal_put_string(&w, routine, &err);
     marshal_put_u64(&w, hash, &err);
-    marshal_put_u32(&w, 0, &err);
+    marshal_put_u32(&w, deadline_ms, &err);
     marshal_put_u32(&w, 0, &err);
     marshal_put_u32(&w, 0, &err);
     marshal_put_u32(&w, nargs, &err);
@@ -199,6 +200,44 @@ TEST_F(BadInput, StaleInterfaceHashIsRefused)
     int status = RawCall(server_->port(), 43, "ping", 0x1234, 0, [](wire_writer *, err_t *) {}, &detail);
     EXPECT_EQ(status, NUMRPC_ESTALE) << detail;
     EXPECT_NE(detail.find("out of date"), std::string::npos) << detail;
+    ExpectServerStillServes();
+}
+
+TEST_F(BadInput, DeadlineStopsTheRoutine)
+{
+    // linpack with n = 3000 computes for a second or more; a 30 ms deadline
+    // stops its worker and the caller gets ETIMEDOUT, not a hang.
+    const int n = 3000;
+    const size_t elems = static_cast<size_t>(n) * n;
+    ServerProc big;  // this suite's server limits arrays to 100000 elements
+    std::string detail;
+    int status = RawCall(big.port(), 44, "linpack", 0, 6,
+                         [&](wire_writer *w, err_t *err) {
+                             marshal_put_u32(w, n, err);  // lda
+                             marshal_put_u32(w, n, err);  // n
+                             wire_pad8(w, err);
+                             // a: n*n doubles (zeros: LU still does all its
+                             // work), then b: n doubles, as the walker lays them out.
+                             marshal_put_u64(w, elems, err);
+                             for (size_t done = 0; done < elems * 8;) {
+                                 uint8_t *dst;
+                                 size_t avail;
+                                 wire_reserve(w, &dst, &avail, err);
+                                 size_t m = avail < elems * 8 - done ? avail : elems * 8 - done;
+                                 memset(dst, 0, m);
+                                 wire_commit(w, m);
+                                 done += m;
+                             }
+                             marshal_put_u64(w, n, err);
+                             for (int i = 0; i < n; i++) marshal_put_double(w, 1.0, err);
+                         },
+                         &detail, 30);
+    EXPECT_EQ(status, NUMRPC_ETIMEDOUT) << detail;
+    EXPECT_NE(detail.find("linpack exceeded its deadline"), std::string::npos) << detail;
+    EXPECT_TRUE(big.alive());
+    std::string addr = big.address();
+    numrpc_config cfg{addr.c_str(), 0};
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     ExpectServerStillServes();
 }
 
