@@ -30,8 +30,11 @@ else sizes=100,200,500,1000,2000,4000; repeat=3; fi
 
 tmp=$(mktemp -d /tmp/numrpc-linpack-XXXXXX)
 srv_pid=
+corba_pid=
+corba_server=$build/apps/corba/numrpc-corba-server
 cleanup() {
     [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+    [ -n "$corba_pid" ] && kill "$corba_pid" 2>/dev/null && wait "$corba_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -46,11 +49,24 @@ for threads in 1 2; do
     while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     port=$(cat "$tmp/port" 2>/dev/null)
     [ -n "$port" ] || { echo "run_linpack.sh: server did not start" >&2; exit 1; }
+    # The CORBA baseline (omniORB) with the same BLAS threads, if it was built.
+    corba_args=
+    if [ -x "$corba_server" ]; then
+        rm -f "$tmp/ior"
+        OPENBLAS_NUM_THREADS=$threads "$corba_server" --ior-file "$tmp/ior" >/dev/null 2>&1 &
+        corba_pid=$!
+        i=0
+        while [ ! -s "$tmp/ior" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+        [ -s "$tmp/ior" ] && corba_args="--corba $tmp/ior"
+    else
+        echo "run_linpack.sh: no CORBA baseline in this build (omniORB missing): skipped"
+    fi
     echo "== Linpack, $threads BLAS thread(s) on client and server (server 127.0.0.1:$port) =="
     NUMRPC_SERVER=127.0.0.1:$port OPENBLAS_NUM_THREADS=$threads \
-        "$linpack" --sizes "$sizes" --repeat "$repeat" --mode both \
+        "$linpack" --sizes "$sizes" --repeat "$repeat" --mode both $corba_args \
         --csv "$out/linpack_t$threads.csv" || status=1
     kill "$srv_pid"; wait "$srv_pid" 2>/dev/null; srv_pid=
+    if [ -n "$corba_pid" ]; then kill "$corba_pid"; wait "$corba_pid" 2>/dev/null; corba_pid=; fi
     echo
 done
 exit $status

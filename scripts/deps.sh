@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ make autoconf automake libtool pkg-config flex bison
   libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
+  omniidl libomniorb4-dev
 )
 
 missing=()

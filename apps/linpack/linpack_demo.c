@@ -11,6 +11,9 @@
 #include <time.h>
 
 #include <numrpc.h>
+#ifdef HAVE_CORBA
+#include "corba_client.h"
+#endif
 
 /* LAPACK from OpenBLAS: the same work the server does. */
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda,
@@ -33,6 +36,7 @@ struct options {
     int mode;
     const char *csv_path;
     int local_only;
+    const char *corba_ior; /* --corba: also run the omniORB baseline */
 };
 
 /* One result line of the table / CSV. */
@@ -44,6 +48,8 @@ struct row {
     uint64_t bytes;
     double resid_local, resid_remote;
     int remote_ok;
+    double corba_s, resid_corba; /* the omniORB baseline, if run */
+    int corba_ok;
 };
 
 static double now_seconds(void)
@@ -124,9 +130,11 @@ static void usage(FILE *out)
             "[--repeat R]\n"
             "                      [--mode linpack|dgefa+dgesl|both] "
             "[--csv FILE] [--local-only]\n"
+            "                      [--corba IORFILE]\n"
             "Solves a random A x = b with local LAPACK (dgetrf + dgetrs) and "
             "on the\nnumrpc server named by NUMRPC_SERVER (host:port), and "
-            "prints the best of R runs.\n");
+            "prints the best of R runs.  --corba also runs the same solve through the\n"
+            "omniORB baseline server whose IOR is in IORFILE (numrpc-corba-server).\n");
 }
 
 static int parse_sizes(const char *text, struct options *opt)
@@ -155,6 +163,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
     opt->mode = MODE_LINPACK;
     opt->csv_path = NULL;
     opt->local_only = 0;
+    opt->corba_ior = NULL;
 
     static const struct option longopts[] = {
         {"sizes", required_argument, NULL, 's'},
@@ -162,6 +171,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
         {"mode", required_argument, NULL, 'm'},
         {"csv", required_argument, NULL, 'c'},
         {"local-only", no_argument, NULL, 'l'},
+        {"corba", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -208,6 +218,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
         case 'l':
             opt->local_only = 1;
             break;
+        case 'C':
+#ifdef HAVE_CORBA
+            opt->corba_ior = optarg;
+            break;
+#else
+            fprintf(stderr, "numrpc-linpack: built without omniORB: no --corba\n");
+            return -1;
+#endif
         case 'h':
             usage(stdout);
             exit(0);
@@ -381,6 +399,44 @@ static int run_remote(struct problem *p, int mode, int repeat, struct row *row)
     return 0;
 }
 
+#ifdef HAVE_CORBA
+/* One solve through the omniORB baseline, the same calls as numrpc makes. */
+static int corba_solve_once(struct problem *p, int mode, double *seconds)
+{
+    const int n = p->n, lda = p->n;
+    int info = 0, rc;
+    reset_system(p);
+    double t0 = now_seconds();
+    if (mode == MODE_LINPACK) {
+        rc = corba_linpack(p->a, lda, n, p->ipvt, p->x, &info);
+    } else {
+        rc = corba_dgefa(p->a, lda, n, p->ipvt, &info);
+        if (rc == 0 && info == 0) rc = corba_dgesl(p->a, lda, n, p->ipvt, p->x, 0);
+    }
+    *seconds = now_seconds() - t0;
+    if (rc != 0 || info != 0) {
+        fprintf(stderr, "numrpc-linpack: CORBA solve n=%d failed: %s (info %d)\n", n,
+                rc ? corba_last_error() : "ok", info);
+        return -1;
+    }
+    return 0;
+}
+
+/* Best of R CORBA solves after one untimed warm-up; residual of the last. */
+static int run_corba(struct problem *p, int mode, int repeat, struct row *row)
+{
+    double best = INFINITY, one;
+    for (int r = -1; r < repeat; r++) {
+        if (corba_solve_once(p, mode, &one) != 0) return -1;
+        if (r >= 0 && one < best) best = one;
+    }
+    row->corba_s = best;
+    row->resid_corba = normalised_residual(p->a0, p->n, p->x, p->b0);
+    row->corba_ok = 1;
+    return 0;
+}
+#endif
+
 static double comm_mb_per_s(const struct row *r)
 {
     double t = r->send_s + r->receive_s;
@@ -393,6 +449,20 @@ static void print_header(void)
            "mode", "local_s", "local_MF", "remote_s", "remote_MF", "ratio",
            "send_s", "compute_s", "recv_s", "comm_MB/s", "resid_rem",
            "resid_loc");
+}
+
+static void print_corba_header(void)
+{
+    printf("%6s %-12s %10s %9s %10s %9s %14s %9s\n", "n", "mode", "numrpc_s", "numrpc_MF",
+           "corba_s", "corba_MF", "numrpc/corba", "resid_cb");
+}
+
+static void print_corba_row(const struct row *r)
+{
+    if (!r->corba_ok || !r->remote_ok) return;
+    double nm = mflops(r->n, r->remote_s), cm = mflops(r->n, r->corba_s);
+    printf("%6d %-12s %10.5f %9.1f %10.5f %9.1f %14.3f %9.3f\n", r->n, r->mode, r->remote_s, nm,
+           r->corba_s, cm, cm > 0.0 ? nm / cm : 0.0, r->resid_corba);
 }
 
 static void print_row(const struct row *r)
@@ -415,7 +485,7 @@ static void csv_header(FILE *f)
 {
     fprintf(f, "n,mode,local_s,local_mflops,remote_s,remote_mflops,ratio,"
                "send_s,compute_s,receive_s,comm_mb_per_s,bytes,"
-               "resid_remote,resid_local\n");
+               "resid_remote,resid_local,corba_s,corba_mflops\n");
 }
 
 static void csv_row(FILE *f, const struct row *r)
@@ -431,7 +501,9 @@ static void csv_row(FILE *f, const struct row *r)
     } else {
         fprintf(f, ",,,,,,,,,");
     }
-    fprintf(f, "%.6g\n", r->resid_local);
+    fprintf(f, "%.6g,", r->resid_local);
+    if (r->corba_ok) fprintf(f, "%.6g,%.6g\n", r->corba_s, mflops(r->n, r->corba_s));
+    else fprintf(f, ",\n");
 }
 
 int main(int argc, char **argv)
@@ -459,8 +531,22 @@ int main(int argc, char **argv)
                           : (server && *server ? server : "(NUMRPC_SERVER unset)"));
     printf("client lines per solve: local 2 (dgetrf_ + dgetrs_), remote 1 "
            "(numrpc_call(\"linpack\", ...)) or 2 (dgefa + dgesl)\n");
+#ifdef HAVE_CORBA
+    if (opt.corba_ior) {
+        char err[256];
+        if (corba_client_open(opt.corba_ior, err, sizeof err) != 0) {
+            fprintf(stderr, "numrpc-linpack: %s\n", err);
+            return 2;
+        }
+        printf("CORBA baseline (omniORB): IOR from %s; client lines: 3 to set up the ORB and "
+               "the reference, 9 for the linpack call (apps/corba/corba_client.cc)\n",
+               opt.corba_ior);
+    }
+#endif
     print_header();
 
+    struct row corba_rows[2 * MAX_SIZES];
+    int ncorba = 0;
     int status = 0;
     for (int s = 0; s < opt.nsizes; s++) {
         struct problem p;
@@ -509,6 +595,14 @@ int main(int argc, char **argv)
                     status = 1;
                 }
             }
+#ifdef HAVE_CORBA
+            if (opt.corba_ior && !opt.local_only) {
+                if (run_corba(&p, modes[m].mode, opt.repeat, &row) != 0 ||
+                    !(row.resid_corba <= RESIDUAL_LIMIT))
+                    status = 1;
+                corba_rows[ncorba++] = row;
+            }
+#endif
             print_row(&row);
             fflush(stdout);
             if (csv)
@@ -517,6 +611,15 @@ int main(int argc, char **argv)
                 break; /* one local row per size */
         }
         problem_free(&p);
+    }
+
+    if (ncorba > 0) {
+        printf("\nnumrpc vs the CORBA baseline (omniORB), best of %d each:\n", opt.repeat);
+        print_corba_header();
+        for (int i = 0; i < ncorba; i++) print_corba_row(&corba_rows[i]);
+#ifdef HAVE_CORBA
+        corba_client_close();
+#endif
     }
 
     if (csv && fclose(csv) != 0) {
