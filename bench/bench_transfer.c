@@ -19,6 +19,9 @@
 
 #include "rawtcp.h"
 #include "stats.h"
+#ifdef HAVE_CORBA
+#include "corba_client.h"
+#endif
 
 #define MAX_SIZES 32
 #define MAX_ROUNDS 1000
@@ -29,12 +32,17 @@ enum system_id {
     SYS_RAW_TUNED,
     SYS_RAW_NAIVE,
     SYS_NUMRPC,
+    SYS_CORBA,
     SYS_RAW_PING,
     SYS_NUMRPC_PING,
+    SYS_CORBA_PING,
     SYS_COUNT
 };
-static const char *const sys_name[SYS_COUNT] = {"raw-tuned", "raw-naive", "numrpc-dcopy",
-                                                "raw-pingpong", "numrpc-ping"};
+static const char *const sys_name[SYS_COUNT] = {"raw-tuned",    "raw-naive",   "numrpc-dcopy",
+                                                "omniorb-dcopy", "raw-pingpong", "numrpc-ping",
+                                                "omniorb-ping"};
+/* The last bulk and ping systems this run measures (omniORB if built). */
+static int last_bulk = SYS_NUMRPC, last_ping = SYS_NUMRPC_PING;
 
 struct placement {
     const char *name;
@@ -57,6 +65,7 @@ struct sample {
 static struct {
     const char *server_bin;
     const char *stubs;
+    const char *corba_bin; /* omniORB baseline server, or NULL */
     size_t sizes[MAX_SIZES];
     int nsizes;
     int rounds;
@@ -154,6 +163,46 @@ static pid_t spawn_numrpc_server(int cpu, int *port)
     return pid;
 }
 
+#ifdef HAVE_CORBA
+/* Starts the omniORB baseline server pinned like the numrpc one and opens the
+ * client on it.  Returns its pid or -1. */
+static pid_t spawn_corba_server(int cpu)
+{
+    char dir[] = "/tmp/numrpc-bench-XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    char ior[PATH_MAX], err[256];
+    snprintf(ior, sizeof ior, "%s/ior", dir);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        pin_self(cpu);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execl(opt.corba_bin, opt.corba_bin, "--ior-file", ior, (char *)NULL);
+        _exit(127);
+    }
+    int ok = 0;
+    for (int i = 0; i < 1000 && !ok; i++) {
+        ok = access(ior, R_OK) == 0;
+        if (!ok && waitpid(pid, NULL, WNOHANG) == pid) break;
+        if (!ok) usleep(10000);
+    }
+    if (ok && corba_client_open(ior, err, sizeof err) != 0) {
+        fprintf(stderr, "numrpc-bench-transfer: omniORB client: %s\n", err);
+        ok = 0;
+    }
+    unlink(ior);
+    rmdir(dir);
+    if (!ok) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+#endif
+
 static void stop_process(pid_t pid)
 {
     if (pid <= 0) return;
@@ -195,11 +244,15 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
     memset(&info, 0, sizeof info);
     for (int r = 0; r < reps; r++) {
         int rc = 0;
-        if (sys == SYS_RAW_PING || sys == SYS_NUMRPC_PING) {
+        if (sys >= SYS_RAW_PING) {
             unsigned long long w = ++tag_counter;
             double t0 = bench_now();
             if (sys == SYS_RAW_PING)
                 rc = rawtcp_ping(c->fd[RAWTCP_TUNED], w);
+#ifdef HAVE_CORBA
+            else if (sys == SYS_CORBA_PING)
+                rc = corba_ping();
+#endif
             else
                 rc = numrpc_call("ping");
             t[r] = bench_now() - t0;
@@ -208,6 +261,10 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
             double t0 = bench_now();
             if (sys == SYS_NUMRPC) {
                 rc = numrpc_call("dcopy", (int)n, xbuf, 1, ybuf, 1);
+#ifdef HAVE_CORBA
+            } else if (sys == SYS_CORBA) {
+                rc = corba_dcopy(xbuf, ybuf, n);
+#endif
             } else {
                 enum rawtcp_mode m = sys == SYS_RAW_TUNED ? RAWTCP_TUNED : RAWTCP_NAIVE;
                 rc = rawtcp_echo(c->fd[m], m, xbuf, ybuf, n * 8);
@@ -219,6 +276,14 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
                 verify_failures++;
             }
         }
+#ifdef HAVE_CORBA
+        if (rc != 0 && (sys == SYS_CORBA || sys == SYS_CORBA_PING)) {
+            fprintf(stderr, "numrpc-bench-transfer: %s failed: CORBA %s\n", sys_name[sys],
+                    corba_last_error());
+            free(t);
+            return -1;
+        }
+#endif
         if (rc != 0) {
             fprintf(stderr, "numrpc-bench-transfer: %s failed: %s%s%s\n", sys_name[sys],
                     sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING ? numrpc_strerror(rc)
@@ -238,7 +303,7 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
         }
     }
     s->system = sys;
-    s->bytes = (sys == SYS_RAW_PING || sys == SYS_NUMRPC_PING) ? 8 : n * 8;
+    s->bytes = sys >= SYS_RAW_PING ? 8 : n * 8;
     s->reps = reps;
     s->median_s = bench_median(t, (size_t)reps);
     s->send_s = send / reps;
@@ -284,6 +349,15 @@ static int run_placement(int pi, const struct placement *pl)
         rawtcp_server_stop(&raw);
         return -1;
     }
+    pid_t corba = -1;
+#ifdef HAVE_CORBA
+    if (opt.corba_bin) {
+        corba = spawn_corba_server(pl->server_cpu);
+        if (corba < 0) fprintf(stderr, "numrpc-bench-transfer: omniORB baseline skipped\n");
+    }
+#endif
+    last_bulk = corba > 0 ? SYS_CORBA : SYS_NUMRPC;
+    last_ping = corba > 0 ? SYS_CORBA_PING : SYS_NUMRPC_PING;
     struct ctx c;
     c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw, RAWTCP_TUNED);
     c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw, RAWTCP_NAIVE);
@@ -304,16 +378,16 @@ static int run_placement(int pi, const struct placement *pl)
     memset(&s, 0, sizeof s);
     s.placement = pi;
     /* Warm-up: connections, interface cache, server worker pages. */
-    for (int sys = SYS_RAW_TUNED; sys <= SYS_NUMRPC; sys++)
+    for (int sys = SYS_RAW_TUNED; sys <= last_bulk; sys++)
         for (int i = 0; i < opt.nsizes; i++)
             if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
-    if (measure(&c, SYS_RAW_PING, 8, 50, &s) != 0 || measure(&c, SYS_NUMRPC_PING, 8, 50, &s))
-        goto out;
+    for (int sys = SYS_RAW_PING; sys <= last_ping; sys++)
+        if (measure(&c, sys, 8, 50, &s) != 0) goto out;
 
     /* Latency: rounds of raw ping-pong and numrpc ping back to back. */
     int ping_reps = opt.quick ? 300 : 1000;
     for (int r = 0; r < opt.rounds; r++) {
-        for (int sys = SYS_RAW_PING; sys <= SYS_NUMRPC_PING; sys++) {
+        for (int sys = SYS_RAW_PING; sys <= last_ping; sys++) {
             if (measure(&c, sys, 8, ping_reps, &s) != 0) goto out;
             s.round = r;
             add_sample(&s);
@@ -323,7 +397,7 @@ static int run_placement(int pi, const struct placement *pl)
     for (int i = 0; i < opt.nsizes; i++) {
         int reps = reps_for(opt.sizes[i]);
         for (int r = 0; r < opt.rounds; r++) {
-            for (int sys = SYS_RAW_TUNED; sys <= SYS_NUMRPC; sys++) {
+            for (int sys = SYS_RAW_TUNED; sys <= last_bulk; sys++) {
                 if (measure(&c, sys, opt.sizes[i], reps, &s) != 0) goto out;
                 s.round = r;
                 add_sample(&s);
@@ -363,6 +437,10 @@ out:
     if (c.fd[0] >= 0) close(c.fd[0]);
     if (c.fd[1] >= 0) close(c.fd[1]);
     stop_process(srv);
+#ifdef HAVE_CORBA
+    if (corba > 0) corba_client_close();
+#endif
+    stop_process(corba);
     rawtcp_server_stop(&raw);
     pin_self(-1);
     return rc;
@@ -474,6 +552,13 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
             fprintf(md, "| ping (8 B round trip) | %.1f µs | – | %.1f µs | **%.2f** (%.2f..%.2f; "
                         "%.2f..%.2f) | %s |\n",
                     praw * 1e6, pnum * 1e6, pr.median, pr.min, pr.max, pr.lo, pr.hi, vd);
+        int have_corba = collect(pi, 8, 0, SYS_CORBA_PING, (double[MAX_ROUNDS]){0}) > 0;
+        if (have_corba) {
+            double pc = median_of(pi, 8, 0, SYS_CORBA_PING);
+            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, SYS_CORBA_PING, SYS_RAW_PING);
+            printf("%-9s %-13s %12.3e %10s %8.3f %7.3f..%-7.3f %7.3f..%-7.3f\n", "ping",
+                   sys_name[SYS_CORBA_PING], pc, "-", cr.median, cr.min, cr.max, cr.lo, cr.hi);
+        }
         for (int i = 0; i < opt.nsizes; i++) {
             size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
             size_label(b, lab, sizeof lab);
@@ -492,6 +577,15 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
             printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f %s\n", lab,
                    sys_name[SYS_NUMRPC], mr, mbps(b, mr), rr.median, rr.min, rr.max, rr.lo,
                    rr.hi, vd);
+            if (have_corba) {
+                double mc = median_of(pi, b, 0, SYS_CORBA);
+                struct ratio_stats rc = ratio_of(pi, b, 0, 0, SYS_CORBA, SYS_RAW_TUNED);
+                struct ratio_stats nc = ratio_of(pi, b, 0, 0, SYS_NUMRPC, SYS_CORBA);
+                printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f "
+                       "numrpc/omniORB %.3f (%.3f..%.3f)\n",
+                       lab, sys_name[SYS_CORBA], mc, mbps(b, mc), rc.median, rc.min, rc.max, rc.lo,
+                       rc.hi, nc.median, nc.lo, nc.hi);
+            }
             if (md) {
                 if (b < 1u << 20)
                     fprintf(md, "| %s | %.1f µs (%.0f MB/s) | %.1f µs (%.0f MB/s) | %.1f µs "
@@ -503,6 +597,26 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
                             mbps(b, mt), mbps(b, mn), mbps(b, mr));
                 fprintf(md, " **%.3f** (%.3f..%.3f; %.3f..%.3f) | %s |\n", rr.median, rr.min,
                         rr.max, rr.lo, rr.hi, vd);
+            }
+        }
+        if (md && have_corba) {
+            fprintf(md, "\nThe CORBA baseline (omniORB 4, same rounds): numrpc / omniORB <= 1.25 "
+                        "at every size is the target, and faster at 64 MiB.\n\n"
+                        "| size (each way) | omniORB | omniORB / tuned | numrpc / omniORB (90%% CI) "
+                        "|\n|---|---|---|---|\n");
+            double pc = median_of(pi, 8, 0, SYS_CORBA_PING);
+            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, SYS_CORBA_PING, SYS_RAW_PING);
+            struct ratio_stats nc = ratio_of(pi, 8, 0, 0, SYS_NUMRPC_PING, SYS_CORBA_PING);
+            fprintf(md, "| ping | %.1f µs | %.3f | **%.3f** (%.3f..%.3f) |\n", pc * 1e6, cr.median,
+                    nc.median, nc.lo, nc.hi);
+            for (int i = 0; i < opt.nsizes; i++) {
+                size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
+                double mc = median_of(pi, b, 0, SYS_CORBA);
+                struct ratio_stats rc = ratio_of(pi, b, 0, 0, SYS_CORBA, SYS_RAW_TUNED);
+                struct ratio_stats ncb = ratio_of(pi, b, 0, 0, SYS_NUMRPC, SYS_CORBA);
+                fprintf(md, "| %s | %.0f MB/s | %.3f | **%.3f** (%.3f..%.3f) |\n",
+                        size_label(b, lab, sizeof lab), mbps(b, mc), rc.median, ncb.median,
+                        ncb.lo, ncb.hi);
             }
         }
         if (opt.packet_sweep) {
@@ -621,6 +735,7 @@ int main(int argc, char **argv)
 {
     const char *sizes_arg = NULL;
     const char *place_arg = NULL;
+    int no_corba = 0;
     opt.rounds = 0;
     opt.placement_only = -1;
     opt.server_bin = getenv("NUMRPC_SERVER_BIN");
@@ -631,6 +746,7 @@ int main(int argc, char **argv)
         {"quick", no_argument, 0, 'q'},            {"packet-sweep", no_argument, 0, 'p'},
         {"csv", required_argument, 0, 'c'},        {"markdown", required_argument, 0, 'm'},
         {"placement", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
+        {"corba-server", required_argument, 0, 'C'}, {"no-corba", no_argument, 0, 'N'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -644,6 +760,8 @@ int main(int argc, char **argv)
         case 'c': opt.csv = optarg; break;
         case 'm': opt.markdown = optarg; break;
         case 'P': place_arg = optarg; break;
+        case 'C': opt.corba_bin = optarg; break;
+        case 'N': no_corba = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -654,6 +772,14 @@ int main(int argc, char **argv)
     }
     if (!opt.server_bin) opt.server_bin = default_path("../server/numrpc-server");
     if (!opt.stubs) opt.stubs = default_path("../stubs/.libs");
+#ifdef HAVE_CORBA
+    if (!opt.corba_bin) opt.corba_bin = default_path("../apps/corba/numrpc-corba-server");
+    if (no_corba || (opt.corba_bin && access(opt.corba_bin, X_OK) != 0)) opt.corba_bin = NULL;
+#else
+    (void)no_corba;
+    opt.corba_bin = NULL;
+#endif
+    if (!opt.corba_bin) printf("# omniORB baseline: not built or disabled; skipped\n");
     if (access(opt.server_bin, X_OK) != 0) {
         fprintf(stderr, "numrpc-bench-transfer: no server at %s (use --server-bin)\n",
                 opt.server_bin);

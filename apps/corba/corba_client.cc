@@ -43,10 +43,10 @@ extern "C" int corba_client_open(const char *ior_file, char *err, size_t errlen)
         return -1;
     }
     try {
-        // BEGIN client setup (CORBA)
         int argc = 0;
         const char *options[][2] = {{"giopMaxMsgSize", "1073741824"}, {nullptr, nullptr}};
-        orb = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
+        // BEGIN client setup (CORBA)
+        if (CORBA::is_nil(orb)) orb = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
         CORBA::Object_var obj = orb->string_to_object(ior.c_str());
         solver = NumBench::Solver::_narrow(obj);
         // END client setup (CORBA)
@@ -63,8 +63,9 @@ extern "C" int corba_client_open(const char *ior_file, char *err, size_t errlen)
 
 extern "C" void corba_client_close(void)
 {
+    // The ORB stays for the life of the process: omniORB cannot be
+    // initialised again after destroy(), and a benchmark reconnects.
     solver = NumBench::Solver::_nil();
-    if (!CORBA::is_nil(orb)) orb->destroy();
 }
 
 extern "C" const char *corba_last_error(void)

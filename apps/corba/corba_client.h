@@ -9,8 +9,8 @@
 extern "C" {
 #endif
 
-/* Connects to the server whose IOR is in ior_file.  Returns 0, or -1 with a
- * message in err.  One client per process. */
+/* Connects to the server whose IOR is in ior_file (again after a close, to
+ * another server).  Returns 0, or -1 with a message in err. */
 int corba_client_open(const char *ior_file, char *err, size_t errlen);
 void corba_client_close(void);
 
