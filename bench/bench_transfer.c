@@ -18,6 +18,7 @@
 #include <numrpc.h>
 
 #include "rawtcp.h"
+#include "fit.h"
 #include "stats.h"
 #ifdef HAVE_CORBA
 #include "corba_client.h"
@@ -59,6 +60,7 @@ struct sample {
     int reps;
     double median_s;
     double send_s, compute_s, receive_s; /* numrpc: means over the reps */
+    double jitter_all, jitter_rest;      /* std dev of the reps, without the first */
     uint64_t wire_sent, wire_received;   /* numrpc: last call's wire bytes */
 };
 
@@ -305,6 +307,8 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
     s->system = sys;
     s->bytes = sys >= SYS_RAW_PING ? 8 : n * 8;
     s->reps = reps;
+    s->jitter_all = fit_stddev(t, (size_t)reps, 0);
+    s->jitter_rest = fit_stddev(t, (size_t)reps, 1);
     s->median_s = bench_median(t, (size_t)reps);
     s->send_s = send / reps;
     s->compute_s = comp / reps;
@@ -520,6 +524,48 @@ static double ping_target(const struct placement *pl, int ncpu)
     return 1.3;
 }
 
+/* The linear model T = b0 + b1*m of each system over every (size, round)
+ * median of one placement, and the jitter of its largest size. */
+static void report_fits(int pi, FILE *md)
+{
+    static double x[MAX_ROUNDS * MAX_SIZES], y[MAX_ROUNDS * MAX_SIZES];
+    printf("-- linear model T = b0 + b1*m (m = bytes each way), 90%% CIs; jitter = std dev "
+           "of one round's calls at the largest size, all / without the first\n");
+    printf("%-14s %22s %26s %12s %12s %22s\n", "system", "t0 = b0 (us)", "b1 (ns/byte)",
+           "r_max MB/s", "n_half B", "jitter all/rest (us)");
+    if (md)
+        fprintf(md, "\nLinear model T = b0 + b1·m over all sizes and rounds (90 %% CI); jitter "
+                    "at the largest size, all calls / without the first:\n\n| system | t0 = b0 "
+                    "| b1 | r_max | n½ | jitter all / rest |\n|---|---|---|---|---|---|\n");
+    for (int sys = SYS_RAW_TUNED; sys <= SYS_CORBA; sys++) {
+        size_t n = 0;
+        double jit_all = 0, jit_rest = 0;
+        size_t largest = 0;
+        for (size_t i = 0; i < nsamples; i++) {
+            const struct sample *s = &samples[i];
+            if (s->placement != pi || s->system != sys || s->packet != 0) continue;
+            x[n] = (double)s->bytes;
+            y[n] = s->median_s;
+            n++;
+            if (s->bytes >= largest) {
+                largest = s->bytes;
+                jit_all = s->jitter_all;
+                jit_rest = s->jitter_rest;
+            }
+        }
+        fit_result f;
+        if (n < 3 || fit_linear(x, y, n, CI_LEVEL, &f) != 0) continue;
+        printf("%-14s %10.1f +- %-9.1f %12.4f +- %-9.4f %12.0f %12.0f %10.1f / %-9.1f\n",
+               sys_name[sys], f.b0 * 1e6, f.b0_half * 1e6, f.b1 * 1e9, f.b1_half * 1e9,
+               f.r_max / 1e6, f.n_half, jit_all * 1e6, jit_rest * 1e6);
+        if (md)
+            fprintf(md, "| %s | %.1f ± %.1f µs | %.4f ± %.4f ns/B | %.0f MB/s | %.0f B | %.1f / "
+                        "%.1f µs |\n",
+                    sys_name[sys], f.b0 * 1e6, f.b0_half * 1e6, f.b1 * 1e9, f.b1_half * 1e9,
+                    f.r_max / 1e6, f.n_half, jit_all * 1e6, jit_rest * 1e6);
+    }
+}
+
 static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
 {
     char lab[32], vd[48];
@@ -619,6 +665,7 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
                         ncb.lo, ncb.hi);
             }
         }
+        report_fits(pi, md);
         if (opt.packet_sweep) {
             size_t b = 8u << 20;
             static const size_t packets[] = {1024, 4096, 65536, 1048576};
