@@ -55,8 +55,9 @@ linpack_md() {
             if ($1 == 4000 && $2 == "dgefa+dgesl") t = ">= 0.82"
             if (t != "–") { lim = substr(t, 4) + 0; t = t ($7 >= lim ? " met" : " MISSED") }
         }
-        printf "| %s | %s | %.0f | %.0f | **%.3f** | %.4f / %.4f / %.4f | %s |\n",
-               $1, $2, $4, $6, $7, $8, $9, $10, t
+        corba = ($16 != "" && $16 > 0) ? sprintf("%.0f | %.3f", $16, $6 / $16) : "– | –"
+        printf "| %s | %s | %.0f | %.0f | **%.3f** | %.4f / %.4f / %.4f | %s | %s |\n",
+               $1, $2, $4, $6, $7, $8, $9, $10, t, corba
     }' "$2"
 }
 
@@ -85,13 +86,15 @@ report=$out/report.md
         [ -s "$out/linpack_t$t.csv" ] || continue
         echo "## Linpack, $t BLAS thread(s) on client and server (MFLOPS, best of 3)"
         echo
-        echo "| n | mode | local | remote | remote/local | send / compute / receive s | target |"
-        echo "|---|---|---|---|---|---|---|"
+        echo "| n | mode | local | remote | remote/local | send / compute / receive s | target | omniORB | numrpc/omniORB |"
+        echo "|---|---|---|---|---|---|---|---|---|"
         linpack_md "$t" "$out/linpack_t$t.csv"
         echo
     done
     echo "Targets (1 thread): linpack >= 80 % of local at n=1000, >= 92 % at 4000;"
-    echo "dgefa+dgesl >= 60 % / 82 %."
+    echo "dgefa+dgesl >= 60 % / 82 %; numrpc >= 0.95x omniORB at every n."
+    echo
+    "$here/footprint.sh" "$build" || echo "(footprint: install into a temporary prefix failed)"
 } > "$report"
 
 # Plots, only with tools already present.
