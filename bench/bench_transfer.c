@@ -76,6 +76,7 @@ static struct {
     const char *csv;
     const char *markdown;
     int placement_only; /* -1 all, else index */
+    int reps;           /* calls per round and size; 0 = by size */
 } opt;
 
 static struct sample *samples;
@@ -321,6 +322,7 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
 
 static int reps_for(size_t bytes)
 {
+    if (opt.reps > 0) return opt.reps;
     if (bytes <= 4096) return opt.quick ? 100 : 300;
     if (bytes <= 1u << 20) return opt.quick ? 20 : 50;
     if (bytes <= 16u << 20) return opt.quick ? 4 : 8;
@@ -389,7 +391,7 @@ static int run_placement(int pi, const struct placement *pl)
         if (measure(&c, sys, 8, 50, &s) != 0) goto out;
 
     /* Latency: rounds of raw ping-pong and numrpc ping back to back. */
-    int ping_reps = opt.quick ? 300 : 1000;
+    int ping_reps = opt.reps > 0 ? opt.reps * 5 : opt.quick ? 300 : 1000;
     for (int r = 0; r < opt.rounds; r++) {
         for (int sys = SYS_RAW_PING; sys <= last_ping; sys++) {
             if (measure(&c, sys, 8, ping_reps, &s) != 0) goto out;
@@ -555,11 +557,11 @@ static void report_fits(int pi, FILE *md)
         }
         fit_result f;
         if (n < 3 || fit_linear(x, y, n, CI_LEVEL, &f) != 0) continue;
-        printf("%-14s %10.1f +- %-9.1f %12.4f +- %-9.4f %12.0f %12.0f %10.1f / %-9.1f\n",
+        printf("%-14s %10.1f +- %-9.1f %12.4f +- %-9.4f %12.3f %12.0f %10.1f / %-9.1f\n",
                sys_name[sys], f.b0 * 1e6, f.b0_half * 1e6, f.b1 * 1e9, f.b1_half * 1e9,
                f.r_max / 1e6, f.n_half, jit_all * 1e6, jit_rest * 1e6);
         if (md)
-            fprintf(md, "| %s | %.1f ± %.1f µs | %.4f ± %.4f ns/B | %.0f MB/s | %.0f B | %.1f / "
+            fprintf(md, "| %s | %.1f ± %.1f µs | %.4f ± %.4f ns/B | %.3f MB/s | %.0f B | %.1f / "
                         "%.1f µs |\n",
                     sys_name[sys], f.b0 * 1e6, f.b0_half * 1e6, f.b1 * 1e9, f.b1_half * 1e9,
                     f.r_max / 1e6, f.n_half, jit_all * 1e6, jit_rest * 1e6);
@@ -751,7 +753,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: numrpc-bench-transfer [--server-bin PATH] [--stubs DIR] [--sizes LIST]\n"
             "         [--rounds R] [--quick] [--packet-sweep] [--csv FILE] [--markdown FILE]\n"
-            "         [--placement same|different|unpinned]\n"
+            "         [--placement same|different|unpinned] [--reps N] [--no-corba]\n"
+            "         [--corba-server PATH]\n"
             "Round trips (N bytes out, N bytes back) of numrpc dcopy against a raw TCP echo\n"
             "(tuned and naive) and numrpc ping against an 8-byte ping-pong, interleaved in\n"
             "rounds.  Sizes: default 8,64K,8M,64M (--quick: 8,64K,8M).  Ratio = numrpc time\n"
@@ -794,6 +797,7 @@ int main(int argc, char **argv)
         {"csv", required_argument, 0, 'c'},        {"markdown", required_argument, 0, 'm'},
         {"placement", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
         {"corba-server", required_argument, 0, 'C'}, {"no-corba", no_argument, 0, 'N'},
+        {"reps", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -808,6 +812,7 @@ int main(int argc, char **argv)
         case 'm': opt.markdown = optarg; break;
         case 'P': place_arg = optarg; break;
         case 'C': opt.corba_bin = optarg; break;
+        case 'R': opt.reps = atoi(optarg); break;
         case 'N': no_corba = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

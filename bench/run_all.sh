@@ -41,6 +41,10 @@ echo "### Linpack ($out/linpack.txt)"
 "$here/run_linpack.sh" $quick --out "$out" "$build" > "$out/linpack.txt" 2>&1 || status=1
 cat "$out/linpack.txt"
 
+echo "### Emulated WAN ($out/wan.txt)"
+"$here/wan.sh" --out "$out" "$build" > "$out/wan.txt" 2>&1 || status=1
+cat "$out/wan.txt"
+
 # Linpack table from numrpc-linpack's CSV:
 # n,mode,local_s,local_mflops,remote_s,remote_mflops,ratio,...
 linpack_md() {
@@ -74,6 +78,17 @@ report=$out/report.md
     echo
     echo "Targets: 8 MiB and 64 MiB each way <= 1.15x tuned raw; ping <= 2x raw ping-pong on"
     echo "one vCPU and <= 1.3x across vCPUs. Per-round figures: transfer.csv."
+    echo
+    echo "## Emulated WAN: 3 Mbit/s"
+    echo
+    if [ -s "$out/wan.md" ]; then
+        echo "Loopback of a private network namespace shaped with tc tbf to 3 Mbit/s"
+        echo "(1500-byte frames, both directions through one bucket); no latency is added"
+        echo "(netem is not in this kernel). Target: numrpc >= 97 % of raw TCP's throughput."
+        cat "$out/wan.md"
+    else
+        tail -1 "$out/wan.txt"
+    fi
     echo
     echo "## Codec (doubles, 4 KiB packets of 4080-byte payloads), median GB/s"
     echo
