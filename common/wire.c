@@ -241,6 +241,7 @@ int wire_reader_idle(const wire_reader *r)
 static int fill(wire_reader *r, size_t need, err_t *err)
 {
     if (r->tail - r->head >= need) return 0;
+    if (r->head == r->tail) r->head = r->tail = 0; /* empty: start over */
     if (r->head + need > r->cap) {
         memmove(r->buf, r->buf + r->head, r->tail - r->head);
         r->tail -= r->head;

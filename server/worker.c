@@ -26,7 +26,10 @@ static void serve_connection(session *s, int ctl_fd)
     r->fd = s->writer.fd = s->fd;
     r->head = r->tail = 0;
     r->in_message = 0;
-    sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, 0);
+    /* Both limits hold inside a message; between messages the worker waits
+     * in poll(), which no socket time limit touches.  Set once per loan:
+     * a system call per message would show in every null call. */
+    sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
     for (;;) {
         if (wire_reader_idle(r)) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {s->fd, POLLIN, 0}};
@@ -46,10 +49,7 @@ static void serve_connection(session *s, int ctl_fd)
                 continue;
             }
         }
-        /* A read in the middle of a request may stall: bound it. */
-        sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
         int rc = session_serve_one(s, &err);
-        sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, 0);
         if (rc != 0) {
             if (!s->cfg->quiet && strcmp(err.detail, "closed") != 0)
                 fprintf(stderr, "numrpc-server[%d]: closing connection %d: %s\n", (int)getpid(),
