@@ -23,6 +23,9 @@
 #ifdef HAVE_CORBA
 #include "corba_client.h"
 #endif
+#ifdef HAVE_GRPC
+#include "grpc_baseline.h"
+#endif
 
 #define MAX_SIZES 32
 #define MAX_ROUNDS 1000
@@ -34,16 +37,27 @@ enum system_id {
     SYS_RAW_NAIVE,
     SYS_NUMRPC,
     SYS_CORBA,
+    SYS_GRPC,
     SYS_RAW_PING,
     SYS_NUMRPC_PING,
     SYS_CORBA_PING,
+    SYS_GRPC_PING,
     SYS_COUNT
 };
-static const char *const sys_name[SYS_COUNT] = {"raw-tuned",    "raw-naive",   "numrpc-dcopy",
-                                                "omniorb-dcopy", "raw-pingpong", "numrpc-ping",
-                                                "omniorb-ping"};
-/* The last bulk and ping systems this run measures (omniORB if built). */
-static int last_bulk = SYS_NUMRPC, last_ping = SYS_NUMRPC_PING;
+static const char *const sys_name[SYS_COUNT] = {
+    "raw-tuned",    "raw-naive",   "numrpc-dcopy", "omniorb-dcopy", "grpc-dcopy",
+    "raw-pingpong", "numrpc-ping", "omniorb-ping", "grpc-ping"};
+/* The peer systems reported against numrpc: bulk and ping ids, and names. */
+static const struct baseline {
+    int bulk, ping;
+    const char *name;
+} baselines[] = {{SYS_CORBA, SYS_CORBA_PING, "omniORB"}, {SYS_GRPC, SYS_GRPC_PING, "gRPC"}};
+#define NBASELINES (sizeof baselines / sizeof baselines[0])
+
+/* The systems this placement measures (the baselines only if built and up). */
+static int sys_on[SYS_COUNT] = {1, 1, 1, 0, 0, 1, 1, 0, 0};
+#define FOR_BULK(sys) for (int sys = SYS_RAW_TUNED; sys <= SYS_GRPC; sys++) if (sys_on[sys])
+#define FOR_PING(sys) for (int sys = SYS_RAW_PING; sys <= SYS_GRPC_PING; sys++) if (sys_on[sys])
 
 struct placement {
     const char *name;
@@ -68,6 +82,7 @@ static struct {
     const char *server_bin;
     const char *stubs;
     const char *corba_bin; /* omniORB baseline server, or NULL */
+    const char *grpc_bin;  /* gRPC baseline server, or NULL */
     size_t sizes[MAX_SIZES];
     int nsizes;
     int rounds;
@@ -206,6 +221,48 @@ static pid_t spawn_corba_server(int cpu)
 }
 #endif
 
+#ifdef HAVE_GRPC
+/* Starts the gRPC baseline server pinned like the others and connects the
+ * client.  Returns its pid or -1. */
+static pid_t spawn_grpc_server(int cpu)
+{
+    char dir[] = "/tmp/numrpc-bench-XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    char pfile[PATH_MAX];
+    snprintf(pfile, sizeof pfile, "%s/port", dir);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        pin_self(cpu);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execl(opt.grpc_bin, opt.grpc_bin, "--port-file", pfile, (char *)NULL);
+        _exit(127);
+    }
+    int port = 0;
+    for (int i = 0; i < 1000 && port <= 0; i++) {
+        FILE *f = fopen(pfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", &port) != 1) port = 0;
+            fclose(f);
+        }
+        if (port <= 0 && waitpid(pid, NULL, WNOHANG) == pid) break;
+        if (port <= 0) usleep(10000);
+    }
+    unlink(pfile);
+    rmdir(dir);
+    if (port <= 0 || grpc_baseline_open(port) != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+#endif
+
 static void stop_process(pid_t pid)
 {
     if (pid <= 0) return;
@@ -256,6 +313,10 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
             else if (sys == SYS_CORBA_PING)
                 rc = corba_ping();
 #endif
+#ifdef HAVE_GRPC
+            else if (sys == SYS_GRPC_PING)
+                rc = grpc_baseline_ping();
+#endif
             else
                 rc = numrpc_call("ping");
             t[r] = bench_now() - t0;
@@ -267,6 +328,10 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
 #ifdef HAVE_CORBA
             } else if (sys == SYS_CORBA) {
                 rc = corba_dcopy(xbuf, ybuf, n);
+#endif
+#ifdef HAVE_GRPC
+            } else if (sys == SYS_GRPC) {
+                rc = grpc_baseline_dcopy(xbuf, ybuf, n);
 #endif
             } else {
                 enum rawtcp_mode m = sys == SYS_RAW_TUNED ? RAWTCP_TUNED : RAWTCP_NAIVE;
@@ -283,6 +348,14 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
         if (rc != 0 && (sys == SYS_CORBA || sys == SYS_CORBA_PING)) {
             fprintf(stderr, "numrpc-bench-transfer: %s failed: CORBA %s\n", sys_name[sys],
                     corba_last_error());
+            free(t);
+            return -1;
+        }
+#endif
+#ifdef HAVE_GRPC
+        if (rc != 0 && (sys == SYS_GRPC || sys == SYS_GRPC_PING)) {
+            fprintf(stderr, "numrpc-bench-transfer: %s failed: gRPC %s\n", sys_name[sys],
+                    grpc_baseline_error());
             free(t);
             return -1;
         }
@@ -362,8 +435,15 @@ static int run_placement(int pi, const struct placement *pl)
         if (corba < 0) fprintf(stderr, "numrpc-bench-transfer: omniORB baseline skipped\n");
     }
 #endif
-    last_bulk = corba > 0 ? SYS_CORBA : SYS_NUMRPC;
-    last_ping = corba > 0 ? SYS_CORBA_PING : SYS_NUMRPC_PING;
+    pid_t grpc = -1;
+#ifdef HAVE_GRPC
+    if (opt.grpc_bin) {
+        grpc = spawn_grpc_server(pl->server_cpu);
+        if (grpc < 0) fprintf(stderr, "numrpc-bench-transfer: gRPC baseline skipped\n");
+    }
+#endif
+    sys_on[SYS_CORBA] = sys_on[SYS_CORBA_PING] = corba > 0;
+    sys_on[SYS_GRPC] = sys_on[SYS_GRPC_PING] = grpc > 0;
     struct ctx c;
     c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw, RAWTCP_TUNED);
     c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw, RAWTCP_NAIVE);
@@ -384,16 +464,14 @@ static int run_placement(int pi, const struct placement *pl)
     memset(&s, 0, sizeof s);
     s.placement = pi;
     /* Warm-up: connections, interface cache, server worker pages. */
-    for (int sys = SYS_RAW_TUNED; sys <= last_bulk; sys++)
-        for (int i = 0; i < opt.nsizes; i++)
-            if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
-    for (int sys = SYS_RAW_PING; sys <= last_ping; sys++)
-        if (measure(&c, sys, 8, 50, &s) != 0) goto out;
+    FOR_BULK(sys) for (int i = 0; i < opt.nsizes; i++)
+        if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
+    FOR_PING(sys) if (measure(&c, sys, 8, 50, &s) != 0) goto out;
 
     /* Latency: rounds of raw ping-pong and numrpc ping back to back. */
     int ping_reps = opt.reps > 0 ? opt.reps * 5 : opt.quick ? 300 : 1000;
     for (int r = 0; r < opt.rounds; r++) {
-        for (int sys = SYS_RAW_PING; sys <= last_ping; sys++) {
+        FOR_PING(sys) {
             if (measure(&c, sys, 8, ping_reps, &s) != 0) goto out;
             s.round = r;
             add_sample(&s);
@@ -403,7 +481,7 @@ static int run_placement(int pi, const struct placement *pl)
     for (int i = 0; i < opt.nsizes; i++) {
         int reps = reps_for(opt.sizes[i]);
         for (int r = 0; r < opt.rounds; r++) {
-            for (int sys = SYS_RAW_TUNED; sys <= last_bulk; sys++) {
+            FOR_BULK(sys) {
                 if (measure(&c, sys, opt.sizes[i], reps, &s) != 0) goto out;
                 s.round = r;
                 add_sample(&s);
@@ -447,6 +525,10 @@ out:
     if (corba > 0) corba_client_close();
 #endif
     stop_process(corba);
+#ifdef HAVE_GRPC
+    if (grpc > 0) grpc_baseline_close();
+#endif
+    stop_process(grpc);
     rawtcp_server_stop(&raw);
     pin_self(-1);
     return rc;
@@ -539,7 +621,7 @@ static void report_fits(int pi, FILE *md)
         fprintf(md, "\nLinear model T = b0 + b1·m over all sizes and rounds (90 %% CI); jitter "
                     "at the largest size, all calls / without the first:\n\n| system | t0 = b0 "
                     "| b1 | r_max | n½ | jitter all / rest |\n|---|---|---|---|---|---|\n");
-    for (int sys = SYS_RAW_TUNED; sys <= SYS_CORBA; sys++) {
+    for (int sys = SYS_RAW_TUNED; sys <= SYS_GRPC; sys++) {
         size_t n = 0;
         double jit_all = 0, jit_rest = 0;
         size_t largest = 0;
@@ -600,12 +682,15 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
             fprintf(md, "| ping (8 B round trip) | %.1f µs | – | %.1f µs | **%.2f** (%.2f..%.2f; "
                         "%.2f..%.2f) | %s |\n",
                     praw * 1e6, pnum * 1e6, pr.median, pr.min, pr.max, pr.lo, pr.hi, vd);
-        int have_corba = collect(pi, 8, 0, SYS_CORBA_PING, (double[MAX_ROUNDS]){0}) > 0;
-        if (have_corba) {
-            double pc = median_of(pi, 8, 0, SYS_CORBA_PING);
-            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, SYS_CORBA_PING, SYS_RAW_PING);
+        int have[NBASELINES];
+        for (size_t k = 0; k < NBASELINES; k++) {
+            double tmp[MAX_ROUNDS];
+            have[k] = collect(pi, 8, 0, baselines[k].ping, tmp) > 0;
+            if (!have[k]) continue;
+            double pc = median_of(pi, 8, 0, baselines[k].ping);
+            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, baselines[k].ping, SYS_RAW_PING);
             printf("%-9s %-13s %12.3e %10s %8.3f %7.3f..%-7.3f %7.3f..%-7.3f\n", "ping",
-                   sys_name[SYS_CORBA_PING], pc, "-", cr.median, cr.min, cr.max, cr.lo, cr.hi);
+                   sys_name[baselines[k].ping], pc, "-", cr.median, cr.min, cr.max, cr.lo, cr.hi);
         }
         for (int i = 0; i < opt.nsizes; i++) {
             size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
@@ -625,14 +710,16 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
             printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f %s\n", lab,
                    sys_name[SYS_NUMRPC], mr, mbps(b, mr), rr.median, rr.min, rr.max, rr.lo,
                    rr.hi, vd);
-            if (have_corba) {
-                double mc = median_of(pi, b, 0, SYS_CORBA);
-                struct ratio_stats rc = ratio_of(pi, b, 0, 0, SYS_CORBA, SYS_RAW_TUNED);
-                struct ratio_stats nc = ratio_of(pi, b, 0, 0, SYS_NUMRPC, SYS_CORBA);
+            for (size_t k = 0; k < NBASELINES; k++) {
+                if (!have[k]) continue;
+                int sys = baselines[k].bulk;
+                double mc = median_of(pi, b, 0, sys);
+                struct ratio_stats rc = ratio_of(pi, b, 0, 0, sys, SYS_RAW_TUNED);
+                struct ratio_stats nc = ratio_of(pi, b, 0, 0, SYS_NUMRPC, sys);
                 printf("%-9s %-13s %12.3e %10.1f %8.3f %7.3f..%-7.3f %7.3f..%-7.3f "
-                       "numrpc/omniORB %.3f (%.3f..%.3f)\n",
-                       lab, sys_name[SYS_CORBA], mc, mbps(b, mc), rc.median, rc.min, rc.max, rc.lo,
-                       rc.hi, nc.median, nc.lo, nc.hi);
+                       "numrpc/%s %.3f (%.3f..%.3f)\n",
+                       lab, sys_name[sys], mc, mbps(b, mc), rc.median, rc.min, rc.max, rc.lo,
+                       rc.hi, baselines[k].name, nc.median, nc.lo, nc.hi);
             }
             if (md) {
                 if (b < 1u << 20)
@@ -647,21 +734,24 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
                         rr.max, rr.lo, rr.hi, vd);
             }
         }
-        if (md && have_corba) {
-            fprintf(md, "\nThe CORBA baseline (omniORB 4, same rounds): numrpc / omniORB <= 1.25 "
-                        "at every size is the target, and faster at 64 MiB.\n\n"
-                        "| size (each way) | omniORB | omniORB / tuned | numrpc / omniORB (90%% CI) "
-                        "|\n|---|---|---|---|\n");
-            double pc = median_of(pi, 8, 0, SYS_CORBA_PING);
-            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, SYS_CORBA_PING, SYS_RAW_PING);
-            struct ratio_stats nc = ratio_of(pi, 8, 0, 0, SYS_NUMRPC_PING, SYS_CORBA_PING);
+        for (size_t k = 0; md && k < NBASELINES; k++) {
+            if (!have[k]) continue;
+            const struct baseline *bl = &baselines[k];
+            fprintf(md, "\nThe %s baseline, same rounds (target for numrpc: <= 1.25x %s at every "
+                        "size, and faster at 64 MiB):\n\n"
+                        "| size (each way) | %s | %s / tuned | numrpc / %s (90%% CI) "
+                        "|\n|---|---|---|---|\n",
+                    bl->name, bl->name, bl->name, bl->name, bl->name);
+            double pc = median_of(pi, 8, 0, bl->ping);
+            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, bl->ping, SYS_RAW_PING);
+            struct ratio_stats nc = ratio_of(pi, 8, 0, 0, SYS_NUMRPC_PING, bl->ping);
             fprintf(md, "| ping | %.1f µs | %.3f | **%.3f** (%.3f..%.3f) |\n", pc * 1e6, cr.median,
                     nc.median, nc.lo, nc.hi);
             for (int i = 0; i < opt.nsizes; i++) {
                 size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
-                double mc = median_of(pi, b, 0, SYS_CORBA);
-                struct ratio_stats rc = ratio_of(pi, b, 0, 0, SYS_CORBA, SYS_RAW_TUNED);
-                struct ratio_stats ncb = ratio_of(pi, b, 0, 0, SYS_NUMRPC, SYS_CORBA);
+                double mc = median_of(pi, b, 0, bl->bulk);
+                struct ratio_stats rc = ratio_of(pi, b, 0, 0, bl->bulk, SYS_RAW_TUNED);
+                struct ratio_stats ncb = ratio_of(pi, b, 0, 0, SYS_NUMRPC, bl->bulk);
                 fprintf(md, "| %s | %.0f MB/s | %.3f | **%.3f** (%.3f..%.3f) |\n",
                         size_label(b, lab, sizeof lab), mbps(b, mc), rc.median, ncb.median,
                         ncb.lo, ncb.hi);
@@ -785,7 +875,7 @@ int main(int argc, char **argv)
 {
     const char *sizes_arg = NULL;
     const char *place_arg = NULL;
-    int no_corba = 0;
+    int no_corba = 0, no_grpc = 0;
     opt.rounds = 0;
     opt.placement_only = -1;
     opt.server_bin = getenv("NUMRPC_SERVER_BIN");
@@ -798,6 +888,7 @@ int main(int argc, char **argv)
         {"placement", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
         {"corba-server", required_argument, 0, 'C'}, {"no-corba", no_argument, 0, 'N'},
         {"reps", required_argument, 0, 'R'},
+        {"grpc-server", required_argument, 0, 'G'}, {"no-grpc", no_argument, 0, 'g'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -813,6 +904,8 @@ int main(int argc, char **argv)
         case 'P': place_arg = optarg; break;
         case 'C': opt.corba_bin = optarg; break;
         case 'R': opt.reps = atoi(optarg); break;
+        case 'G': opt.grpc_bin = optarg; break;
+        case 'g': no_grpc = 1; break;
         case 'N': no_corba = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -832,6 +925,14 @@ int main(int argc, char **argv)
     opt.corba_bin = NULL;
 #endif
     if (!opt.corba_bin) printf("# omniORB baseline: not built or disabled; skipped\n");
+#ifdef HAVE_GRPC
+    if (!opt.grpc_bin) opt.grpc_bin = default_path("numrpc-grpc-server");
+    if (no_grpc || (opt.grpc_bin && access(opt.grpc_bin, X_OK) != 0)) opt.grpc_bin = NULL;
+#else
+    (void)no_grpc;
+    opt.grpc_bin = NULL;
+#endif
+    if (!opt.grpc_bin) printf("# gRPC baseline: not built or disabled; skipped\n");
     if (access(opt.server_bin, X_OK) != 0) {
         fprintf(stderr, "numrpc-bench-transfer: no server at %s (use --server-bin)\n",
                 opt.server_bin);

@@ -11,6 +11,7 @@ trap 'rm -rf "$out"' EXIT
 head -1 "$out/t.csv" | grep -q "^placement,client_cpu,server_cpu,bytes_each_way"
 want="raw-tuned raw-naive numrpc-dcopy raw-pingpong numrpc-ping"
 [[ -x "$TOP_BUILDDIR/apps/corba/numrpc-corba-server" ]] && want="$want omniorb-dcopy omniorb-ping"
+[[ -x "$TOP_BUILDDIR/bench/numrpc-grpc-server" ]] && want="$want grpc-dcopy grpc-ping"
 for sys in $want; do
     grep -q ",$sys," "$out/t.csv" || { echo "no rows for $sys"; cat "$out/t.txt"; exit 1; }
 done

@@ -1,0 +1,25 @@
+/* grpc_baseline.h -- a C interface to the gRPC baseline (server in a child
+ * process, client calls), so the C benchmark runs it beside numrpc. */
+#ifndef NUMRPC_GRPC_BASELINE_H
+#define NUMRPC_GRPC_BASELINE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Serves on 127.0.0.1 (a free port, written to port_file) until killed. */
+int grpc_baseline_serve(const char *port_file);
+/* Connects the client to 127.0.0.1:port.  Returns 0 or -1. */
+int grpc_baseline_open(int port);
+void grpc_baseline_close(void);
+int grpc_baseline_ping(void);
+/* Sends x[0..n) and stores the copy the server returns in y; 0 or -1. */
+int grpc_baseline_dcopy(const double *x, double *y, size_t n);
+const char *grpc_baseline_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
