@@ -83,6 +83,8 @@ static struct {
     const char *stubs;
     const char *corba_bin; /* omniORB baseline server, or NULL */
     const char *grpc_bin;  /* gRPC baseline server, or NULL */
+    const char *proxy_bin; /* numrpc-delay-proxy */
+    double delay_ms;       /* one-way latency added by proxies; 0 = none */
     size_t sizes[MAX_SIZES];
     int nsizes;
     int rounds;
@@ -130,33 +132,29 @@ static void pin_self(int cpu)
                 strerror(errno));
 }
 
-/* Starts numrpc-server pinned to cpu (affinity set in the child before exec,
- * so the dispatcher's pre-forked workers inherit it).  Returns its pid and
- * the port, or -1. */
-static pid_t spawn_numrpc_server(int cpu, int *port)
+/* Runs argv (argv[0] a path; the word "@PORTFILE" is replaced by a fresh
+ * file name) pinned to cpu (set in the child before exec, so a server's
+ * forked workers inherit it) and waits for the port it writes there.
+ * Returns the pid and *port, or -1. */
+static pid_t spawn_with_port(int cpu, const char *const *argv, int *port)
 {
     char dir[] = "/tmp/numrpc-bench-XXXXXX";
     if (!mkdtemp(dir)) return -1;
     char pfile[PATH_MAX];
     snprintf(pfile, sizeof pfile, "%s/port", dir);
+    const char *args[32];
+    int n = 0;
+    for (; argv[n] && n < 31; n++) args[n] = strcmp(argv[n], "@PORTFILE") == 0 ? pfile : argv[n];
+    args[n] = NULL;
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        if (cpu >= 0) {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(cpu, &set);
-            sched_setaffinity(0, sizeof set, &set);
-        } else {
-            pin_self(-1);
-        }
+        pin_self(cpu);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);
-        execl(opt.server_bin, opt.server_bin, "--port", "0", "--bind", "127.0.0.1", "--stubs",
-              opt.stubs, "--port-file", pfile, "--blas-threads", "1", "--quiet",
-              (char *)NULL);
-        fprintf(stderr, "numrpc-bench-transfer: exec %s: %s\n", opt.server_bin,
-                strerror(errno));
+        execv(args[0], (char *const *)args);
+        fprintf(stderr, "numrpc-bench-transfer: exec %s: %s\n", args[0], strerror(errno));
         _exit(127);
     }
     *port = 0;
@@ -173,12 +171,33 @@ static pid_t spawn_numrpc_server(int cpu, int *port)
     unlink(pfile);
     rmdir(dir);
     if (*port <= 0) {
-        fprintf(stderr, "numrpc-bench-transfer: %s did not start\n", opt.server_bin);
-        kill(pid, SIGTERM);
+        fprintf(stderr, "numrpc-bench-transfer: %s did not start\n", args[0]);
+        kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         return -1;
     }
     return pid;
+}
+
+static pid_t spawn_numrpc_server(int cpu, int *port)
+{
+    const char *argv[] = {opt.server_bin, "--port", "0", "--bind", "127.0.0.1", "--stubs",
+                          opt.stubs, "--port-file", "@PORTFILE", "--blas-threads", "1",
+                          "--quiet", NULL};
+    return spawn_with_port(cpu, argv, port);
+}
+
+/* A delay proxy in front of 127.0.0.1:*port (which it replaces with its own
+ * port) when --delay-ms is set; returns its pid, 0 when not needed, or -1. */
+static pid_t spawn_delay_proxy(int cpu, int *port)
+{
+    if (opt.delay_ms <= 0) return 0;
+    char to[16], delay[32];
+    snprintf(to, sizeof to, "%d", *port);
+    snprintf(delay, sizeof delay, "%g", opt.delay_ms);
+    const char *argv[] = {opt.proxy_bin, "--port-file", "@PORTFILE", "--to", to, "--delay-ms",
+                          delay, NULL};
+    return spawn_with_port(cpu, argv, port);
 }
 
 #ifdef HAVE_CORBA
@@ -222,39 +241,16 @@ static pid_t spawn_corba_server(int cpu)
 #endif
 
 #ifdef HAVE_GRPC
-/* Starts the gRPC baseline server pinned like the others and connects the
- * client.  Returns its pid or -1. */
-static pid_t spawn_grpc_server(int cpu)
+/* Starts the gRPC baseline server pinned like the others (behind a delay
+ * proxy if asked) and connects the client.  Returns its pid or -1. */
+static pid_t spawn_grpc_server(int cpu, pid_t *proxy)
 {
-    char dir[] = "/tmp/numrpc-bench-XXXXXX";
-    if (!mkdtemp(dir)) return -1;
-    char pfile[PATH_MAX];
-    snprintf(pfile, sizeof pfile, "%s/port", dir);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        pin_self(cpu);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) {
-            dup2(devnull, 1);
-            dup2(devnull, 2);
-        }
-        execl(opt.grpc_bin, opt.grpc_bin, "--port-file", pfile, (char *)NULL);
-        _exit(127);
-    }
     int port = 0;
-    for (int i = 0; i < 1000 && port <= 0; i++) {
-        FILE *f = fopen(pfile, "r");
-        if (f) {
-            if (fscanf(f, "%d", &port) != 1) port = 0;
-            fclose(f);
-        }
-        if (port <= 0 && waitpid(pid, NULL, WNOHANG) == pid) break;
-        if (port <= 0) usleep(10000);
-    }
-    unlink(pfile);
-    rmdir(dir);
-    if (port <= 0 || grpc_baseline_open(port) != 0) {
+    const char *argv[] = {opt.grpc_bin, "--port-file", "@PORTFILE", NULL};
+    pid_t pid = spawn_with_port(cpu, argv, &port);
+    if (pid < 0) return -1;
+    *proxy = spawn_delay_proxy(cpu, &port);
+    if (*proxy < 0 || grpc_baseline_open(port) != 0) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         return -1;
@@ -428,9 +424,18 @@ static int run_placement(int pi, const struct placement *pl)
         rawtcp_server_stop(&raw);
         return -1;
     }
+    /* With --delay-ms every connection goes through a delay proxy. */
+    pid_t proxies[4] = {0, 0, 0, 0};
+    rawtcp_server raw_via = raw;
+    proxies[0] = spawn_delay_proxy(pl->server_cpu, &port);
+    proxies[1] = spawn_delay_proxy(pl->server_cpu, &raw_via.port[RAWTCP_TUNED]);
+    proxies[2] = spawn_delay_proxy(pl->server_cpu, &raw_via.port[RAWTCP_NAIVE]);
     pid_t corba = -1;
 #ifdef HAVE_CORBA
-    if (opt.corba_bin) {
+    if (opt.corba_bin && opt.delay_ms > 0) {
+        printf("# omniORB baseline: skipped with --delay-ms (its IOR names the server, not the "
+               "proxy)\n");
+    } else if (opt.corba_bin) {
         corba = spawn_corba_server(pl->server_cpu);
         if (corba < 0) fprintf(stderr, "numrpc-bench-transfer: omniORB baseline skipped\n");
     }
@@ -438,16 +443,18 @@ static int run_placement(int pi, const struct placement *pl)
     pid_t grpc = -1;
 #ifdef HAVE_GRPC
     if (opt.grpc_bin) {
-        grpc = spawn_grpc_server(pl->server_cpu);
+        grpc = spawn_grpc_server(pl->server_cpu, &proxies[3]);
         if (grpc < 0) fprintf(stderr, "numrpc-bench-transfer: gRPC baseline skipped\n");
     }
 #endif
     sys_on[SYS_CORBA] = sys_on[SYS_CORBA_PING] = corba > 0;
     sys_on[SYS_GRPC] = sys_on[SYS_GRPC_PING] = grpc > 0;
     struct ctx c;
-    c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw, RAWTCP_TUNED);
-    c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw, RAWTCP_NAIVE);
+    c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw_via, RAWTCP_TUNED);
+    c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw_via, RAWTCP_NAIVE);
     int rc = -1;
+    for (int i = 0; i < 3; i++)
+        if (proxies[i] < 0) goto out;
     if (c.fd[0] < 0 || c.fd[1] < 0) {
         perror("numrpc-bench-transfer: connect to raw server");
         goto out;
@@ -529,6 +536,8 @@ out:
     if (grpc > 0) grpc_baseline_close();
 #endif
     stop_process(grpc);
+    for (int i = 0; i < 4; i++)
+        if (proxies[i] > 0) stop_process(proxies[i]);
     rawtcp_server_stop(&raw);
     pin_self(-1);
     return rc;
@@ -844,7 +853,7 @@ static void usage(FILE *f)
             "usage: numrpc-bench-transfer [--server-bin PATH] [--stubs DIR] [--sizes LIST]\n"
             "         [--rounds R] [--quick] [--packet-sweep] [--csv FILE] [--markdown FILE]\n"
             "         [--placement same|different|unpinned] [--reps N] [--no-corba]\n"
-            "         [--corba-server PATH]\n"
+            "         [--corba-server PATH] [--grpc-server PATH] [--no-grpc] [--delay-ms D]\n"
             "Round trips (N bytes out, N bytes back) of numrpc dcopy against a raw TCP echo\n"
             "(tuned and naive) and numrpc ping against an 8-byte ping-pong, interleaved in\n"
             "rounds.  Sizes: default 8,64K,8M,64M (--quick: 8,64K,8M).  Ratio = numrpc time\n"
@@ -889,6 +898,7 @@ int main(int argc, char **argv)
         {"corba-server", required_argument, 0, 'C'}, {"no-corba", no_argument, 0, 'N'},
         {"reps", required_argument, 0, 'R'},
         {"grpc-server", required_argument, 0, 'G'}, {"no-grpc", no_argument, 0, 'g'},
+        {"delay-ms", required_argument, 0, 'D'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -906,6 +916,7 @@ int main(int argc, char **argv)
         case 'R': opt.reps = atoi(optarg); break;
         case 'G': opt.grpc_bin = optarg; break;
         case 'g': no_grpc = 1; break;
+        case 'D': opt.delay_ms = atof(optarg); break;
         case 'N': no_corba = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -918,6 +929,12 @@ int main(int argc, char **argv)
     if (!opt.server_bin) opt.server_bin = default_path("../server/numrpc-server");
     if (!opt.stubs) opt.stubs = default_path("../stubs/.libs");
 #ifdef HAVE_CORBA
+    opt.proxy_bin = default_path("numrpc-delay-proxy");
+    if (opt.delay_ms > 0 && access(opt.proxy_bin, X_OK) != 0) {
+        fprintf(stderr, "numrpc-bench-transfer: --delay-ms needs %s\n", opt.proxy_bin);
+        return 2;
+    }
+    if (opt.delay_ms > 0) printf("# every connection through a delay proxy: +%g ms each way\n", opt.delay_ms);
     if (!opt.corba_bin) opt.corba_bin = default_path("../apps/corba/numrpc-corba-server");
     if (no_corba || (opt.corba_bin && access(opt.corba_bin, X_OK) != 0)) opt.corba_bin = NULL;
 #else

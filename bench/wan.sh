@@ -1,7 +1,8 @@
 #!/bin/sh
-# wan.sh -- the emulated-WAN run: numrpc-bench-transfer inside a private
-# network namespace whose loopback is shaped to 3 Mbit/s with tc tbf.
-# usage: wan.sh [--out DIR] BUILD_DIR   (needs root, ip and tc; else skips)
+# wan.sh -- the emulated-WAN runs: latency (a delay proxy adds 10 ms each way,
+# no root needed) and rate (a private namespace's loopback shaped to 3 Mbit/s
+# with tc tbf; needs root, ip and tc, else skipped with a note).
+# usage: wan.sh [--out DIR] BUILD_DIR
 set -u
 out=
 build=
@@ -15,6 +16,9 @@ done
 [ -n "$build" ] || { echo "usage: wan.sh [--out DIR] BUILD_DIR" >&2; exit 2; }
 [ -n "$out" ] || out=$(cd "$(dirname "$0")" && pwd)/out
 mkdir -p "$out"
+echo "== emulated WAN latency: every connection through a delay proxy, +10 ms each way (20 ms round trip)"
+"$build/bench/numrpc-bench-transfer" --placement different --sizes 8,64K --rounds 5 --reps 5 \
+    --delay-ms 10 --csv "$out/wan_latency.csv" --markdown "$out/wan_latency.md"
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
     echo "wan.sh: skipped: the WAN emulation needs root, ip and tc (it creates a network namespace)"
     exit 0
@@ -32,7 +36,7 @@ ip netns exec "$ns" tc qdisc add dev lo root tbf rate 3mbit burst 8kb latency 20
     echo "wan.sh: skipped: tc tbf is not available"
     exit 0
 }
-echo "== emulated WAN: loopback of namespace $ns shaped to 3 Mbit/s (tc tbf); no added latency"
+echo "== emulated WAN rate: loopback of namespace $ns shaped to 3 Mbit/s (tc tbf)"
 ip netns exec "$ns" "$build/bench/numrpc-bench-transfer" --placement different \
     --sizes 8,16K,64K --rounds 5 --reps 2 \
     --csv "$out/wan.csv" --markdown "$out/wan.md"
