@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "numrpc.h"
 
 static void usage(FILE *out)
@@ -15,6 +16,7 @@ static void usage(FILE *out)
             "  describe NAME             a routine's interface in IDL (NAME may be\n"
             "                            numrpc://host:port/name)\n"
             "  ping [HOST:PORT] [COUNT]  round trips through a server's worker\n"
+            "  bench [--quick] [--out DIR]  the benchmark suite of this build tree\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
 }
 
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
         }
         return ping(server, count > 0 ? count : 1);
     }
+    if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 2, argv + 2);
     usage(stderr);
     return 2;
 }

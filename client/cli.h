@@ -1,0 +1,9 @@
+/* cli.h -- the subcommands of the `numrpc` command that live in files of
+ * their own; each takes the arguments after its name. */
+#ifndef NUMRPC_CLI_H
+#define NUMRPC_CLI_H
+
+/* numrpc bench [--quick] [--out DIR] */
+int cli_bench(int argc, char **argv);
+
+#endif
