@@ -289,6 +289,23 @@ static void tag_arrays(size_t n, unsigned long long tag)
 
 static unsigned long long tag_counter;
 
+/* Why a call of system sys failed, from that system's own error report. */
+static const char *failure_text(int sys, int rc)
+{
+    static char text[600];
+#ifdef HAVE_CORBA
+    if (sys == SYS_CORBA || sys == SYS_CORBA_PING) return corba_last_error();
+#endif
+#ifdef HAVE_GRPC
+    if (sys == SYS_GRPC || sys == SYS_GRPC_PING) return grpc_baseline_error();
+#endif
+    if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING) {
+        snprintf(text, sizeof text, "%s: %s", numrpc_strerror(rc), numrpc_last_error_detail());
+        return text;
+    }
+    return strerror(errno);
+}
+
 /* Runs reps calls of system sys moving bytes each way; fills s. */
 static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample *s)
 {
@@ -340,30 +357,9 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
                 verify_failures++;
             }
         }
-#ifdef HAVE_CORBA
-        if (rc != 0 && (sys == SYS_CORBA || sys == SYS_CORBA_PING)) {
-            fprintf(stderr, "numrpc-bench-transfer: %s failed: CORBA %s\n", sys_name[sys],
-                    corba_last_error());
-            free(t);
-            return -1;
-        }
-#endif
-#ifdef HAVE_GRPC
-        if (rc != 0 && (sys == SYS_GRPC || sys == SYS_GRPC_PING)) {
-            fprintf(stderr, "numrpc-bench-transfer: %s failed: gRPC %s\n", sys_name[sys],
-                    grpc_baseline_error());
-            free(t);
-            return -1;
-        }
-#endif
         if (rc != 0) {
-            fprintf(stderr, "numrpc-bench-transfer: %s failed: %s%s%s\n", sys_name[sys],
-                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING ? numrpc_strerror(rc)
-                                                                 : strerror(errno),
-                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING ? ": " : "",
-                    sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING
-                        ? numrpc_last_error_detail()
-                        : "");
+            fprintf(stderr, "numrpc-bench-transfer: %s failed: %s\n", sys_name[sys],
+                    failure_text(sys, rc));
             free(t);
             return -1;
         }

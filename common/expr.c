@@ -67,45 +67,6 @@ overflow:
     return err_set(err, NUMRPC_EINVAL, "size expression overflows 64 bits");
 }
 
-int expr_eval_int(const expr_t *e, expr_arg_fn arg, void *ctx, int64_t *out,
-                  err_t *err)
-{
-    int64_t stack[EXPR_MAX_STACK];
-    int sp = 0;
-    for (uint32_t pc = 0; pc < e->nwords; pc++) {
-        int64_t op = e->words[pc];
-        if (op_takes_operand(op)) {
-            if (pc + 1 >= e->nwords || sp >= EXPR_MAX_STACK)
-                return err_set(err, NUMRPC_EPROTO, "malformed expression");
-            int64_t operand = e->words[++pc];
-            if (op == EXPR_CONST) {
-                stack[sp++] = operand;
-            } else {
-                int rc = arg(ctx, (uint32_t)operand, &stack[sp], err);
-                if (rc != 0) return rc;
-                sp++;
-            }
-            continue;
-        }
-        if (op == EXPR_NEG) {
-            if (sp < 1) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-            if (stack[sp - 1] == INT64_MIN)
-                return err_set(err, NUMRPC_EINVAL, "size expression overflows 64 bits");
-            stack[sp - 1] = -stack[sp - 1];
-            continue;
-        }
-        if (sp < 2) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-        int64_t r = 0;
-        int rc = apply_int(op, stack[sp - 2], stack[sp - 1], &r, err);
-        if (rc != 0) return rc;
-        stack[sp - 2] = r;
-        sp--;
-    }
-    if (sp != 1) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-    *out = stack[0];
-    return 0;
-}
-
 static double apply_real(int64_t op, double a, double b)
 {
     switch (op) {
@@ -125,10 +86,13 @@ static double apply_real(int64_t op, double a, double b)
     }
 }
 
-int expr_eval_real(const expr_t *e, expr_arg_fn arg, void *ctx, double *out,
-                   err_t *err)
+/* The one evaluator: 64-bit integers with every overflow an error, or
+ * doubles (for complexity, where n^3 may exceed 64 bits). */
+static int evaluate(const expr_t *e, expr_arg_fn arg, void *ctx, int real, int64_t *iout,
+                    double *dout, err_t *err)
 {
-    double stack[EXPR_MAX_STACK];
+    int64_t istack[EXPR_MAX_STACK];
+    double dstack[EXPR_MAX_STACK];
     int sp = 0;
     for (uint32_t pc = 0; pc < e->nwords; pc++) {
         int64_t op = e->words[pc];
@@ -136,26 +100,46 @@ int expr_eval_real(const expr_t *e, expr_arg_fn arg, void *ctx, double *out,
             if (pc + 1 >= e->nwords || sp >= EXPR_MAX_STACK)
                 return err_set(err, NUMRPC_EPROTO, "malformed expression");
             int64_t operand = e->words[++pc];
-            if (op == EXPR_CONST) {
-                stack[sp++] = (double)operand;
-            } else {
-                int64_t v;
-                int rc = arg(ctx, (uint32_t)operand, &v, err);
+            if (op == EXPR_ARG) {
+                int rc = arg(ctx, (uint32_t)operand, &operand, err);
                 if (rc != 0) return rc;
-                stack[sp++] = (double)v;
             }
-        } else if (op == EXPR_NEG) {
-            if (sp < 1) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-            stack[sp - 1] = -stack[sp - 1];
-        } else {
-            if (sp < 2) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-            stack[sp - 2] = apply_real(op, stack[sp - 2], stack[sp - 1]);
-            sp--;
+            istack[sp] = operand;
+            dstack[sp++] = (double)operand;
+            continue;
         }
+        if (sp < op_pops(op)) return err_set(err, NUMRPC_EPROTO, "malformed expression");
+        if (op == EXPR_NEG) {
+            dstack[sp - 1] = -dstack[sp - 1];
+            if (!real && istack[sp - 1] == INT64_MIN)
+                return err_set(err, NUMRPC_EINVAL, "size expression overflows 64 bits");
+            istack[sp - 1] = -istack[sp - 1];
+            continue;
+        }
+        if (real) {
+            dstack[sp - 2] = apply_real(op, dstack[sp - 2], dstack[sp - 1]);
+        } else {
+            int64_t r = 0;
+            int rc = apply_int(op, istack[sp - 2], istack[sp - 1], &r, err);
+            if (rc != 0) return rc;
+            istack[sp - 2] = r;
+        }
+        sp--;
     }
     if (sp != 1) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-    *out = stack[0];
+    if (real) *dout = dstack[0];
+    else *iout = istack[0];
     return 0;
+}
+
+int expr_eval_int(const expr_t *e, expr_arg_fn arg, void *ctx, int64_t *out, err_t *err)
+{
+    return evaluate(e, arg, ctx, 0, out, NULL, err);
+}
+
+int expr_eval_real(const expr_t *e, expr_arg_fn arg, void *ctx, double *out, err_t *err)
+{
+    return evaluate(e, arg, ctx, 1, NULL, out, err);
 }
 
 int expr_validate(const expr_t *e, uint32_t nparams, err_t *err)
