@@ -110,6 +110,12 @@ report=$out/report.md
         linpack_md "$t" "$out/linpack_t$t.csv"
         echo
     done
+    if [ -s "$out/linpack_t1.csv" ]; then
+        echo "### The Linpack model (1 thread, one-call linpack)"
+        echo
+        "$here/linpack_model.sh" "$out/linpack_t1.csv"
+        echo
+    fi
     echo "Targets (1 thread): linpack >= 80 % of local at n=1000, >= 92 % at 4000;"
     echo "dgefa+dgesl >= 60 % / 82 %; numrpc >= 0.95x omniORB at every n."
     echo
