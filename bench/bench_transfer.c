@@ -42,11 +42,13 @@ enum system_id {
     SYS_NUMRPC_PING,
     SYS_CORBA_PING,
     SYS_GRPC_PING,
+    SYS_RAW_COLD,    /* connect + one 8-byte ping-pong */
+    SYS_NUMRPC_COLD, /* a first ping: connect, hello + interface, call */
     SYS_COUNT
 };
 static const char *const sys_name[SYS_COUNT] = {
     "raw-tuned",    "raw-naive",   "numrpc-dcopy", "omniorb-dcopy", "grpc-dcopy",
-    "raw-pingpong", "numrpc-ping", "omniorb-ping", "grpc-ping"};
+    "raw-pingpong", "numrpc-ping", "omniorb-ping", "grpc-ping", "raw-cold", "numrpc-cold"};
 /* The peer systems reported against numrpc: bulk and ping ids, and names. */
 static const struct baseline {
     int bulk, ping;
@@ -55,7 +57,7 @@ static const struct baseline {
 #define NBASELINES (sizeof baselines / sizeof baselines[0])
 
 /* The systems this placement measures (the baselines only if built and up). */
-static int sys_on[SYS_COUNT] = {1, 1, 1, 0, 0, 1, 1, 0, 0};
+static int sys_on[SYS_COUNT] = {1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
 #define FOR_BULK(sys) for (int sys = SYS_RAW_TUNED; sys <= SYS_GRPC; sys++) if (sys_on[sys])
 #define FOR_PING(sys) for (int sys = SYS_RAW_PING; sys <= SYS_GRPC_PING; sys++) if (sys_on[sys])
 
@@ -385,6 +387,41 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
     return 0;
 }
 
+static int numrpc_setup(int port, size_t packet);
+
+/* Cold calls, reps of each: a fresh TCP connection and one 8-byte
+ * ping-pong, against numrpc's first call on a fresh library state
+ * (connect, HELLO and interface fetch pipelined, then the call). */
+static int measure_cold(const rawtcp_server *raw, int port, int reps, struct sample *rs,
+                        struct sample *ns)
+{
+    double traw[64], tnum[64];
+    if (reps > 64) reps = 64;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        int fd = rawtcp_connect(raw, RAWTCP_TUNED);
+        int rc = fd < 0 ? -1 : rawtcp_ping(fd, (unsigned long long)r + 1);
+        traw[r] = bench_now() - t0;
+        if (fd >= 0) close(fd);
+        numrpc_finalize();
+        if (rc != 0 || numrpc_setup(port, 0) != 0) return -1;
+        t0 = bench_now();
+        rc = numrpc_call("ping");
+        tnum[r] = bench_now() - t0;
+        if (rc != 0) {
+            fprintf(stderr, "numrpc-bench-transfer: cold ping: %s\n", failure_text(SYS_NUMRPC_PING, rc));
+            return -1;
+        }
+    }
+    rs->system = SYS_RAW_COLD;
+    ns->system = SYS_NUMRPC_COLD;
+    rs->bytes = ns->bytes = 8;
+    rs->reps = ns->reps = reps;
+    rs->median_s = bench_median(traw, (size_t)reps);
+    ns->median_s = bench_median(tnum, (size_t)reps);
+    return 0;
+}
+
 static int reps_for(size_t bytes)
 {
     if (opt.reps > 0) return opt.reps;
@@ -479,6 +516,15 @@ static int run_placement(int pi, const struct placement *pl)
             s.round = r;
             add_sample(&s);
         }
+    }
+    /* Cold calls: what a first call costs, in the same rounds. */
+    int cold_reps = opt.quick || opt.reps > 0 ? 5 : 20;
+    for (int r = 0; r < opt.rounds; r++) {
+        struct sample rs = s, ns = s;
+        if (measure_cold(&raw_via, port, cold_reps, &rs, &ns) != 0) goto out;
+        rs.round = ns.round = r;
+        add_sample(&rs);
+        add_sample(&ns);
     }
     /* Throughput: per size, rounds of raw tuned, raw naive, numrpc dcopy. */
     for (int i = 0; i < opt.nsizes; i++) {
@@ -687,6 +733,19 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
             fprintf(md, "| ping (8 B round trip) | %.1f µs | – | %.1f µs | **%.2f** (%.2f..%.2f; "
                         "%.2f..%.2f) | %s |\n",
                     praw * 1e6, pnum * 1e6, pr.median, pr.min, pr.max, pr.lo, pr.hi, vd);
+        {
+            double rc = median_of(pi, 8, 0, SYS_RAW_COLD), nc = median_of(pi, 8, 0, SYS_NUMRPC_COLD);
+            struct ratio_stats cr = ratio_of(pi, 8, 0, 0, SYS_NUMRPC_COLD, SYS_RAW_COLD);
+            double rtts = praw > 0 ? nc / praw : 0;
+            printf("%-9s %-13s %12.3e\n%-9s %-13s %12.3e %10s %8.3f %7.3f..%-7.3f %7.3f..%-7.3f "
+                   "= %.2f warm round trips\n",
+                   "cold", sys_name[SYS_RAW_COLD], rc, "cold", sys_name[SYS_NUMRPC_COLD], nc, "-",
+                   cr.median, cr.min, cr.max, cr.lo, cr.hi, rtts);
+            if (md)
+                fprintf(md, "| cold call (connect + first call) | %.1f µs | – | %.1f µs (%.2f warm "
+                            "round trips) | **%.2f** (%.2f..%.2f; %.2f..%.2f) | – |\n",
+                        rc * 1e6, nc * 1e6, rtts, cr.median, cr.min, cr.max, cr.lo, cr.hi);
+        }
         int have[NBASELINES];
         for (size_t k = 0; k < NBASELINES; k++) {
             double tmp[MAX_ROUNDS];
