@@ -284,3 +284,65 @@ TEST(ErrorList, EveryCodeHasANameAndAMessage)
 }
 
 }  // namespace
+
+namespace {
+
+// Mutated copies of a valid request, sent one per connection: whatever the
+// flipped bytes do (bad lengths, bad shapes, bad framing), the server answers
+// or closes that connection, and keeps serving everyone else.
+TEST(HostileMessages, RandomMutationsNeverTakeTheServerDown)
+{
+    ServerProc server({"--max-array-elems", "100000", "--io-timeout", "2000"});
+    const pid_t pid = server.pid();
+    // A valid dcopy request (n = 16) as bytes, built with the library's writer.
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    err_t err;
+    wire_writer w;
+    wire_writer_init(&w, sv[0], 4096, &err);
+    wire_begin(&w, PROTO_CALL, 7);
+    marshal_put_string(&w, "dcopy", &err);
+    marshal_put_u64(&w, 0, &err);
+    for (uint32_t v : {0u, 0u, 0u, 5u}) marshal_put_u32(&w, v, &err);
+    for (uint32_t v : {16u, 1u, 1u}) marshal_put_u32(&w, v, &err);
+    wire_pad8(&w, &err);
+    marshal_put_u64(&w, 16, &err);
+    for (int i = 0; i < 16; i++) marshal_put_double(&w, i * 0.5, &err);
+    ASSERT_EQ(wire_end(&w, &err), 0);
+    wire_writer_free(&w);
+    std::vector<uint8_t> valid(4096);
+    ssize_t len = recv(sv[1], valid.data(), valid.size(), 0);
+    close(sv[0]);
+    close(sv[1]);
+    ASSERT_GT(len, 0);
+    valid.resize(static_cast<size_t>(len));
+
+    std::mt19937 gen(2026);
+    for (int trial = 0; trial < 1000; trial++) {
+        std::vector<uint8_t> bad = valid;
+        int flips = 1 + static_cast<int>(gen() % 4);
+        for (int k = 0; k < flips; k++) bad[gen() % bad.size()] = static_cast<uint8_t>(gen());
+        if (trial % 10 == 0) bad.resize(gen() % bad.size());  // truncated, too
+        int fd = connect_loopback(server.port());
+        ASSERT_GE(fd, 0) << "trial " << trial;
+        send(fd, bad.data(), bad.size(), MSG_NOSIGNAL);
+        shutdown(fd, SHUT_WR);
+        timeval tv{5, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char sink[256];
+        while (recv(fd, sink, sizeof sink, 0) > 0) {
+        }
+        close(fd);
+    }
+    EXPECT_TRUE(server.alive());
+    EXPECT_EQ(server.pid(), pid);
+    std::string addr = server.address();
+    numrpc_config cfg{addr.c_str(), 0};
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
+    std::vector<double> x(64, 2.5), y(64, 0.0);
+    EXPECT_EQ(numrpc_call("dcopy", 64, x.data(), 1, y.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(x, y);
+    numrpc_finalize();
+}
+
+}  // namespace
