@@ -134,6 +134,21 @@ static void pin_self(int cpu)
                 strerror(errno));
 }
 
+/* Forks and executes args (args[0] a path) pinned to cpu, one BLAS thread,
+ * stdout to /dev/null.  Returns the pid or -1. */
+static pid_t start_pinned(int cpu, const char *const *args)
+{
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    pin_self(cpu);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 1);
+    execv(args[0], (char *const *)args);
+    fprintf(stderr, "numrpc-bench-transfer: exec %s: %s\n", args[0], strerror(errno));
+    _exit(127);
+}
+
 /* Runs argv (argv[0] a path; the word "@PORTFILE" is replaced by a fresh
  * file name) pinned to cpu (set in the child before exec, so a server's
  * forked workers inherit it) and waits for the port it writes there.
@@ -148,17 +163,8 @@ static pid_t spawn_with_port(int cpu, const char *const *argv, int *port)
     int n = 0;
     for (; argv[n] && n < 31; n++) args[n] = strcmp(argv[n], "@PORTFILE") == 0 ? pfile : argv[n];
     args[n] = NULL;
-    pid_t pid = fork();
+    pid_t pid = start_pinned(cpu, args);
     if (pid < 0) return -1;
-    if (pid == 0) {
-        pin_self(cpu);
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        execv(args[0], (char *const *)args);
-        fprintf(stderr, "numrpc-bench-transfer: exec %s: %s\n", args[0], strerror(errno));
-        _exit(127);
-    }
     *port = 0;
     for (int i = 0; i < 1000 && *port <= 0; i++) {
         FILE *f = fopen(pfile, "r");
@@ -211,16 +217,9 @@ static pid_t spawn_corba_server(int cpu)
     if (!mkdtemp(dir)) return -1;
     char ior[PATH_MAX], err[256];
     snprintf(ior, sizeof ior, "%s/ior", dir);
-    pid_t pid = fork();
+    const char *args[] = {opt.corba_bin, "--ior-file", ior, NULL};
+    pid_t pid = start_pinned(cpu, args);
     if (pid < 0) return -1;
-    if (pid == 0) {
-        pin_self(cpu);
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        execl(opt.corba_bin, opt.corba_bin, "--ior-file", ior, (char *)NULL);
-        _exit(127);
-    }
     int ok = 0;
     for (int i = 0; i < 1000 && !ok; i++) {
         ok = access(ior, R_OK) == 0;
