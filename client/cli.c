@@ -15,6 +15,7 @@ static void usage(FILE *out)
             "  list [HOST:PORT]          routines a server offers\n"
             "  describe NAME             a routine's interface in IDL (NAME may be\n"
             "                            numrpc://host:port/name)\n"
+            "  describe --c-header MODULE [HOST:PORT]  a typed C header of wrappers\n"
             "  ping [HOST:PORT] [COUNT]  round trips through a server's worker\n"
             "  bench [--quick] [--out DIR]  the benchmark suite of this build tree\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
         free(names);
         return 0;
     }
+    if (strcmp(cmd, "describe") == 0 && argc >= 4 && strcmp(argv[2], "--c-header") == 0)
+        return cli_c_header(argv[3], argc > 4 ? argv[4] : NULL);
     if (strcmp(cmd, "describe") == 0 && argc == 3) {
         char *idl = NULL;
         int rc = numrpc_describe(argv[2], &idl);

@@ -6,4 +6,7 @@
 /* numrpc bench [--quick] [--out DIR] */
 int cli_bench(int argc, char **argv);
 
+/* numrpc describe --c-header MODULE [HOST:PORT]; server may be NULL. */
+int cli_c_header(const char *module, const char *server);
+
 #endif

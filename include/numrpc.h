@@ -140,6 +140,13 @@ NUMRPC_API int numrpc_list(const char *server, char **names_out);
  * *idl_out; the caller frees it. */
 NUMRPC_API int numrpc_describe(const char *name, char **idl_out);
 
+/* Writes a typed C wrapper of routine name (a static inline function
+ * numrpc_NAME with the routine's parameter types, calling numrpc_call) into
+ * a malloc'd *decl_out, and the routine's module into a malloc'd
+ * *module_out; the caller frees both.  `numrpc describe --c-header MODULE`
+ * prints a header of these. */
+NUMRPC_API int numrpc_describe_c(const char *name, char **module_out, char **decl_out);
+
 /* ---- Argument counting for numrpc_call (internal helper macros) ---- */
 #define NUMRPC_NARG_(...)                                                      \
     NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54,   \
