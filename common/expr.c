@@ -19,6 +19,8 @@ static int op_pops(int64_t op)
         return 0;
     case EXPR_NEG:
         return 1;
+    case EXPR_COND:
+        return 3;
     default:
         return 2;
     }
@@ -60,6 +62,14 @@ static int apply_int(int64_t op, int64_t a, int64_t b, int64_t *r, err_t *err)
         *r = acc;
         return 0;
     }
+    case EXPR_EQ: *r = a == b; return 0;
+    case EXPR_NE: *r = a != b; return 0;
+    case EXPR_LT: *r = a < b; return 0;
+    case EXPR_LE: *r = a <= b; return 0;
+    case EXPR_GT: *r = a > b; return 0;
+    case EXPR_GE: *r = a >= b; return 0;
+    case EXPR_AND: *r = a != 0 && b != 0; return 0;
+    case EXPR_OR: *r = a != 0 || b != 0; return 0;
     default:
         return err_set(err, NUMRPC_EPROTO, "bad expression opcode %lld", (long long)op);
     }
@@ -82,6 +92,14 @@ static double apply_real(int64_t op, double a, double b)
         for (int64_t i = 0; i < (int64_t)b && i < 64; i++) acc *= a;
         return acc;
     }
+    case EXPR_EQ: return a == b;
+    case EXPR_NE: return a != b;
+    case EXPR_LT: return a < b;
+    case EXPR_LE: return a <= b;
+    case EXPR_GT: return a > b;
+    case EXPR_GE: return a >= b;
+    case EXPR_AND: return a != 0 && b != 0;
+    case EXPR_OR: return a != 0 || b != 0;
     default: return 0;
     }
 }
@@ -114,6 +132,12 @@ static int evaluate(const expr_t *e, expr_arg_fn arg, void *ctx, int real, int64
             if (!real && istack[sp - 1] == INT64_MIN)
                 return err_set(err, NUMRPC_EINVAL, "size expression overflows 64 bits");
             istack[sp - 1] = -istack[sp - 1];
+            continue;
+        }
+        if (op == EXPR_COND) {
+            if (real) dstack[sp - 3] = dstack[sp - 3] != 0 ? dstack[sp - 2] : dstack[sp - 1];
+            else istack[sp - 3] = istack[sp - 3] != 0 ? istack[sp - 2] : istack[sp - 1];
+            sp -= 2;
             continue;
         }
         if (real) {
@@ -150,7 +174,7 @@ int expr_validate(const expr_t *e, uint32_t nparams, err_t *err)
     int depth = 0;
     for (uint32_t pc = 0; pc < e->nwords; pc++) {
         int64_t op = e->words[pc];
-        if (op < EXPR_CONST || op > EXPR_POW)
+        if (op < EXPR_CONST || op > EXPR_LAST_OP)
             return err_set(err, NUMRPC_EPROTO, "bad expression opcode %lld", (long long)op);
         if (op_takes_operand(op)) {
             if (pc + 1 >= e->nwords)
@@ -181,6 +205,14 @@ static const char *op_symbol(int64_t op)
     case EXPR_MOD: return "%";
     case EXPR_POW: return "^";
     case EXPR_MIN: return "min";
+    case EXPR_EQ: return "==";
+    case EXPR_NE: return "!=";
+    case EXPR_LT: return "<";
+    case EXPR_LE: return "<=";
+    case EXPR_GT: return ">";
+    case EXPR_GE: return ">=";
+    case EXPR_AND: return "&&";
+    case EXPR_OR: return "||";
     default: return "max";
     }
 }
@@ -201,6 +233,12 @@ void expr_render(const expr_t *e, const char *const *names, char *buf,
             char tmp[PART];
             snprintf(tmp, PART, "-(%s)", stack[sp - 1]);
             memcpy(stack[sp - 1], tmp, PART);
+        } else if (op == EXPR_COND && sp >= 3) {
+            char tmp[PART];
+            snprintf(tmp, PART, "(%.40s?%.40s:%.40s)", stack[sp - 3], stack[sp - 2],
+                     stack[sp - 1]);
+            memcpy(stack[sp - 3], tmp, PART);
+            sp -= 2;
         } else if (sp >= 2) {
             char tmp[PART];
             int fn = op == EXPR_MIN || op == EXPR_MAX;

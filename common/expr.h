@@ -21,8 +21,21 @@ enum expr_op {
     EXPR_NEG = 8,
     EXPR_MIN = 9,
     EXPR_MAX = 10,
-    EXPR_POW = 11 /* integer power, exponent >= 0               */
+    EXPR_POW = 11, /* integer power, exponent >= 0              */
+    /* Comparisons and logic give 1 or 0 (for shapes that depend on a char
+     * argument, e.g. LAPACK's jobz). */
+    EXPR_EQ = 12,
+    EXPR_NE = 13,
+    EXPR_LT = 14,
+    EXPR_LE = 15,
+    EXPR_GT = 16,
+    EXPR_GE = 17,
+    EXPR_AND = 18, /* 1 when both are nonzero                   */
+    EXPR_OR = 19,  /* 1 when either is nonzero                  */
+    EXPR_COND = 20 /* c a b -> c != 0 ? a : b (pops three; both
+                      branches are evaluated)                   */
 };
+#define EXPR_LAST_OP EXPR_COND
 
 #define EXPR_MAX_WORDS 256 /* longest program accepted from the wire */
 #define EXPR_MAX_STACK 32

@@ -115,4 +115,41 @@ TEST(Expr, RendersInfix)
     EXPECT_STREQ(buf, "max(n,1)");
 }
 
+// The comparison, logic and conditional opcodes (added after EXPR_POW) give
+// 0 or 1; COND picks its second or third operand; both evaluators agree.
+TEST(Expr, ComparisonsAndConditional)
+{
+    struct Case {
+        int64_t op;
+        int64_t a, b, want;
+    } cases[] = {{EXPR_EQ, 78, 78, 1}, {EXPR_EQ, 78, 84, 0}, {EXPR_NE, 78, 84, 1},
+                 {EXPR_NE, 5, 5, 0},   {EXPR_LT, 1, 2, 1},   {EXPR_LT, 2, 2, 0},
+                 {EXPR_LE, 2, 2, 1},   {EXPR_GT, 3, 2, 1},   {EXPR_GT, 2, 2, 0},
+                 {EXPR_GE, 2, 2, 1},   {EXPR_GE, 1, 2, 0},   {EXPR_AND, 3, 4, 1},
+                 {EXPR_AND, 3, 0, 0},  {EXPR_OR, 0, 0, 0},   {EXPR_OR, 0, -2, 1}};
+    for (const Case &c : cases) {
+        Program p({EXPR_ARG, 0, EXPR_ARG, 1, c.op});
+        EXPECT_EQ(Eval(p, {c.a, c.b}), c.want) << "op " << c.op << " " << c.a << " " << c.b;
+        std::vector<int64_t> args = {c.a, c.b};
+        double out = -1;
+        err_t err;
+        ASSERT_EQ(expr_eval_real(&p.e, ArgsFrom, &args, &out, &err), 0);
+        EXPECT_EQ(out, static_cast<double>(c.want));
+    }
+    // jobz == 'V' ? n : 0
+    Program cond({EXPR_ARG, 0, EXPR_CONST, 'V', EXPR_EQ, EXPR_ARG, 1, EXPR_CONST, 0, EXPR_COND});
+    EXPECT_EQ(Eval(cond, {'V', 9}), 9);
+    EXPECT_EQ(Eval(cond, {'N', 9}), 0);
+    err_t err;
+    EXPECT_EQ(expr_validate(&cond.e, 2, &err), 0);
+    Program short_cond({EXPR_CONST, 1, EXPR_CONST, 2, EXPR_COND});
+    EXPECT_EQ(expr_validate(&short_cond.e, 2, &err), NUMRPC_EPROTO);
+    Program past_last({EXPR_CONST, 1, EXPR_CONST, 2, EXPR_LAST_OP + 1});
+    EXPECT_EQ(expr_validate(&past_last.e, 2, &err), NUMRPC_EPROTO);
+    const char *names[] = {"jobz", "n"};
+    char buf[128];
+    expr_render(&cond.e, names, buf, sizeof buf);
+    EXPECT_STREQ(buf, "((jobz==86)?n:0)");
+}
+
 }  // namespace
