@@ -220,7 +220,7 @@ static const char *op_symbol(int64_t op)
 void expr_render(const expr_t *e, const char *const *names, char *buf,
                  size_t size)
 {
-    enum { PART = 128 };
+    enum { PART = 1024 }; /* one rendered subexpression */
     char stack[EXPR_MAX_STACK][PART];
     int sp = 0;
     for (uint32_t pc = 0; pc < e->nwords; pc++) {
@@ -235,7 +235,7 @@ void expr_render(const expr_t *e, const char *const *names, char *buf,
             memcpy(stack[sp - 1], tmp, PART);
         } else if (op == EXPR_COND && sp >= 3) {
             char tmp[PART];
-            snprintf(tmp, PART, "(%.40s?%.40s:%.40s)", stack[sp - 3], stack[sp - 2],
+            snprintf(tmp, PART, "(%.336s?%.336s:%.336s)", stack[sp - 3], stack[sp - 2],
                      stack[sp - 1]);
             memcpy(stack[sp - 3], tmp, PART);
             sp -= 2;
@@ -243,9 +243,9 @@ void expr_render(const expr_t *e, const char *const *names, char *buf,
             char tmp[PART];
             int fn = op == EXPR_MIN || op == EXPR_MAX;
             int last = pc + 1 == e->nwords;
-            if (fn) snprintf(tmp, PART, "%s(%.55s,%.55s)", op_symbol(op), stack[sp - 2], stack[sp - 1]);
-            else if (last) snprintf(tmp, PART, "%.60s%s%.60s", stack[sp - 2], op_symbol(op), stack[sp - 1]);
-            else snprintf(tmp, PART, "(%.60s%s%.60s)", stack[sp - 2], op_symbol(op), stack[sp - 1]);
+            if (fn) snprintf(tmp, PART, "%s(%.500s,%.500s)", op_symbol(op), stack[sp - 2], stack[sp - 1]);
+            else if (last) snprintf(tmp, PART, "%.500s%s%.500s", stack[sp - 2], op_symbol(op), stack[sp - 1]);
+            else snprintf(tmp, PART, "(%.500s%s%.500s)", stack[sp - 2], op_symbol(op), stack[sp - 1]);
             memcpy(stack[sp - 2], tmp, PART);
             sp--;
         }

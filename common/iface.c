@@ -273,7 +273,7 @@ static int eval_or(const expr_t *e, int64_t dflt, expr_arg_fn arg, void *ctx,
 static int shape_fail(const iface_t *f, const iface_param *p, uint32_t d,
                       const char *what, int64_t v, err_t *err)
 {
-    char text[128];
+    char text[512];
     expr_t const *e = strcmp(what, "size") == 0 ? &p->dims[d].size
                       : strcmp(what, "count") == 0 ? &p->dims[d].count
                                                     : &p->dims[d].stride;
@@ -367,7 +367,7 @@ int iface_render_idl(const iface_t *f, char **out)
 {
     strbuf b = {0};
     const char *names[IFACE_MAX_PARAMS];
-    char text[256];
+    char text[2048];
     for (uint32_t i = 0; i < f->nparams; i++) names[i] = f->params[i].name;
     sb_printf(&b, "Module %s;\n", f->module && f->module[0] ? f->module : "unnamed");
     sb_printf(&b, "Define %s(", f->name);

@@ -56,6 +56,7 @@ void ast_expr_free(ast_expr *e)
     if (e == NULL) return;
     ast_expr_free(e->lhs);
     ast_expr_free(e->rhs);
+    ast_expr_free(e->cond);
     free(e->name);
     free(e);
 }
@@ -105,6 +106,7 @@ void ast_define_free(ast_define *d)
         ast_expr_free(d->complexity);
         free(d->lang);
         free(d->calls_name);
+        free(d->calls_result);
         ast_name_free(d->calls_args);
         free(d);
         d = next;

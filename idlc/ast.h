@@ -18,7 +18,8 @@ typedef enum ast_expr_kind {
     AST_NAME,  /* name: a parameter                      */
     AST_UNARY, /* op (EXPR_NEG) applied to lhs           */
     AST_BINARY,/* op (EXPR_ADD ...) of lhs and rhs       */
-    AST_CALL   /* name(lhs, rhs): min or max             */
+    AST_CALL,  /* name(lhs, rhs): min or max             */
+    AST_COND   /* cond ? lhs : rhs                       */
 } ast_expr_kind;
 
 typedef struct ast_expr {
@@ -27,6 +28,7 @@ typedef struct ast_expr {
     int64_t value;
     char *name;
     struct ast_expr *lhs, *rhs;
+    struct ast_expr *cond; /* AST_COND's condition */
     ast_loc loc;
 } ast_expr;
 
@@ -70,6 +72,9 @@ typedef struct ast_define {
     ast_loc lang_loc;
     char *calls_name;
     ast_loc calls_loc;
+    char *calls_result; /* "Calls ... result = f(...)": the OUT scalar that
+                           receives a function's value, or NULL */
+    ast_loc result_loc;
     ast_name *calls_args;
     int damaged; /* a syntax error followed it: some clauses may be lost */
     struct ast_define *next;

@@ -40,27 +40,41 @@ static void put_c_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* True when a Fortran routine receives a hidden CHARACTER length for p
+ * (appended after all the arguments, in argument order): a string (its
+ * strlen) or a char, scalar or array (CHARACTER*1: length 1). */
+static int has_hidden_length(const iface_t *f, const iface_param *p)
+{
+    return f->lang == IFACE_LANG_FORTRAN &&
+           (p->type == NUMRPC_T_STRING || p->type == NUMRPC_T_CHAR);
+}
+
+/* The C return type of the routine's prototype. */
+static const char *return_type(const sema_routine *r)
+{
+    return r->result < 0 ? "void" : c_type(r->iface.params[r->result].type);
+}
+
 /* Writes the parameter types of the routine's prototype into buf. */
 static void prototype_args(const sema_routine *r, char *buf, size_t size)
 {
     const iface_t *f = &r->iface;
     size_t len = 0;
     buf[0] = '\0';
-    int strings = 0;
-    for (uint32_t k = 0; k < f->nparams; k++) {
+    len += (size_t)snprintf(buf, size, "%s (", return_type(r));
+    for (uint32_t k = 0; k < r->ncall && len < size; k++) {
         const iface_param *p = &f->params[r->call_order[k]];
         const char *sep = k ? ", " : "";
-        if (p->type == NUMRPC_T_STRING) strings++;
         if (by_value(f, p))
             len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, c_type(p->type));
         else
             len += (size_t)snprintf(buf + len, size - len, "%s%s *", sep, c_type(p->type));
-        if (len >= size) return;
     }
-    if (f->lang == IFACE_LANG_FORTRAN)
-        for (int s = 0; s < strings && len < size; s++)
+    for (uint32_t k = 0; k < r->ncall && len < size; k++)
+        if (has_hidden_length(f, &f->params[r->call_order[k]]))
             len += (size_t)snprintf(buf + len, size - len, ", size_t");
-    if (f->nparams == 0) snprintf(buf, size, "void");
+    if (r->ncall == 0 && len < size) len += (size_t)snprintf(buf + len, size - len, "void");
+    if (len < size) snprintf(buf + len, size - len, ")");
 }
 
 static void emit_blob(FILE *out, const char *name, const uint8_t *blob, size_t len)
@@ -76,8 +90,12 @@ static void emit_thunk(FILE *out, const sema_routine *r)
     const iface_t *f = &r->iface;
     fprintf(out, "static void thunk_%s(void **argv)\n{\n", f->name);
     if (f->nparams == 0) fprintf(out, "    (void)argv;\n");
-    fprintf(out, "    %s(", f->symbol);
-    for (uint32_t k = 0; k < f->nparams; k++) {
+    if (r->result >= 0)
+        fprintf(out, "    *(%s *)argv[%d] = %s(", c_type(f->params[r->result].type),
+                r->result, f->symbol);
+    else
+        fprintf(out, "    %s(", f->symbol);
+    for (uint32_t k = 0; k < r->ncall; k++) {
         uint32_t i = r->call_order[k];
         const iface_param *p = &f->params[i];
         const char *sep = k ? ",\n        " : "\n        ";
@@ -88,12 +106,15 @@ static void emit_thunk(FILE *out, const sema_routine *r)
         else
             fprintf(out, "%s(%s *)argv[%u]", sep, c_type(p->type), i);
     }
-    if (f->lang == IFACE_LANG_FORTRAN)
-        for (uint32_t k = 0; k < f->nparams; k++) {
-            uint32_t i = r->call_order[k];
-            if (f->params[i].type == NUMRPC_T_STRING)
-                fprintf(out, ",\n        stub_strlen(*(char **)argv[%u])", i);
-        }
+    for (uint32_t k = 0; k < r->ncall; k++) {
+        uint32_t i = r->call_order[k];
+        const iface_param *p = &f->params[i];
+        if (!has_hidden_length(f, p)) continue;
+        if (p->type == NUMRPC_T_STRING)
+            fprintf(out, ",\n        stub_strlen(*(char **)argv[%u])", i);
+        else
+            fprintf(out, ",\n        (size_t)1");
+    }
     fprintf(out, ");\n}\n");
 }
 
@@ -166,7 +187,12 @@ int codegen_emit(FILE *out, const sema_unit *unit, const char *source_path)
         int first = 1;
         for (size_t m = 0; m < n; m++)
             if (strcmp(unit->routines[m].iface.symbol, r->iface.symbol) == 0) first = 0;
-        if (first) fprintf(out, "extern void %s(%s);\n", r->iface.symbol, args);
+        if (first) {
+            /* args is "RET (ARGS)": split it around the symbol. */
+            const char *paren = strchr(args, '(');
+            fprintf(out, "extern %.*s%s%s;\n", (int)(paren - args), args, r->iface.symbol,
+                    paren);
+        }
         emit_thunk(out, r);
     }
 

@@ -59,6 +59,35 @@ static ast_define *current(ast_file *f)
     while (d && d->next) d = d->next;
     return d;
 }
+
+/* Attaches a Calls clause (result may be NULL: no "result =") to the
+ * current Define, or reports why it cannot; takes ownership of the strings
+ * and the argument list. */
+static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE lang_at,
+                         char *result, YYLTYPE result_at, char *name, YYLTYPE name_at,
+                         ast_name *args)
+{
+    ast_define *d = current(file);
+    if (!file->orphan && (d == NULL || d->has_calls)) {
+        if (d == NULL) ast_error(file, at(calls_at), "Calls outside a Define");
+        else ast_error(file, at(calls_at), "%s: Calls given twice", d->name);
+    }
+    if (file->orphan || d == NULL || d->has_calls) {
+        free(lang);
+        free(result);
+        free(name);
+        ast_name_free(args);
+        return;
+    }
+    d->has_calls = 1;
+    d->lang = lang;
+    d->lang_loc = at(lang_at);
+    d->calls_result = result;
+    d->result_loc = at(result_at);
+    d->calls_name = name;
+    d->calls_loc = at(name_at);
+    d->calls_args = args;
+}
 }
 
 %union {
@@ -84,6 +113,12 @@ static ast_define *current(ast_file *f)
 %token <code> TYPE "type"
 %token DOUBLE "double"
 %token COMPLEX "complex"
+%token EQ "=="
+%token NE "!="
+%token LE "<="
+%token GE ">="
+%token ANDAND "&&"
+%token OROR "||"
 
 %type <str> strings opt_desc
 %type <code> type
@@ -99,6 +134,11 @@ static ast_define *current(ast_file *f)
 %destructor { ast_dim_free($$); } <dim>
 %destructor { ast_name_free($$); } <name>
 
+%right '?'
+%left OROR
+%left ANDAND
+%left EQ NE
+%left '<' '>' LE GE
 %left '+' '-'
 %left '*' '/' '%'
 %precedence UMINUS
@@ -154,25 +194,10 @@ item:
         }
     }
     | CALLS STRING IDENT '(' opt_names ')' opt_semi {
-        ast_define *d = current(file);
-        if (file->orphan) {
-            free($2);
-            free($3);
-            ast_name_free($5);
-        } else if (d == NULL || d->has_calls) {
-            if (d == NULL) ast_error(file, at(@1), "Calls outside a Define");
-            else ast_error(file, at(@1), "%s: Calls given twice", d->name);
-            free($2);
-            free($3);
-            ast_name_free($5);
-        } else {
-            d->has_calls = 1;
-            d->lang = $2;
-            d->lang_loc = at(@2);
-            d->calls_name = $3;
-            d->calls_loc = at(@3);
-            d->calls_args = $5;
-        }
+        calls_clause(file, @1, $2, @2, NULL, @3, $3, @3, $5);
+    }
+    | CALLS STRING IDENT '=' IDENT '(' opt_names ')' opt_semi {
+        calls_clause(file, @1, $2, @2, $3, @3, $5, @5, $7);
     }
     | DEFINE IDENT '(' params ')' opt_desc {
         ast_define *d = ast_alloc(sizeof *d);
@@ -331,6 +356,20 @@ expr:
     | expr '/' expr { $$ = binary(EXPR_DIV, $1, $3, @2); }
     | expr '%' expr { $$ = binary(EXPR_MOD, $1, $3, @2); }
     | expr '^' expr { $$ = binary(EXPR_POW, $1, $3, @2); }
+    | expr EQ expr { $$ = binary(EXPR_EQ, $1, $3, @2); }
+    | expr NE expr { $$ = binary(EXPR_NE, $1, $3, @2); }
+    | expr '<' expr { $$ = binary(EXPR_LT, $1, $3, @2); }
+    | expr LE expr { $$ = binary(EXPR_LE, $1, $3, @2); }
+    | expr '>' expr { $$ = binary(EXPR_GT, $1, $3, @2); }
+    | expr GE expr { $$ = binary(EXPR_GE, $1, $3, @2); }
+    | expr ANDAND expr { $$ = binary(EXPR_AND, $1, $3, @2); }
+    | expr OROR expr { $$ = binary(EXPR_OR, $1, $3, @2); }
+    | expr '?' expr ':' expr %prec '?' {
+        $$ = ast_expr_new(AST_COND, at(@2));
+        $$->cond = $1;
+        $$->lhs = $3;
+        $$->rhs = $5;
+    }
     ;
 
 %%

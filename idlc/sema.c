@@ -89,6 +89,12 @@ static void compile_expr(expr_ctx *c, const ast_expr *e, expr_t *out)
         compile_expr(c, e->rhs, out);
         emit(c, out, e->op);
         return;
+    case AST_COND:
+        compile_expr(c, e->cond, out);
+        compile_expr(c, e->lhs, out);
+        compile_expr(c, e->rhs, out);
+        emit(c, out, EXPR_COND);
+        return;
     case AST_CALL: {
         int op = 0;
         if (strcasecmp(e->name, "min") == 0) op = EXPR_MIN;
@@ -197,6 +203,24 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
 {
     uint8_t seen[IFACE_MAX_PARAMS] = {0};
     uint32_t k = 0;
+    r->result = -1;
+    if (d->calls_result) {
+        uint32_t index;
+        const ast_param *p = find_param(d, d->calls_result, &index);
+        if (p == NULL) {
+            ast_error(file, d->result_loc, "Calls result '%s' is not a parameter of '%s'",
+                      d->calls_result, d->name);
+        } else if (p->dims != NULL || p->mode != IFACE_OUT || p->type == NUMRPC_T_STRING ||
+                   p->type == NUMRPC_T_FILE) {
+            ast_error(file, d->result_loc,
+                      "Calls result '%s' must be an OUT scalar of a numeric or char type "
+                      "(e.g. OUT double *%s)",
+                      d->calls_result, d->calls_result);
+        } else if (index < IFACE_MAX_PARAMS) {
+            seen[index] = 1;
+            r->result = (int32_t)index;
+        }
+    }
     for (const ast_name *a = d->calls_args; a; a = a->next) {
         uint32_t index;
         if (find_param(d, a->name, &index) == NULL) {
@@ -206,12 +230,17 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
         }
         if (index >= IFACE_MAX_PARAMS) continue;
         if (seen[index]) {
-            ast_error(file, a->loc, "Calls names '%s' twice", a->name);
+            if ((int32_t)index == r->result)
+                ast_error(file, a->loc, "Calls result '%s' cannot also be an argument",
+                          a->name);
+            else
+                ast_error(file, a->loc, "Calls names '%s' twice", a->name);
             continue;
         }
         seen[index] = 1;
         if (k < IFACE_MAX_PARAMS) r->call_order[k++] = index;
     }
+    r->ncall = k;
     uint32_t i = 0;
     for (const ast_param *p = d->params; p && i < nparams; p = p->next, i++)
         if (!seen[i] && find_param(d, p->name, NULL) == p)

@@ -15,6 +15,10 @@ typedef struct sema_routine {
     /* call_order[k] is the parameter passed as the routine's k-th argument
      * (the order of the Calls list). */
     uint32_t call_order[IFACE_MAX_PARAMS];
+    uint32_t ncall; /* entries of call_order: nparams, less the result */
+    /* The OUT scalar that receives the routine's return value ("Calls
+     * "Fortran" r = ddot(...)"), or -1 when the routine is called as void. */
+    int32_t result;
 } sema_routine;
 
 typedef struct sema_unit {
