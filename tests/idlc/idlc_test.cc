@@ -165,7 +165,7 @@ TEST_F(IdlcTest, HashIsStable) {
 // ---- (b) the project's stub modules ----
 
 TEST_F(IdlcTest, StubModulesCompile) {
-    for (const char *name : {"linpack.idl", "blas.idl"}) {
+    for (const char *name : {"linpack.idl", "blas.idl", "lapack.idl"}) {
         RunResult r = Idlc({"-o", dir_ + "/out.c", kStubs + name});
         EXPECT_EQ(r.status, 0) << name << ": " << r.err;
         EXPECT_EQ(r.err, "");
@@ -268,6 +268,14 @@ TEST_F(IdlcTest, ErrorsHaveExactPositions) {
         {"err_calls_unknown.idl", 2, 16, "Calls argument 'y' is not a parameter of 'f'"},
         {"err_duplicate.idl", 2, 21, "duplicate parameter 'n' (first at line 1, column 17)"},
         {"err_no_calls.idl", 2, 8, "Define 'f' has no Calls clause"},
+        {"err_result.idl", 2, 11,
+         "Calls result 'n' must be an OUT scalar of a numeric or char type (e.g. OUT double *n)"},
+        {"err_result.idl", 4, 20, "Calls result 'r' cannot also be an argument"},
+        {"err_result.idl", 6, 11, "Calls result 'q' is not a parameter of 'h'"},
+        {"err_self_extent.idl", 2, 35,
+         "the extent of 'x' uses 'x', which is an array, not a scalar"},
+        {"err_char_const.idl", 1, 49,
+         "malformed character constant '' (write one character: 'N')"},
     };
     for (const ErrorCase &c : cases) {
         std::string path = kCases + c.file;
@@ -313,7 +321,8 @@ TEST_F(IdlcTest, MissingFileAndBadUsage) {
 
 TEST_F(IdlcTest, GeneratedCCompilesWithWerror) {
     for (std::string idl : {kCases + "dmmul.idl", kCases + "linpack_paper.idl",
-                            kCases + "reorder.idl", kStubs + "linpack.idl", kStubs + "blas.idl"}) {
+                            kCases + "reorder.idl", kCases + "optional.idl",
+                            kStubs + "linpack.idl", kStubs + "blas.idl", kStubs + "lapack.idl"}) {
         std::string c = dir_ + "/gen.c";
         RunResult r = Idlc({"-o", c, idl});
         ASSERT_EQ(r.status, 0) << idl << ": " << r.err;
@@ -359,6 +368,109 @@ TEST_F(IdlcTest, ModuleThunkReordersArguments) {
     EXPECT_DOUBLE_EQ(x[0], 2.5);
     EXPECT_DOUBLE_EQ(x[2], 7.5);
     dlclose(h);
+}
+
+// ---- (e) char-dependent extents, functions, Fortran char lengths ----
+
+// Evaluates routine f's shapes with the integer scalars in vals (by index).
+int EvalShapes(const iface_t &f, std::vector<int64_t> vals, iface_shape *shapes) {
+    auto arg = [](void *ctx, uint32_t index, int64_t *v, err_t *) -> int {
+        *v = (*static_cast<std::vector<int64_t> *>(ctx))[index];
+        return 0;
+    };
+    err_t err;
+    return iface_eval_shapes(&f, arg, &vals, shapes, &err);
+}
+
+TEST_F(IdlcTest, CharConstantsComparisonsAndConditionals) {
+    RunResult r = Idlc({"--dump", kCases + "optional.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"OUT double v[(((jobz==86)||(jobz==118))?n:0)][(((jobz==86)||(jobz==118))?n:0)]",
+          "CalcOrder (((jobz!=78)&&(n>=2))?(n^2):n)", "OUT double *trace"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    iface_t f;
+    Decode(kCases + "optional.idl", "eig", &f);
+    ASSERT_EQ(f.nparams, 6u);
+    iface_shape shapes[6];
+    // jobz 'V': v is n x n; 'v' too; 'N': v has extent 0 and nothing travels.
+    ASSERT_EQ(EvalShapes(f, {'V', 5, 0, 7, 0, 0}, shapes), 0);
+    EXPECT_EQ(shapes[4].wire_elems, 25u);
+    EXPECT_EQ(shapes[2].mem_elems, 35u);
+    EXPECT_EQ(shapes[2].wire_elems, 25u);
+    ASSERT_EQ(EvalShapes(f, {'v', 5, 0, 7, 0, 0}, shapes), 0);
+    EXPECT_EQ(shapes[4].wire_elems, 25u);
+    ASSERT_EQ(EvalShapes(f, {'N', 5, 0, 7, 0, 0}, shapes), 0);
+    EXPECT_EQ(shapes[4].wire_elems, 0u);
+    EXPECT_EQ(shapes[4].mem_elems, 0u);
+    iface_free(&f);
+}
+
+// The thunk of a Fortran FUNCTION stores its value in the result parameter
+// and passes a hidden length of 1 for the char argument.
+TEST_F(IdlcTest, FortranFunctionResultAndCharLength) {
+    std::string impl = dir_ + "/eig.c";
+    {
+        std::ofstream o(impl);
+        o << "#include <stddef.h>\n"
+             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len);\n"
+             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len)\n"
+             "{\n"
+             "    if (len != 1) return -1000.0 - (double)len;\n"
+             "    double t = 0;\n"
+             "    for (int i = 0; i < *n; i++) t += a[i * *lda + i];\n"
+             "    if (*jobz == 'V')\n"
+             "        for (int j = 0; j < *n; j++)\n"
+             "            for (int i = 0; i < *n; i++) v[j * *n + i] = a[j * *lda + i];\n"
+             "    return t;\n"
+             "}\n";
+    }
+    std::string so = dir_ + "/optional.so";
+    RunResult r = Idlc({"--module", "-o", so, kCases + "optional.idl", "--", impl});
+    ASSERT_EQ(r.status, 0) << r.err;
+    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->count, 1u);
+    char jobz = 'V';
+    int n = 2, lda = 3;
+    double a[6] = {1, 2, -9, 3, 4, -9}, v[4] = {0, 0, 0, 0}, trace = 0;
+    void *argv[6] = {&jobz, &n, a, &lda, v, &trace};
+    m->entries[0].thunk(argv);
+    EXPECT_DOUBLE_EQ(trace, 5.0);
+    EXPECT_DOUBLE_EQ(v[0], 1.0);
+    EXPECT_DOUBLE_EQ(v[3], 4.0);
+    dlclose(h);
+}
+
+// lapack.idl: dgesvd's U and VT follow jobu/jobvt; dgemm's A follows transa.
+TEST_F(IdlcTest, LapackAndBlasShapesFollowTheirJobCharacters) {
+    iface_t f;
+    Decode(kStubs + "lapack.idl", "dgesvd", &f);
+    ASSERT_EQ(f.nparams, 14u);
+    iface_shape shapes[14];
+    // jobu jobvt m n a lda s u ldu vt ldvt work lwork info
+    ASSERT_EQ(EvalShapes(f, {'A', 'S', 6, 4, 0, 6, 0, 0, 7, 0, 5, 0, 100, 0}, shapes), 0);
+    EXPECT_EQ(shapes[7].wire_elems, 36u);  // U: 6 x 6
+    EXPECT_EQ(shapes[7].mem_elems, 42u);   // ldu 7
+    EXPECT_EQ(shapes[9].wire_elems, 16u);  // VT: min(6,4) x 4
+    EXPECT_EQ(shapes[11].mem_elems, 100u);
+    ASSERT_EQ(EvalShapes(f, {'n', 'o', 6, 4, 0, 6, 0, 0, 1, 0, 1, 0, 100, 0}, shapes), 0);
+    EXPECT_EQ(shapes[7].mem_elems, 0u);
+    EXPECT_EQ(shapes[9].mem_elems, 0u);
+    iface_free(&f);
+
+    Decode(kStubs + "blas.idl", "dgemm", &f);
+    ASSERT_EQ(f.nparams, 13u);
+    iface_shape g[13];
+    // transa transb m n k alpha a lda b ldb beta c ldc
+    ASSERT_EQ(EvalShapes(f, {'T', 'N', 5, 4, 3, 0, 0, 3, 0, 3, 0, 0, 5}, g), 0);
+    EXPECT_EQ(g[6].wire_elems, 15u);  // A is k x m
+    EXPECT_EQ(g[6].count[0], 3);
+    EXPECT_EQ(g[8].count[0], 3);      // B is k x n
+    EXPECT_NE(EvalShapes(f, {'N', 'N', 5, 4, 3, 0, 0, 3, 0, 3, 0, 0, 5}, g), 0);  // lda 3 < m 5
+    iface_free(&f);
 }
 
 }  // namespace
