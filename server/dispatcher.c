@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -21,12 +23,21 @@
 
 enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD };
 enum worker_state { WORKER_DEAD = 0, WORKER_FREE, WORKER_HOLDING };
-enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER };
+enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LINGER };
+
+/* Refused connections stay open until the peer has read the refusal and
+ * closed (or a few seconds pass): closing at once would reset the
+ * connection under the client's first request and lose the reply. */
+#define LINGER_MAX 64
+#define LINGER_SECONDS 3.0
 
 typedef struct conn {
     int fd;
     int state;
-    int worker; /* index when HELD */
+    int worker;   /* index when HELD */
+    double since; /* monotonic seconds: idle since (when IDLE) */
+    uint64_t calls;      /* calls completed on it (as of its last loan)  */
+    uint64_t calls_base; /* its worker's slot->calls when lent            */
 } conn;
 
 typedef struct worker {
@@ -36,11 +47,17 @@ typedef struct worker {
     int conn;          /* index when HOLDING */
     int release_sent;
     int kill_reason;   /* 0, or NUMRPC_ETIMEDOUT when the dispatcher killed it */
+    unsigned generation; /* of the configuration and modules it loaded */
 } worker;
 
 typedef struct dispatcher {
-    const server_config *cfg;
-    int epfd, listen_fd, sig_fd;
+    server_config *cfg;
+    int argc;
+    char **argv;
+    int epfd, listen_fd, sig_fd, admin_fd;
+    module_list mods;    /* live registrations; workers inherit them     */
+    unsigned generation; /* bumped by every change workers must reload   */
+    double drain_until;  /* SIGTERM: monotonic seconds to give up at     */
     conn *conns;
     int nconns_cap, nconns_open;
     worker *workers;
@@ -48,7 +65,10 @@ typedef struct dispatcher {
     int nworkers_cap;
     int *queue; /* conn indices waiting for a worker */
     int qhead, qlen;
-    int stopping;
+    int stopping;        /* SIGTERM received: draining                   */
+    int linger_fd[LINGER_MAX];
+    double linger_since[LINGER_MAX];
+    uint64_t restarts;   /* workers that died and were replaced          */
     wire_writer notice; /* writes error replies for crashed calls */
 } dispatcher;
 
@@ -76,6 +96,7 @@ static int spawn_worker(dispatcher *d, int index)
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
     worker_slot *slot = &d->slots[index];
     memset(slot, 0, sizeof *slot);
+    atomic_store(&slot->draining, d->stopping);
     pid_t pid = fork();
     if (pid < 0) {
         close(sv[0]);
@@ -94,7 +115,7 @@ static int spawn_worker(dispatcher *d, int index)
             dup2(sv[1], 3);
         }
         close_range(4, ~0u, 0);
-        worker_main(d->cfg, 3, slot);
+        worker_main(d->cfg, &d->mods, 3, slot);
     }
     close(sv[1]);
     worker *w = &d->workers[index];
@@ -103,8 +124,30 @@ static int spawn_worker(dispatcher *d, int index)
     w->ctl = sv[0];
     w->state = WORKER_FREE;
     w->conn = -1;
+    w->generation = d->generation;
     watch(d, w->ctl, EV_WORKER, index);
     return 0;
+}
+
+/* A free worker of an older generation leaves: closing its control socket
+ * makes it exit.  Its slot may be reused at once. */
+static void retire_worker(dispatcher *d, int index)
+{
+    worker *w = &d->workers[index];
+    unwatch(d, w->ctl);
+    close(w->ctl);
+    memset(w, 0, sizeof *w);
+    w->state = WORKER_DEAD;
+    w->conn = -1;
+}
+
+static void ask_release(dispatcher *d, int index)
+{
+    worker *h = &d->workers[index];
+    if (h->state != WORKER_HOLDING || h->release_sent) return;
+    ctl_msg m = {CTL_RELEASE, h->conn};
+    sock_send_fd(h->ctl, -1, &m, sizeof m);
+    h->release_sent = 1;
 }
 
 static int count_workers(const dispatcher *d)
@@ -125,6 +168,69 @@ static void close_conn(dispatcher *d, int c)
     d->nconns_open--;
 }
 
+/* Answers whatever the peer sent (or will send) first with an error, then
+ * closes.  The call id comes from the first packet's header if it is there;
+ * a client reads a refusal of its HELLO whatever its id.  The request bytes
+ * are read away before close so that the reply is not lost to a reset. */
+static void refuse_fd(dispatcher *d, int fd, int code, const char *detail)
+{
+    uint8_t hdr[PROTO_HEADER_SIZE];
+    uint32_t call_id = 0;
+    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof hdr)
+        call_id = (uint32_t)hdr[4] << 24 | (uint32_t)hdr[5] << 16 | (uint32_t)hdr[6] << 8 | hdr[7];
+    err_t err;
+    sock_set_timeouts(fd, 200, 0);
+    d->notice.fd = fd;
+    session_reply_error(&d->notice, call_id, code, detail, &err);
+    shutdown(fd, SHUT_WR);
+    for (int i = 0; i < LINGER_MAX; i++) {
+        if (d->linger_fd[i] >= 0) continue;
+        d->linger_fd[i] = fd;
+        d->linger_since[i] = sock_now();
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = ev_data(EV_LINGER, i)};
+        epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+        return;
+    }
+    close(fd);
+}
+
+/* A refused peer sent more (drop it) or closed (so do we). */
+static void linger_event(dispatcher *d, int i, int force)
+{
+    int fd = d->linger_fd[i];
+    if (fd < 0) return;
+    char sink[4096];
+    ssize_t k = 0;
+    while (!force && (k = recv(fd, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
+    }
+    if (!force && k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    unwatch(d, fd);
+    close(fd);
+    d->linger_fd[i] = -1;
+}
+
+static void refuse_conn(dispatcher *d, int c, int code, const char *detail)
+{
+    if (d->conns[c].state == CONN_IDLE) unwatch(d, d->conns[c].fd);
+    refuse_fd(d, d->conns[c].fd, code, detail);
+    d->conns[c].state = CONN_FREE;
+    d->conns[c].fd = -1;
+    d->nconns_open--;
+}
+
+static int readable(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+static void make_idle(dispatcher *d, int c, double since)
+{
+    d->conns[c].state = CONN_IDLE;
+    d->conns[c].since = since;
+    watch(d, d->conns[c].fd, EV_CONN, c);
+}
+
 static void enqueue(dispatcher *d, int c)
 {
     d->queue[(d->qhead + d->qlen) % d->nconns_cap] = c;
@@ -141,14 +247,16 @@ static int assign(dispatcher *d, int w, int c)
     d->workers[w].release_sent = 0;
     d->conns[c].state = CONN_HELD;
     d->conns[c].worker = w;
+    d->conns[c].calls_base = atomic_load(&d->slots[w].calls);
     return 0;
 }
 
 /* Gives queued connections to workers: a free one, a new one, or one that
- * holds an idle connection and is asked to give it back. */
+ * holds an idle connection and is asked to give it back.  While draining,
+ * no connection is taken back: each one's call finishes first. */
 static void schedule(dispatcher *d)
 {
-    while (d->qlen > 0 && !d->stopping) {
+    while (d->qlen > 0) {
         int w = -1, spare = -1;
         for (int i = 0; i < d->nworkers_cap; i++) {
             if (d->workers[i].state == WORKER_FREE) {
@@ -160,13 +268,11 @@ static void schedule(dispatcher *d)
         if (w < 0 && spare >= 0 && spare < d->cfg->max_workers && spawn_worker(d, spare) == 0)
             w = spare;
         if (w < 0) {
-            for (int i = 0; i < d->nworkers_cap; i++) {
+            for (int i = 0; i < d->nworkers_cap && !d->stopping; i++) {
                 worker *h = &d->workers[i];
                 if (h->state == WORKER_HOLDING && !h->release_sent &&
                     atomic_load(&d->slots[i].state) == SLOT_IDLE) {
-                    ctl_msg m = {CTL_RELEASE, h->conn};
-                    sock_send_fd(h->ctl, -1, &m, sizeof m);
-                    h->release_sent = 1;
+                    ask_release(d, i);
                     break;
                 }
             }
@@ -179,29 +285,73 @@ static void schedule(dispatcher *d)
     }
 }
 
+static void log_line(const dispatcher *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(const dispatcher *d, const char *fmt, ...)
+{
+    if (d->cfg->quiet) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "numrpc-server: %s\n", line);
+}
+
 static void accept_all(dispatcher *d)
 {
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) return;
+        char detail[160];
+        if (d->stopping) {
+            refuse_fd(d, fd, NUMRPC_EBUSY, "server shutting down");
+            continue;
+        }
         if (d->nconns_open >= d->cfg->max_connections) {
-            wire_writer *w = &d->notice;
-            err_t err;
-            w->fd = fd;
-            session_reply_error(w, 0, NUMRPC_EBUSY, "server at its connection limit", &err);
-            close(fd);
+            snprintf(detail, sizeof detail, "server at its connection limit (%d connections)",
+                     d->cfg->max_connections);
+            refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            log_line(d, "refused a connection: %s", detail);
+            continue;
+        }
+        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) schedule(d);
+        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) {
+            snprintf(detail, sizeof detail,
+                     "server busy: %d connections already wait for a worker (limit %d, %d workers)",
+                     d->qlen, d->cfg->max_queue, d->cfg->max_workers);
+            refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            log_line(d, "refused a connection: %s", detail);
             continue;
         }
         int c = 0;
         while (d->conns[c].state != CONN_FREE) c++;
         sock_tune(fd);
         d->conns[c].fd = fd;
+        d->conns[c].since = sock_now();
+        d->conns[c].calls = 0;
         d->nconns_open++;
         enqueue(d, c);
     }
 }
 
 /* ---- Worker messages and exits ---- */
+
+/* A connection came back from a worker (or its call was answered by the
+ * dispatcher): it waits in epoll, or is turned away while draining. */
+static void conn_back(dispatcher *d, int c, double since)
+{
+    if (!d->stopping) {
+        make_idle(d, c, since);
+        return;
+    }
+    if (d->conns[c].calls == 0) { /* accepted before the signal; its call is due */
+        make_idle(d, c, since);
+        return;
+    }
+    d->conns[c].state = CONN_QUEUED; /* not in epoll */
+    if (readable(d->conns[c].fd)) refuse_conn(d, c, NUMRPC_EBUSY, "server shutting down");
+    else close_conn(d, c);
+}
 
 static void worker_message(dispatcher *d, int w)
 {
@@ -217,13 +367,14 @@ static void worker_message(dispatcher *d, int w)
     if (c < 0 || c != m.conn_id) return;
     d->workers[w].state = WORKER_FREE;
     d->workers[w].conn = -1;
+    d->conns[c].calls += atomic_load(&d->slots[w].calls) - d->conns[c].calls_base;
     if (m.kind == CTL_CLOSED) {
         d->conns[c].state = CONN_QUEUED; /* not in epoll */
         close_conn(d, c);
     } else {
-        d->conns[c].state = CONN_IDLE;
-        watch(d, d->conns[c].fd, EV_CONN, c);
+        conn_back(d, c, d->slots[w].last_active);
     }
+    if (d->workers[w].generation != d->generation) retire_worker(d, w);
     schedule(d);
 }
 
@@ -245,23 +396,31 @@ static void worker_exited(dispatcher *d, int w, int status)
     int c = wk->conn;
     unwatch(d, wk->ctl);
     close(wk->ctl);
+    if (!d->stopping || c >= 0) d->restarts++;
     if (c >= 0) {
         /* A call that died while computing gets its error; the connection
          * stays usable only if no bytes of a later request were lost. */
         if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined) {
-            char how[64], detail[256];
+            char how[64], detail[320];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
             describe_exit(status, how, sizeof how);
-            if (code == NUMRPC_ETIMEDOUT)
+            if (code == NUMRPC_ETIMEDOUT && slot->limit_deadline)
+                snprintf(detail, sizeof detail, "%s ran past this server's limit of %d s per call and was stopped",
+                         slot->routine, d->cfg->max_call_seconds);
+            else if (code == NUMRPC_ETIMEDOUT)
                 snprintf(detail, sizeof detail, "%s exceeded its deadline and was stopped", slot->routine);
+            else if (d->cfg->max_worker_memory && WIFSIGNALED(status) &&
+                     (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
+                snprintf(detail, sizeof detail,
+                         "%s crashed: %s (a worker may use %llu MiB of memory on this server; the routine may have run out)",
+                         slot->routine, how, (unsigned long long)(d->cfg->max_worker_memory >> 20));
             else
                 snprintf(detail, sizeof detail, "%s crashed: %s", slot->routine, how);
-            if (!d->cfg->quiet) fprintf(stderr, "numrpc-server: %s\n", detail);
+            log_line(d, "%s", detail);
             err_t err;
             d->notice.fd = d->conns[c].fd;
             if (session_reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
-                d->conns[c].state = CONN_IDLE;
-                watch(d, d->conns[c].fd, EV_CONN, c);
+                conn_back(d, c, sock_now());
             } else {
                 d->conns[c].state = CONN_QUEUED;
                 close_conn(d, c);
@@ -288,14 +447,20 @@ static void reap(dispatcher *d)
     }
 }
 
-/* Keepalives for long computations and deadlines, from the shared slots. */
+/* Keepalives for long computations, deadlines and idle connections, from
+ * the shared slots. */
 static void tick(dispatcher *d)
 {
     double now = sock_now();
+    double idle = d->cfg->idle_timeout_ms / 1000.0;
     for (int i = 0; i < d->nworkers_cap; i++) {
         worker *w = &d->workers[i];
         worker_slot *slot = &d->slots[i];
-        if (w->state != WORKER_HOLDING || atomic_load(&slot->state) != SLOT_COMPUTING) continue;
+        if (w->state != WORKER_HOLDING) continue;
+        int state = atomic_load(&slot->state);
+        if (state == SLOT_IDLE && idle > 0 && now - slot->last_active > idle) ask_release(d, i);
+        if (state == SLOT_IDLE && w->generation != d->generation) ask_release(d, i);
+        if (state != SLOT_COMPUTING) continue;
         if (slot->deadline > 0 && now > slot->deadline && !w->kill_reason) {
             w->kill_reason = NUMRPC_ETIMEDOUT;
             kill(w->pid, SIGKILL);
@@ -309,6 +474,81 @@ static void tick(dispatcher *d)
         slot->last_keepalive = now;
         atomic_store(&slot->state, SLOT_COMPUTING);
     }
+    for (int i = 0; i < LINGER_MAX; i++)
+        if (d->linger_fd[i] >= 0 && now - d->linger_since[i] > LINGER_SECONDS) linger_event(d, i, 1);
+    if (idle > 0) {
+        for (int c = 0; c < d->nconns_cap; c++) {
+            if (d->conns[c].state != CONN_IDLE || now - d->conns[c].since <= idle) continue;
+            log_line(d, "closing connection %d: idle for %.0f s (--idle-timeout)", c, now - d->conns[c].since);
+            close_conn(d, c);
+        }
+    }
+}
+
+/* New workers load the current modules and configuration; old ones leave
+ * once they hold no connection (an idle holder is asked to give it back,
+ * a busy one after its call). */
+static void roll_workers(dispatcher *d)
+{
+    d->generation++;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        if (d->workers[i].state == WORKER_FREE) retire_worker(d, i);
+        else if (d->workers[i].state == WORKER_HOLDING) ask_release(d, i);
+    }
+    for (int i = 0; i < d->nworkers_cap && count_workers(d) < d->cfg->min_workers; i++)
+        if (d->workers[i].state == WORKER_DEAD) spawn_worker(d, i);
+}
+
+/* SIGTERM: calls in flight and queued finish; connections with nothing
+ * to do are closed; whatever arrives later is refused. */
+static void start_drain(dispatcher *d)
+{
+    if (d->stopping) return;
+    d->stopping = 1;
+    d->drain_until = sock_now() + d->cfg->drain_timeout_ms / 1000.0;
+    log_line(d, "SIGTERM: finishing calls in flight, refusing new ones");
+    for (int i = 0; i < d->nworkers_cap; i++) atomic_store(&d->slots[i].draining, 1);
+    for (int c = 0; c < d->nconns_cap; c++) {
+        if (d->conns[c].state != CONN_IDLE) continue;
+        if (readable(d->conns[c].fd)) {
+            unwatch(d, d->conns[c].fd);
+            enqueue(d, c);
+        } else if (d->conns[c].calls > 0) {
+            close_conn(d, c);
+        }
+    }
+    /* Connections that have made calls and wait idle in a worker come back
+     * (and are closed); new ones mid-handshake keep their worker. */
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        worker *w = &d->workers[i];
+        if (w->state != WORKER_HOLDING || atomic_load(&d->slots[i].state) != SLOT_IDLE) continue;
+        const conn *c = &d->conns[w->conn];
+        if (c->calls + atomic_load(&d->slots[i].calls) - c->calls_base > 0) ask_release(d, i);
+    }
+}
+
+/* SIGHUP: the configuration file again, then the command line; what needs
+ * a restart (sockets, table sizes) keeps its value. */
+static void reload(dispatcher *d)
+{
+    server_config fresh;
+    err_t err;
+    int help;
+    if (config_build(&fresh, d->argc, d->argv, &help, &err) != 0) {
+        fprintf(stderr, "numrpc-server: SIGHUP: configuration not changed: %s\n", err.detail);
+        return;
+    }
+    fresh.port = d->cfg->port;
+    memcpy(fresh.bind_addr, d->cfg->bind_addr, sizeof fresh.bind_addr);
+    memcpy(fresh.admin_socket, d->cfg->admin_socket, sizeof fresh.admin_socket);
+    memcpy(fresh.module_dir, d->cfg->module_dir, sizeof fresh.module_dir);
+    fresh.max_connections = d->cfg->max_connections;
+    fresh.max_workers = d->cfg->max_workers;
+    if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
+    *d->cfg = fresh;
+    log_line(d, "SIGHUP: configuration reread%s%s; workers restart as they become free",
+             d->cfg->config_file[0] ? " from " : "", d->cfg->config_file);
+    roll_workers(d);
 }
 
 static int handle_signals(dispatcher *d)
@@ -316,9 +556,173 @@ static int handle_signals(dispatcher *d)
     struct signalfd_siginfo si;
     while (read(d->sig_fd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) reap(d);
-        else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) return 1;
+        else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) start_drain(d);
+        else if (si.ssi_signo == SIGHUP) reload(d);
     }
     return 0;
+}
+
+/* ---- Live registration (requests on the admin socket) ---- */
+
+static module_entry *find_module(dispatcher *d, const char *name)
+{
+    for (size_t i = 0; i < d->mods.count; i++)
+        if (strcmp(d->mods.items[i].name, name) == 0) return &d->mods.items[i];
+    return NULL;
+}
+
+/* Loads the module in a short-lived child (never in the dispatcher, which
+ * must not start a library's threads) to check it and learn its name. */
+static int probe_module(const char *path, char *name, err_t *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return err_set(err, NUMRPC_ESERVER, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return err_set(err, NUMRPC_ESERVER, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(p[0]);
+        err_t e;
+        char buf[IFACE_MAX_NAME + 1 + ERR_DETAIL_MAX + 8];
+        int rc = registry_probe(path, name, &e);
+        int n = rc == 0 ? snprintf(buf, sizeof buf, "ok %s", name) : snprintf(buf, sizeof buf, "error %s", e.detail);
+        if (write(p[1], buf, (size_t)n) < 0) _exit(1);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(p[1]);
+    char buf[IFACE_MAX_NAME + 1 + ERR_DETAIL_MAX + 8] = {0};
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof buf - 1 && (k = read(p[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
+    close(p[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (strncmp(buf, "ok ", 3) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        snprintf(name, IFACE_MAX_NAME + 1, "%.*s", (int)IFACE_MAX_NAME, buf + 3);
+        return 0;
+    }
+    if (strncmp(buf, "error ", 6) == 0) return err_set(err, NUMRPC_EINVAL, "%s", buf + 6);
+    char how[64];
+    describe_exit(status, how, sizeof how);
+    return err_set(err, NUMRPC_EINVAL, "loading %s killed the checking process (%s)", path, how);
+}
+
+static int admin_register(dispatcher *d, const char *src, char *reply, size_t len)
+{
+    err_t err;
+    module_entry e = {0};
+    if (src[0] != '/') {
+        snprintf(reply, len, "error %s: give an absolute path", src);
+        return -1;
+    }
+    if (admin_store_module(src, d->cfg->module_dir, &e, &err) != 0 || probe_module(e.path, e.name, &err) != 0) {
+        snprintf(reply, len, "error %s", err.detail);
+        return -1;
+    }
+    module_entry *old = find_module(d, e.name);
+    int replaced = old != NULL;
+    if (old) {
+        *old = e;
+    } else {
+        module_entry *grown = realloc(d->mods.items, (d->mods.count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            snprintf(reply, len, "error out of memory");
+            return -1;
+        }
+        d->mods.items = grown;
+        d->mods.items[d->mods.count++] = e;
+    }
+    roll_workers(d);
+    snprintf(reply, len, "ok %s module %s (%016llx) from %s", replaced ? "replaced" : "registered", e.name,
+             (unsigned long long)e.hash, src);
+    return 0;
+}
+
+static int admin_unregister(dispatcher *d, const char *name, char *reply, size_t len)
+{
+    if (name[0] == '\0' || strlen(name) > IFACE_MAX_NAME) {
+        snprintf(reply, len, "error unregister wants a module name");
+        return -1;
+    }
+    module_entry *e = find_module(d, name);
+    if (e == NULL) {
+        module_entry *grown = realloc(d->mods.items, (d->mods.count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            snprintf(reply, len, "error out of memory");
+            return -1;
+        }
+        d->mods.items = grown;
+        e = &d->mods.items[d->mods.count++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->name, sizeof e->name, "%s", name);
+    }
+    e->path[0] = '\0';
+    e->hash = 0;
+    roll_workers(d);
+    snprintf(reply, len, "ok unregistered module %s", name);
+    return 0;
+}
+
+static void admin_list(dispatcher *d, char *reply, size_t len)
+{
+    size_t used = (size_t)snprintf(reply, len, "ok stub directory %s; %zu live change%s", d->cfg->stubs_dir,
+                                   d->mods.count, d->mods.count == 1 ? "" : "s");
+    for (size_t i = 0; i < d->mods.count && used < len; i++) {
+        const module_entry *e = &d->mods.items[i];
+        if (e->path[0])
+            used += (size_t)snprintf(reply + used, len - used, "\nregistered %s %016llx %s", e->name,
+                                     (unsigned long long)e->hash, e->path);
+        else
+            used += (size_t)snprintf(reply + used, len - used, "\nunregistered %s", e->name);
+    }
+}
+
+static void admin_request(dispatcher *d)
+{
+    int fd = accept4(d->admin_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    char line[CONFIG_PATH_MAX + 64], reply[8192];
+    err_t err;
+    if (admin_read_request(fd, line, sizeof line, &err) != 0) {
+        log_line(d, "admin: refused: %s", err.detail);
+        snprintf(reply, sizeof reply, "error %s", err.detail);
+    } else if (strncmp(line, "register ", 9) == 0) {
+        admin_register(d, line + 9, reply, sizeof reply);
+    } else if (strncmp(line, "unregister ", 11) == 0) {
+        admin_unregister(d, line + 11, reply, sizeof reply);
+    } else if (strcmp(line, "list") == 0) {
+        admin_list(d, reply, sizeof reply);
+    } else {
+        snprintf(reply, sizeof reply, "error unknown admin request \"%.64s\"", line);
+    }
+    if (!d->cfg->quiet && strncmp(line, "list", 4) != 0) fprintf(stderr, "numrpc-server: admin: %s\n", reply);
+    size_t n = strlen(reply);
+    reply[n++] = '\n';
+    ssize_t k = write(fd, reply, n);
+    (void)k;
+    close(fd);
+}
+
+static void setup_admin(dispatcher *d)
+{
+    d->admin_fd = -1;
+    server_config *cfg = d->cfg;
+    if (strcmp(cfg->admin_socket, "none") == 0) return;
+    if (cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
+    if (cfg->module_dir[0] == '\0') {
+        int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", cfg->admin_socket);
+        if (n < 0 || (size_t)n >= sizeof cfg->module_dir) cfg->module_dir[0] = '\0';
+    }
+    err_t err;
+    d->admin_fd = admin_listen(cfg->admin_socket, &err);
+    if (d->admin_fd < 0) {
+        fprintf(stderr, "numrpc-server: no admin socket: %s\n", err.detail);
+        return;
+    }
+    watch(d, d->admin_fd, EV_ADMIN, 0);
 }
 
 static void shutdown_workers(dispatcher *d)
@@ -330,10 +734,12 @@ static void shutdown_workers(dispatcher *d)
         if (d->workers[i].state != WORKER_DEAD) waitpid(d->workers[i].pid, NULL, 0);
 }
 
-int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err)
 {
     dispatcher d = {0};
     d.cfg = cfg;
+    d.argc = argc;
+    d.argv = argv;
     d.listen_fd = listen_fd;
     d.nconns_cap = cfg->max_connections + 1;
     d.nworkers_cap = cfg->max_workers;
@@ -343,9 +749,15 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
     d.slots = mmap(NULL, (size_t)d.nworkers_cap * sizeof *d.slots, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED ||
-        wire_writer_init(&d.notice, -1, 0, err) != 0)
+        wire_writer_init(&d.notice, -1, 0, err) != 0) {
+        free(d.conns);
+        free(d.queue);
+        free(d.workers);
+        if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
+    }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
+    for (int i = 0; i < LINGER_MAX; i++) d.linger_fd[i] = -1;
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -360,6 +772,7 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     watch(&d, listen_fd, EV_LISTEN, 0);
     watch(&d, d.sig_fd, EV_SIGNAL, 0);
+    setup_admin(&d);
     for (int i = 0; i < cfg->min_workers && i < d.nworkers_cap; i++) spawn_worker(&d, i);
 
     /* Keepalives and deadlines are checked at least this often. */
@@ -368,15 +781,21 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
     for (;;) {
         struct epoll_event evs[64];
         int n = epoll_wait(d.epfd, evs, 64, tick_ms);
-        int stop = 0;
         for (int i = 0; i < n; i++) {
             int kind = (int)(evs[i].data.u64 >> 32), index = (int)(uint32_t)evs[i].data.u64;
             if (kind == EV_LISTEN) accept_all(&d);
-            else if (kind == EV_SIGNAL) stop |= handle_signals(&d);
+            else if (kind == EV_SIGNAL) handle_signals(&d);
             else if (kind == EV_WORKER) worker_message(&d, index);
+            else if (kind == EV_ADMIN) admin_request(&d);
+            else if (kind == EV_LINGER) linger_event(&d, index, 0);
             else if (kind == EV_CONN && d.conns[index].state == CONN_IDLE) {
                 unwatch(&d, d.conns[index].fd);
-                enqueue(&d, index);
+                if (d.stopping && d.conns[index].calls > 0) {
+                    d.conns[index].state = CONN_QUEUED;
+                    refuse_conn(&d, index, NUMRPC_EBUSY, "server shutting down");
+                } else {
+                    enqueue(&d, index);
+                }
             }
         }
         schedule(&d);
@@ -384,13 +803,20 @@ int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err)
             tick(&d);
             next_tick = sock_now() + tick_ms / 1000.0;
         }
-        if (stop) break;
+        if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;
     }
     shutdown_workers(&d);
     for (int c = 0; c < d.nconns_cap; c++)
         if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);
+    for (int i = 0; i < LINGER_MAX; i++)
+        if (d.linger_fd[i] >= 0) close(d.linger_fd[i]);
+    if (d.admin_fd >= 0) {
+        close(d.admin_fd);
+        unlink(cfg->admin_socket);
+    }
     wire_writer_free(&d.notice);
     munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+    free(d.mods.items);
     free(d.conns);
     free(d.queue);
     free(d.workers);

@@ -29,7 +29,8 @@ static int add_routine(registry *reg, const uint8_t *blob, size_t len,
     r.thunk = thunk;
     for (size_t i = 0; i < reg->count; i++) {
         if (strcmp(reg->items[i].iface.name, r.iface.name) == 0) {
-            fprintf(stderr, "numrpc-server: %s from module %s replaces the one from %s\n",
+            if (strcmp(reg->items[i].iface.module, r.iface.module) != 0)
+                fprintf(stderr, "numrpc-server: %s from module %s replaces the one from %s\n",
                     r.iface.name, r.iface.module, reg->items[i].iface.module);
             iface_free(&reg->items[i].iface);
             free(reg->items[i].blob);
@@ -65,18 +66,65 @@ static int add_ping(registry *reg, err_t *err)
     return rc;
 }
 
-static int load_module(registry *reg, const char *path, err_t *err)
+/* Opens path and finds its stub table (the module stays loaded). */
+static const stub_module *open_module(const char *path, void **handle_out, err_t *err)
 {
     /* Modules stay loaded for the life of the worker (never dlclose: the
      * BLAS they pull in starts threads), each in its own namespace so that
      * their exported numrpc_stub_module symbols never meet. */
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) return err_set(err, NUMRPC_ESERVER, "cannot load %s: %s", path, dlerror());
+    if (handle == NULL) {
+        err_set(err, NUMRPC_ESERVER, "cannot load %s: %s", path, dlerror());
+        return NULL;
+    }
     const stub_module *m = dlsym(handle, NUMRPC_STUB_SYMBOL);
-    if (m == NULL) return err_set(err, NUMRPC_ESERVER, "%s is not a numrpc stub module", path);
-    if (m->abi != NUMRPC_STUB_ABI)
-        return err_set(err, NUMRPC_ESERVER, "%s has stub ABI %u, this server %u", path, m->abi,
-                       NUMRPC_STUB_ABI);
+    if (m == NULL) {
+        err_set(err, NUMRPC_ESERVER, "%s is not a numrpc stub module", path);
+        return NULL;
+    }
+    if (m->abi != NUMRPC_STUB_ABI) {
+        err_set(err, NUMRPC_ESERVER, "%s has stub ABI %u, this server %u", path, m->abi, NUMRPC_STUB_ABI);
+        return NULL;
+    }
+    if (m->module == NULL || strlen(m->module) > IFACE_MAX_NAME) {
+        err_set(err, NUMRPC_ESERVER, "%s has no usable module name", path);
+        return NULL;
+    }
+    *handle_out = handle;
+    return m;
+}
+
+int registry_probe(const char *path, char *name, err_t *err)
+{
+    void *handle;
+    const stub_module *m = open_module(path, &handle, err);
+    if (m == NULL) return err->code;
+    snprintf(name, IFACE_MAX_NAME + 1, "%s", m->module);
+    for (size_t i = 0; i < m->count; i++) {
+        iface_t f;
+        if (iface_decode(m->entries[i].iface_blob, m->entries[i].iface_len, &f, err) != 0) {
+            err_prefix(err, path);
+            return err->code;
+        }
+        iface_free(&f);
+    }
+    return 0;
+}
+
+/* True when the list names module (it replaces or hides the stub dir's). */
+static int overridden(const module_list *mods, const char *module)
+{
+    for (size_t i = 0; mods && i < mods->count; i++)
+        if (strcmp(mods->items[i].name, module) == 0) return 1;
+    return 0;
+}
+
+static int load_module(registry *reg, const char *path, const module_list *skip, err_t *err)
+{
+    void *handle;
+    const stub_module *m = open_module(path, &handle, err);
+    if (m == NULL) return err->code;
+    if (overridden(skip, m->module)) return 0; /* registered or removed live */
     if (reg->set_blas_threads == NULL)
         *(void **)&reg->set_blas_threads = dlsym(handle, "openblas_set_num_threads");
     for (size_t i = 0; i < m->count; i++) {
@@ -90,18 +138,35 @@ static int load_module(registry *reg, const char *path, err_t *err)
     return 0;
 }
 
+static void load_dir(registry *reg, const char *dir, const module_list *mods);
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int registry_load(registry *reg, const char *dir, err_t *err)
+int registry_load(registry *reg, const char *dir, const module_list *mods, err_t *err)
 {
     memset(reg, 0, sizeof *reg);
     int rc = add_ping(reg, err);
-    if (rc != 0 || dir == NULL) return rc;
+    if (rc != 0) return rc;
+    if (dir != NULL && dir[0] != '\0') load_dir(reg, dir, mods);
+    /* Registered modules last: their routines replace any of the same name. */
+    for (size_t i = 0; mods && i < mods->count; i++) {
+        err_t merr;
+        if (mods->items[i].path[0] && load_module(reg, mods->items[i].path, NULL, &merr) != 0)
+            fprintf(stderr, "numrpc-server: skipping module: %s\n", merr.detail);
+    }
+    return 0;
+}
+
+static void load_dir(registry *reg, const char *dir, const module_list *mods)
+{
     DIR *d = opendir(dir);
-    if (d == NULL) return err_set(err, NUMRPC_ESERVER, "cannot open stub directory %s", dir);
+    if (d == NULL) {
+        fprintf(stderr, "numrpc-server: cannot open stub directory %s\n", dir);
+        return;
+    }
     char **names = NULL;
     size_t n = 0;
     struct dirent *e;
@@ -119,12 +184,11 @@ int registry_load(registry *reg, const char *dir, err_t *err)
         char path[4096];
         err_t merr;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if (names[i] && load_module(reg, path, &merr) != 0)
+        if (names[i] && load_module(reg, path, mods, &merr) != 0)
             fprintf(stderr, "numrpc-server: skipping module: %s\n", merr.detail);
         free(names[i]);
     }
     free(names);
-    return 0;
 }
 
 const routine *registry_find(const registry *reg, const char *name)

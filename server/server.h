@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,23 +14,45 @@
 #include "stubmod.h"
 #include "wire.h"
 
-/* ---- Configuration (command line) ---- */
+/* ---- Configuration (command line and configuration file, config.c) ---- */
+#define CONFIG_PATH_MAX 1024
 typedef struct server_config {
-    const char *bind_addr;     /* default "0.0.0.0"                          */
+    char bind_addr[256];       /* default "0.0.0.0"                          */
     int port;                  /* 0 = pick a free port                       */
-    const char *stubs_dir;     /* directory of stub modules (*.so)           */
-    const char *port_file;     /* if set, the chosen port is written there   */
+    char stubs_dir[CONFIG_PATH_MAX]; /* directory of stub modules (*.so)     */
+    char port_file[CONFIG_PATH_MAX]; /* if set, the chosen port is written  */
+    char config_file[CONFIG_PATH_MAX]; /* --config: reread on SIGHUP        */
+    char admin_socket[CONFIG_PATH_MAX]; /* local admin socket ("" = none)  */
+    char module_dir[CONFIG_PATH_MAX]; /* private copies of registered modules */
     size_t packet_size;        /* default reply packet size                  */
     int min_workers;           /* pre-forked workers                         */
     int max_workers;           /* workers at most (concurrent calls)         */
     int max_connections;       /* open connections at most                   */
+    int max_queue;             /* connections waiting for a worker (0 = any) */
     uint64_t max_call_bytes;   /* array memory of one call at most           */
     uint64_t max_array_elems;  /* elements of one array at most              */
+    int max_call_seconds;      /* wall time of one routine (0 = no limit)    */
+    uint64_t max_worker_memory; /* address space of a worker (0 = no limit) */
+    int idle_timeout_ms;       /* an idle connection is closed (0 = never)   */
+    int drain_timeout_ms;      /* SIGTERM: calls in flight get this long     */
     int io_timeout_ms;         /* a stalled read or write inside a call      */
     int blas_threads;          /* BLAS threads per call (0 = cores)          */
     int keepalive_ms;          /* keepalive period while a routine computes  */
     int quiet;
 } server_config;
+
+/* The defaults of every option. */
+void config_defaults(server_config *cfg);
+/* Sets option key (a long option name without "--") from its text. */
+int config_set(server_config *cfg, const char *key, const char *value, err_t *err);
+/* Reads "key = value" lines ('#' starts a comment). */
+int config_load_file(server_config *cfg, const char *path, err_t *err);
+/* Defaults, then the file named by --config (if any), then the command line
+ * (which wins).  *help is set when --help was given. */
+int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *err);
+/* Clamps values to their sane ranges (after any change). */
+void config_normalise(server_config *cfg);
+void config_usage(FILE *out);
 
 /* ---- Registry: the routines a worker can run ---- */
 typedef struct routine {
@@ -45,9 +68,28 @@ typedef struct registry {
     void (*set_blas_threads)(int); /* OpenBLAS's, if a module links it      */
 } registry;
 
-/* Loads the built-in routines (ping) and every *.so module in dir (dir may
- * be NULL).  A module that fails to load is reported on stderr and skipped. */
-int registry_load(registry *reg, const char *dir, err_t *err);
+/* Modules changed by `admin register|unregister` while the server runs.
+ * The dispatcher owns the list; workers inherit it when they fork. */
+typedef struct module_entry {
+    char name[IFACE_MAX_NAME + 1]; /* the module's name (Module in its IDL)  */
+    char path[CONFIG_PATH_MAX];    /* private content-addressed copy; "" =
+                                      unregistered (hide it from stubs dir) */
+    uint64_t hash;                 /* of the file's bytes                    */
+} module_entry;
+
+typedef struct module_list {
+    module_entry *items;
+    size_t count;
+} module_list;
+
+/* Loads the built-in routines (ping), every *.so module in dir (dir may be
+ * NULL) whose name the list does not override, then the list's modules.
+ * A module that fails to load is reported on stderr and skipped. */
+int registry_load(registry *reg, const char *dir, const module_list *mods, err_t *err);
+/* Checks that path is a stub module of this server's ABI; its module name
+ * goes to name (size IFACE_MAX_NAME + 1).  Loads it: call only in a process
+ * that exits afterwards. */
+int registry_probe(const char *path, char *name, err_t *err);
 const routine *registry_find(const registry *reg, const char *name);
 void registry_free(registry *reg);
 
@@ -69,6 +111,9 @@ typedef struct worker_slot {
     double started;      /* monotonic seconds when the routine started    */
     double deadline;     /* monotonic seconds, 0 = none                    */
     double last_keepalive;
+    double last_active;  /* monotonic seconds at the end of its last message */
+    int limit_deadline;  /* the deadline is the server's --max-call-seconds */
+    _Atomic int draining; /* SIGTERM: give the connection back after a call */
     char routine[IFACE_MAX_NAME + 1];
     _Atomic uint64_t calls;      /* calls completed by this worker       */
 } worker_slot;
@@ -97,6 +142,7 @@ typedef struct session {
     call_arena arena;
     int fd;
     int conn_id;
+    uint32_t last_type; /* type of the last message served */
 } session;
 
 /* Reads one message from s->fd and answers it.  Returns 0 when the
@@ -108,10 +154,24 @@ int session_reply_error(wire_writer *w, uint32_t call_id, int code,
 
 /* ---- Processes ---- */
 /* The worker's main loop; never returns. */
-void worker_main(const server_config *cfg, int ctl_fd, worker_slot *slot)
-    __attribute__((noreturn));
-/* Accepts connections and lends them to workers until told to stop. */
-int dispatcher_run(const server_config *cfg, int listen_fd, err_t *err);
+void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd,
+                 worker_slot *slot) __attribute__((noreturn));
+/* Accepts connections and lends them to workers until SIGTERM has drained
+ * them; argv is kept to rebuild the configuration on SIGHUP. */
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err);
+
+/* ---- Local administration (admin.c) ---- */
+/* `numrpc-server admin ...`: the client side. */
+int admin_client_main(int argc, char **argv);
+/* The default admin socket path for a port (into buf). */
+void admin_default_socket(int port, char *buf, size_t len);
+/* The listening Unix socket (mode 0600), or -1 with err set. */
+int admin_listen(const char *path, err_t *err);
+/* Reads one request line from an accepted admin connection into line,
+ * checking the peer's credentials (same user or root).  0 or an error. */
+int admin_read_request(int fd, char *line, size_t len, err_t *err);
+/* Copies the module at src into dir as <hash>.so (content-addressed). */
+int admin_store_module(const char *src, const char *dir, module_entry *out, err_t *err);
 
 /* Messages on the dispatcher <-> worker control socket. */
 enum ctl_kind {

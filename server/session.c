@@ -180,7 +180,7 @@ static void set_blas_threads(const session *s)
 }
 
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a,
-                       double deadline, double *compute_s)
+                       uint32_t deadline_ms, double *compute_s)
 {
     worker_slot *slot = s->slot;
     slot->call_id = call_id;
@@ -190,6 +190,11 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     set_blas_threads(s);
     double t0 = sock_now();
     slot->started = slot->last_keepalive = t0;
+    /* The caller's deadline, or the server's limit if that comes first. */
+    double deadline = deadline_ms ? t0 + deadline_ms / 1000.0 : 0;
+    int limit = s->cfg->max_call_seconds;
+    slot->limit_deadline = limit > 0 && (deadline == 0 || t0 + limit < deadline);
+    if (slot->limit_deadline) deadline = t0 + limit;
     slot->deadline = deadline;
     atomic_store(&slot->state, SLOT_COMPUTING);
     r->thunk(a->argv);
@@ -264,9 +269,8 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc != 0) goto broken;
 
-    double deadline = deadline_ms ? sock_now() + deadline_ms / 1000.0 : 0;
     double compute_s = 0;
-    run_routine(s, r, call_id, a, deadline, &compute_s);
+    run_routine(s, r, call_id, a, deadline_ms, &compute_s);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
@@ -285,6 +289,7 @@ int session_serve_one(session *s, err_t *err)
     int rc = wire_next_message(&s->reader, &type, &call_id, err);
     if (rc != 0) return rc;
     atomic_store(&s->slot->state, SLOT_READING);
+    s->last_type = type;
     switch (type) {
     case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
@@ -299,6 +304,7 @@ int session_serve_one(session *s, err_t *err)
         rc = refuse(s, call_id, &e, err);
     }
     }
+    s->slot->last_active = sock_now();
     atomic_store(&s->slot->state, SLOT_IDLE);
     return rc;
 }

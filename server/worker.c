@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sock.h"
@@ -30,6 +31,7 @@ static void serve_connection(session *s, int ctl_fd)
      * in poll(), which no socket time limit touches.  Set once per loan:
      * a system call per message would show in every null call. */
     sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
+    s->slot->last_active = sock_now();
     for (;;) {
         if (wire_reader_idle(r)) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {s->fd, POLLIN, 0}};
@@ -50,6 +52,21 @@ static void serve_connection(session *s, int ctl_fd)
             }
         }
         int rc = session_serve_one(s, &err);
+        if (rc != 0 && err.code == NUMRPC_ETIMEDOUT && r->in_message) {
+            /* A sender that stalls mid-request (--io-timeout) hears why. */
+            err_t ignored;
+            char detail[160];
+            snprintf(detail, sizeof detail, "request stalled: no byte for %d ms; the server closes the connection",
+                     s->cfg->io_timeout_ms);
+            session_reply_error(&s->writer, r->call_id, NUMRPC_ETIMEDOUT, detail, &ignored);
+        }
+        if (rc == 0 && atomic_load(&s->slot->draining) && s->last_type == PROTO_CALL && wire_reader_idle(r)) {
+            /* Shutting down: this connection's call is done; the dispatcher
+             * refuses whatever it sends next. */
+            close(s->fd);
+            tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
+            return;
+        }
         if (rc != 0) {
             if (!s->cfg->quiet && strcmp(err.detail, "closed") != 0)
                 fprintf(stderr, "numrpc-server[%d]: closing connection %d: %s\n", (int)getpid(),
@@ -61,7 +78,22 @@ static void serve_connection(session *s, int ctl_fd)
     }
 }
 
-void worker_main(const server_config *cfg, int ctl_fd, worker_slot *slot)
+/* --max-worker-memory: the worker's address space, once its modules are
+ * loaded.  Not under AddressSanitizer, whose shadow memory is terabytes. */
+static void limit_memory(const server_config *cfg)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    if (cfg->max_worker_memory && !cfg->quiet)
+        fprintf(stderr, "numrpc-server: --max-worker-memory ignored in an AddressSanitizer build\n");
+#else
+    if (cfg->max_worker_memory == 0) return;
+    struct rlimit lim = {cfg->max_worker_memory, cfg->max_worker_memory};
+    if (setrlimit(RLIMIT_AS, &lim) != 0)
+        fprintf(stderr, "numrpc-server: cannot limit worker memory: %s\n", strerror(errno));
+#endif
+}
+
+void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, worker_slot *slot)
 {
     registry reg;
     err_t err;
@@ -70,10 +102,11 @@ void worker_main(const server_config *cfg, int ctl_fd, worker_slot *slot)
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->blas_threads);
     setenv("OPENBLAS_NUM_THREADS", threads, 1);
-    if (registry_load(&reg, cfg->stubs_dir, &err) != 0) {
+    if (registry_load(&reg, cfg->stubs_dir, mods, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         _exit(1);
     }
+    limit_memory(cfg);
     session s = {0};
     s.cfg = cfg;
     s.reg = &reg;

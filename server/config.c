@@ -1,0 +1,256 @@
+/* config.c -- numrpc-server's options: one table serves the command line,
+ * the configuration file (key = value) and its rereading on SIGHUP. */
+#include "server.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef NUMRPC_STUBDIR
+#define NUMRPC_STUBDIR "/usr/local/lib/numrpc/stubs"
+#endif
+
+enum opt_kind { OPT_INT, OPT_U64, OPT_SIZE, OPT_STR, OPT_FLAG };
+
+typedef struct option_def {
+    const char *name;
+    char short_name;
+    int kind;
+    size_t offset;
+    size_t size; /* strings: buffer size */
+    const char *arg, *help;
+} option_def;
+
+#define F(field) offsetof(server_config, field), sizeof(((server_config *)0)->field)
+
+static const option_def options[] = {
+    {"port", 'p', OPT_INT, F(port), "P", "TCP port (0 = any free port; default 7800)"},
+    {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 0.0.0.0)"},
+    {"stubs", 's', OPT_STR, F(stubs_dir), "DIR", "stub modules to serve (default " NUMRPC_STUBDIR ")"},
+    {"port-file", 'f', OPT_STR, F(port_file), "FILE", "write the port chosen to FILE"},
+    {"config", 0, OPT_STR, F(config_file), "FILE", "key = value options; reread on SIGHUP"},
+    {"admin-socket", 0, OPT_STR, F(admin_socket), "PATH",
+     "local admin socket, mode 0600 (default $XDG_RUNTIME_DIR or /tmp: numrpc-server-PORT.sock; \"none\" = off)"},
+    {"module-dir", 0, OPT_STR, F(module_dir), "DIR",
+     "private copies of registered modules (default: next to the admin socket)"},
+    {"packet-size", 0, OPT_SIZE, F(packet_size), "BYTES", "default reply packet size (default 4096)"},
+    {"workers", 0, OPT_INT, F(min_workers), "N", "pre-forked workers (default 4)"},
+    {"max-workers", 0, OPT_INT, F(max_workers), "N", "concurrent calls at most (default 32)"},
+    {"max-connections", 0, OPT_INT, F(max_connections), "N", "open connections at most (default 1024)"},
+    {"max-queue", 0, OPT_INT, F(max_queue), "N",
+     "new connections waiting for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
+    {"max-call-bytes", 0, OPT_U64, F(max_call_bytes), "B", "array memory of one call at most (default 8 GiB)"},
+    {"max-array-elems", 0, OPT_U64, F(max_array_elems), "N", "elements of one array at most (default 2^30)"},
+    {"max-call-seconds", 0, OPT_INT, F(max_call_seconds), "S", "wall time of one routine at most (default 0 = none)"},
+    {"max-worker-memory", 0, OPT_U64, F(max_worker_memory), "B",
+     "address space of a worker process at most (default 0 = none)"},
+    {"idle-timeout", 0, OPT_INT, F(idle_timeout_ms), "MS", "close connections idle this long (default 600000, 0 = never)"},
+    {"drain-timeout", 0, OPT_INT, F(drain_timeout_ms), "MS",
+     "after SIGTERM, calls in flight get this long (default 600000)"},
+    {"io-timeout", 0, OPT_INT, F(io_timeout_ms), "MS", "a stalled transfer inside a call fails (default 60000)"},
+    {"blas-threads", 0, OPT_INT, F(blas_threads), "N", "BLAS threads per call (default: all cores)"},
+    {"keepalive-ms", 0, OPT_INT, F(keepalive_ms), "MS", "keepalive period while a routine computes (default 5000)"},
+    {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "no per-event log lines"},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+void config_defaults(server_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->bind_addr, sizeof cfg->bind_addr, "0.0.0.0");
+    cfg->port = 7800;
+    snprintf(cfg->stubs_dir, sizeof cfg->stubs_dir, "%s", NUMRPC_STUBDIR);
+    cfg->packet_size = PROTO_DEFAULT_PACKET;
+    cfg->min_workers = 4;
+    cfg->max_workers = 32;
+    cfg->max_connections = 1024;
+    cfg->max_queue = 256;
+    cfg->max_call_bytes = 8ULL << 30;
+    cfg->max_array_elems = 1ULL << 30;
+    cfg->idle_timeout_ms = 600000;
+    cfg->drain_timeout_ms = 600000;
+    cfg->io_timeout_ms = 60000;
+    cfg->keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000;
+}
+
+void config_usage(FILE *out)
+{
+    fprintf(out, "usage: numrpc-server [options]\n"
+                 "       numrpc-server admin [--socket PATH | --port P] register MODULE.so | unregister NAME | list\n");
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].arg ? " " : "",
+                 options[i].arg ? options[i].arg : "");
+        fprintf(out, "  %-24s %s\n", left, options[i].help);
+    }
+    fprintf(out, "Sizes take a K, M or G suffix (powers of 1024).  A configuration file holds\n"
+                 "the same options as `name = value` lines; the command line wins.\n");
+}
+
+static const option_def *find_option(const char *key, char short_name)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if ((key && strcmp(options[i].name, key) == 0) || (short_name && options[i].short_name == short_name))
+            return &options[i];
+    return NULL;
+}
+
+static int parse_number(const char *key, const char *text, int sized, unsigned long long *out, err_t *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long mul = 1;
+    if (sized && *end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mul = 1ULL << 10; end++; break;
+        case 'M': mul = 1ULL << 20; end++; break;
+        case 'G': mul = 1ULL << 30; end++; break;
+        default: break;
+        }
+        if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B') end += 2;
+        else if (toupper((unsigned char)*end) == 'B') end++;
+    }
+    if (*text == '\0' || *text == '-' || *end != '\0' || errno != 0 || (mul > 1 && v > ~0ULL / mul))
+        return err_set(err, NUMRPC_EINVAL, "%s wants a non-negative number, got \"%s\"", key, text);
+    *out = v * mul;
+    return 0;
+}
+
+int config_set(server_config *cfg, const char *key, const char *value, err_t *err)
+{
+    const option_def *o = find_option(key, 0);
+    if (o == NULL) return err_set(err, NUMRPC_EINVAL, "unknown option \"%s\"", key);
+    char *field = (char *)cfg + o->offset;
+    unsigned long long v = 0;
+    switch (o->kind) {
+    case OPT_STR:
+        if (strlen(value) >= o->size) return err_set(err, NUMRPC_EINVAL, "%s: value too long", key);
+        memcpy(field, value, strlen(value) + 1);
+        return 0;
+    case OPT_FLAG:
+        if (value == NULL || strcmp(value, "1") == 0 || strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
+            *(int *)field = 1;
+        else if (strcmp(value, "0") == 0 || strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
+            *(int *)field = 0;
+        else
+            return err_set(err, NUMRPC_EINVAL, "%s wants yes or no, got \"%s\"", key, value);
+        return 0;
+    case OPT_INT:
+        if (parse_number(key, value, 0, &v, err) != 0) return err->code;
+        if (v > 0x7fffffffULL) return err_set(err, NUMRPC_EINVAL, "%s: %s is too large", key, value);
+        *(int *)field = (int)v;
+        return 0;
+    case OPT_SIZE:
+        if (parse_number(key, value, 1, &v, err) != 0) return err->code;
+        *(size_t *)field = (size_t)v;
+        return 0;
+    default:
+        if (parse_number(key, value, 1, &v, err) != 0) return err->code;
+        *(uint64_t *)field = (uint64_t)v;
+        return 0;
+    }
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+    return s;
+}
+
+int config_load_file(server_config *cfg, const char *path, err_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return err_set(err, NUMRPC_EINVAL, "cannot read configuration file %s: %s", path, strerror(errno));
+    char line[2048];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *s = trim(line);
+        if (*s == '\0') continue;
+        char *eq = strchr(s, '=');
+        if (eq == NULL) {
+            rc = err_set(err, NUMRPC_EINVAL, "%s:%d: expected `name = value`", path, lineno);
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *value = trim(eq + 1);
+        if (strcmp(key, "config") == 0) {
+            rc = err_set(err, NUMRPC_EINVAL, "%s:%d: a configuration file cannot name another", path, lineno);
+        } else if (config_set(cfg, key, value, err) != 0) {
+            char where[CONFIG_PATH_MAX + 32];
+            snprintf(where, sizeof where, "%s:%d", path, lineno);
+            err_prefix(err, where);
+            rc = err->code;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Walks argv; calls config_set for each option (only --config when
+ * only_config, so that the file can be read before the rest). */
+static int apply_args(server_config *cfg, int argc, char **argv, int only_config, int *help, err_t *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const option_def *o = NULL;
+        const char *value = NULL;
+        char key[64];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            *help = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) == 0) {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            if (len >= sizeof key) len = sizeof key - 1;
+            memcpy(key, a + 2, len);
+            key[len] = '\0';
+            o = find_option(key, 0);
+            if (eq) value = eq + 1;
+        } else if (a[0] == '-' && a[1] && a[2] == '\0') {
+            o = find_option(NULL, a[1]);
+        }
+        if (o == NULL) return err_set(err, NUMRPC_EINVAL, "unknown option \"%s\" (--help lists them)", a);
+        if (o->kind != OPT_FLAG && value == NULL) {
+            if (i + 1 >= argc) return err_set(err, NUMRPC_EINVAL, "--%s wants a value", o->name);
+            value = argv[++i];
+        }
+        if (only_config != (strcmp(o->name, "config") == 0)) continue;
+        if (config_set(cfg, o->name, value, err) != 0) return err->code;
+    }
+    return 0;
+}
+
+void config_normalise(server_config *cfg)
+{
+    if (cfg->min_workers < 1) cfg->min_workers = 1;
+    if (cfg->max_workers < cfg->min_workers) cfg->max_workers = cfg->min_workers;
+    if (cfg->max_connections < 1) cfg->max_connections = 1;
+    if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
+    if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *err)
+{
+    config_defaults(cfg);
+    *help = 0;
+    int rc = apply_args(cfg, argc, argv, 1, help, err);
+    if (rc == 0 && cfg->config_file[0]) {
+        char file[CONFIG_PATH_MAX];
+        memcpy(file, cfg->config_file, sizeof file);
+        rc = config_load_file(cfg, file, err);
+        memcpy(cfg->config_file, file, sizeof file);
+    }
+    if (rc == 0) rc = apply_args(cfg, argc, argv, 0, help, err);
+    if (rc == 0) config_normalise(cfg);
+    return rc;
+}
