@@ -1,0 +1,298 @@
+/* fortran.c -- the C side of the Fortran module (include/numrpc.f90): turns
+ * TS 29113 descriptors into a checked numrpc_callv call. */
+#include "client.h"
+
+#include <ISO_Fortran_binding.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "marshal.h"
+
+/* Dummy arguments a1..aN of the Fortran interfaces; numrpc.f90 must match. */
+#define FORTRAN_MAX_ARGS 24
+#define FORTRAN_NAME_MAX 512
+
+#define FORTRAN_ARGS_(T)                                                                   \
+    T a1, T a2, T a3, T a4, T a5, T a6, T a7, T a8, T a9, T a10, T a11, T a12, T a13, T a14, \
+        T a15, T a16, T a17, T a18, T a19, T a20, T a21, T a22, T a23, T a24
+#define FORTRAN_ARG_LIST_                                                                 \
+    {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, \
+     a20, a21, a22, a23, a24}
+
+/* Called only through the bind(C) interfaces of include/numrpc.f90:
+ * numrpc_fcall returns the status; numrpc_call writes it into *status, or,
+ * without status=, stops the program with the message on failure (as a
+ * Fortran I/O statement without iostat= does). */
+NUMRPC_API int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *));
+NUMRPC_API void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *),
+                                    int *status);
+
+/* A descriptor's type in words a Fortran programmer recognises. */
+static const char *fortran_type_name(const CFI_cdesc_t *d, char *buf, size_t len)
+{
+    int base = d->type & CFI_type_mask, kind = d->type >> CFI_type_kind_shift;
+    static const char *const names[] = {[CFI_type_Integer] = "integer",
+                                        [CFI_type_Logical] = "logical",
+                                        [CFI_type_Real] = "real",
+                                        [CFI_type_Complex] = "complex",
+                                        [CFI_type_Character] = "character"};
+    if (d->type < 0 || base < CFI_type_Integer || base > CFI_type_Character) {
+        snprintf(buf, len, "a derived or unsupported type");
+    } else if (base == CFI_type_Character) {
+        snprintf(buf, len, "character(len=%zu)", d->elem_len);
+    } else {
+        snprintf(buf, len, "%s(%d)", names[base], kind);
+    }
+    return buf;
+}
+
+/* The Fortran declaration a numrpc_type asks for. */
+static const char *fortran_wants(uint32_t type)
+{
+    switch (type) {
+    case NUMRPC_T_CHAR: return "character (kind=c_char)";
+    case NUMRPC_T_INT: return "integer(4) (c_int)";
+    case NUMRPC_T_LONG: return "integer(8) (c_long)";
+    case NUMRPC_T_FLOAT: return "real(4) (c_float)";
+    case NUMRPC_T_DOUBLE: return "real(8) (double precision)";
+    case NUMRPC_T_SCOMPLEX: return "complex(4) (c_float_complex)";
+    case NUMRPC_T_DCOMPLEX: return "complex(8) (c_double_complex)";
+    case NUMRPC_T_STRING: return "character(len=*)";
+    default: return iface_type_name(type);
+    }
+}
+
+/* True when a descriptor of the caller's holds elements of IDL type `type`. */
+static int type_matches(const CFI_cdesc_t *d, uint32_t type)
+{
+    switch (type) {
+    case NUMRPC_T_CHAR:
+    case NUMRPC_T_STRING: return d->type == CFI_type_char;
+    case NUMRPC_T_INT: return d->type == CFI_type_int32_t;
+    case NUMRPC_T_LONG: return d->type == CFI_type_int64_t;
+    case NUMRPC_T_FLOAT: return d->type == CFI_type_float;
+    case NUMRPC_T_DOUBLE: return d->type == CFI_type_double;
+    case NUMRPC_T_SCOMPLEX: return d->type == CFI_type_float_Complex;
+    case NUMRPC_T_DCOMPLEX: return d->type == CFI_type_double_Complex;
+    default: return 0;
+    }
+}
+
+/* Number of elements; -1 if the array is not contiguous in memory (a
+ * section with a stride: the library reads and writes the IDL's layout in
+ * place); INT64_MAX for an assumed-size array, whose size is unknown. */
+static int64_t contiguous_elems(const CFI_cdesc_t *d)
+{
+    int64_t n = 1;
+    ptrdiff_t expect = (ptrdiff_t)d->elem_len;
+    for (int r = 0; r < d->rank; r++) {
+        CFI_index_t ext = d->dim[r].extent;
+        if (ext < 0) return INT64_MAX; /* the last extent of an assumed-size array */
+        if (ext > 1 && d->dim[r].sm != expect) return -1;
+        n *= ext;
+        expect *= ext;
+    }
+    return n;
+}
+
+/* A Fortran character scalar as a malloc'd C string without the trailing
+ * blanks Fortran pads with. */
+static char *fortran_string(const CFI_cdesc_t *d)
+{
+    size_t len = d->elem_len;
+    const char *s = d->base_addr;
+    while (len > 0 && s[len - 1] == ' ') len--;
+    char *out = malloc(len + 1);
+    if (out) {
+        memcpy(out, s, len);
+        out[len] = '\0';
+    }
+    return out;
+}
+
+/* The interface of routine `name` from the first server that answers, as
+ * numrpc_callv will find it. */
+static int fetch_iface(const char *name, iface_ref **out, err_t *err)
+{
+    endpoint eps[CLIENT_MAX_SERVERS];
+    char routine[IFACE_MAX_NAME + 1];
+    int n = 1, rc = client_ensure_init(err);
+    if (rc == 0) {
+        int is_url = client_parse_url(name, &eps[0], routine, sizeof routine, err);
+        if (is_url < 0) rc = is_url;
+        else if (!is_url && (n = client_servers(eps, err)) < 0) rc = n;
+    }
+    for (int i = 0; rc == 0 && i < n; i++) {
+        client_conn *c = NULL;
+        rc = conn_acquire(&eps[i], &c, err);
+        if (rc == NUMRPC_ECONNECT && i + 1 < n) {
+            rc = 0;
+            continue;
+        }
+        if (rc != 0) break;
+        rc = iface_cache_get(c, routine, out, err);
+        if ((rc == 0 || rc == NUMRPC_ENOENT) && !c->hello_pending) conn_release(c);
+        else conn_discard(c);
+        break;
+    }
+    return rc;
+}
+
+/* Binds argument i (descriptor d) to parameter p: checks its type, rank and
+ * contiguity, fills the tagged argument and argv (for shape evaluation). */
+static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_arg *a,
+                    char **owned, void **argv, err_t *err)
+{
+    const iface_param *p = &f->params[i];
+    char given[64];
+    a->type = (numrpc_type)p->type;
+    a->v.p = d->base_addr;
+    argv[i] = d->base_addr;
+    if (p->mode == IFACE_WORK) { /* server scratch: whatever is passed stays unread */
+        a->type = NUMRPC_T_VOID;
+        return 0;
+    }
+    if (!type_matches(d, p->type))
+        return err_set(err, NUMRPC_EINVAL,
+                       "%s: argument %u (%s) must be %s (IDL %s); %s was given", f->name, i + 1,
+                       p->name, fortran_wants(p->type), iface_type_name(p->type),
+                       fortran_type_name(d, given, sizeof given));
+    if (p->rank == 0 && d->rank != 0)
+        return err_set(err, NUMRPC_EINVAL,
+                       "%s: argument %u (%s) is a scalar; an array of rank %d was given",
+                       f->name, i + 1, p->name, (int)d->rank);
+    if (p->rank > 0 && contiguous_elems(d) < 0)
+        return err_set(err, NUMRPC_EINVAL,
+                       "%s: argument %u (%s) is a strided array section; pass a contiguous "
+                       "array (the IDL's leading dimension and strides select the part "
+                       "that travels)",
+                       f->name, i + 1, p->name);
+    if (d->base_addr == NULL)
+        return err_set(err, NUMRPC_EINVAL, "%s: argument %u (%s) is not allocated", f->name,
+                       i + 1, p->name);
+    if (p->rank > 0 || p->mode != IFACE_IN) return 0; /* by pointer */
+    switch (p->type) {
+    case NUMRPC_T_CHAR:
+        if (d->elem_len < 1)
+            return err_set(err, NUMRPC_EINVAL, "%s: argument %u (%s) is an empty string",
+                           f->name, i + 1, p->name);
+        a->v.c = *(const char *)d->base_addr;
+        break;
+    case NUMRPC_T_INT: a->v.i = *(const int32_t *)d->base_addr; break;
+    case NUMRPC_T_LONG: a->v.l = *(const int64_t *)d->base_addr; break;
+    case NUMRPC_T_FLOAT: a->v.f = *(const float *)d->base_addr; break;
+    case NUMRPC_T_DOUBLE: a->v.d = *(const double *)d->base_addr; break;
+    case NUMRPC_T_STRING:
+        if ((*owned = fortran_string(d)) == NULL)
+            return err_set(err, NUMRPC_ENOMEM, "%s: copying string %s", f->name, p->name);
+        a->v.s = *owned;
+        argv[i] = (void *)&a->v.s;
+        return 0;
+    default: return 0; /* complex scalars travel by pointer to their parts */
+    }
+    argv[i] = &a->v; /* the value, for the shape evaluator */
+    return 0;
+}
+
+/* Every array the caller passed must hold the memory block its IDL shape
+ * spans: the library reads and writes that much in place. */
+static int check_sizes(const iface_t *f, const CFI_cdesc_t *const *d, void *const *argv,
+                       err_t *err)
+{
+    iface_shape shapes[IFACE_MAX_PARAMS];
+    int rc = marshal_eval_shapes(f, argv, shapes, err);
+    for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0 || p->mode == IFACE_WORK) continue;
+        int64_t elems = contiguous_elems(d[i]);
+        if (elems == INT64_MAX) continue;
+        uint64_t need = shapes[i].mem_elems * iface_type_size(p->type);
+        uint64_t have = (uint64_t)elems * d[i]->elem_len;
+        if (have < need)
+            rc = err_set(err, NUMRPC_EINVAL,
+                         "%s: argument %u (%s) needs %llu elements (its IDL shape), %s holds "
+                         "%llu",
+                         f->name, i + 1, p->name, (unsigned long long)shapes[i].mem_elems,
+                         d[i]->rank ? "the array passed" : "a scalar or array element",
+                         (unsigned long long)(have / iface_type_size(p->type)));
+    }
+    return rc;
+}
+
+static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d, int status_kw)
+{
+    err_t err;
+    err_clear(&err);
+    char name[FORTRAN_NAME_MAX];
+    numrpc_arg args[FORTRAN_MAX_ARGS];
+    void *argv[IFACE_MAX_PARAMS];
+    char *owned[FORTRAN_MAX_ARGS] = {0};
+    iface_ref *ref = NULL;
+    int nargs = 0, rc = 0;
+
+    if (name_d == NULL || name_d->type != CFI_type_char || name_d->rank != 0)
+        rc = err_set(&err, NUMRPC_EINVAL, "the routine name must be a character scalar");
+    else if (name_d->elem_len >= sizeof name)
+        rc = err_set(&err, NUMRPC_EINVAL, "routine name longer than %zu characters",
+                     sizeof name - 1);
+    if (rc == 0) {
+        size_t len = name_d->elem_len;
+        memcpy(name, name_d->base_addr, len);
+        while (len > 0 && name[len - 1] == ' ') len--;
+        name[len] = '\0';
+        for (int i = 0; i < FORTRAN_MAX_ARGS; i++)
+            if (d[i]) nargs = i + 1;
+        for (int i = 0; rc == 0 && i < nargs; i++)
+            if (d[i] == NULL)
+                rc = err_set(&err, NUMRPC_EINVAL,
+                             "%s: argument %d is missing (only trailing arguments may be "
+                             "left out)",
+                             name, i + 1);
+    }
+    if (rc == 0) rc = fetch_iface(name, &ref, &err);
+    if (rc == 0) {
+        const iface_t *f = &ref->iface;
+        if (nargs != (int)f->nparams) {
+            char list[256];
+            size_t used = 0;
+            list[0] = '\0';
+            for (uint32_t i = 0; i < f->nparams && used < sizeof list; i++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                         f->params[i].name);
+            rc = err_set(&err, NUMRPC_EINVAL, "%s takes %u arguments (%s), %d given%s",
+                         f->name, f->nparams, list, nargs,
+                         !status_kw && nargs == (int)f->nparams + 1
+                             ? " (give numrpc_call's status as status=...)"
+                             : "");
+        }
+        for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
+            rc = bind_one(f, i, d[i], &args[i], &owned[i], argv, &err);
+        if (rc == 0) rc = check_sizes(f, d, argv, &err);
+    }
+    if (ref) iface_cache_put(ref);
+    if (rc == 0) rc = numrpc_callv(name, args, nargs); /* records its own outcome */
+    else client_fail(&err);
+    for (int i = 0; i < FORTRAN_MAX_ARGS; i++) free(owned[i]);
+    return rc;
+}
+
+int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *))
+{
+    const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
+    return fortran_callv(name, d, 1);
+}
+
+void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *), int *status)
+{
+    const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
+    int rc = fortran_callv(name, d, status != NULL);
+    if (status) {
+        *status = rc;
+        return;
+    }
+    if (rc != NUMRPC_OK) {
+        fprintf(stderr, "numrpc_call: %s: %s\n", numrpc_strerror(rc), numrpc_last_error_detail());
+        exit(EXIT_FAILURE);
+    }
+}

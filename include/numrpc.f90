@@ -1,0 +1,144 @@
+! numrpc.f90 -- the numrpc Fortran module: call a routine on a remote numrpc
+! server in one statement with its ordinary arguments (docs/fortran.md).
+!
+!   use numrpc
+!   status = numrpc_fcall('dgesv', n, nrhs, a, lda, ipiv, b, ldb, info)
+!   call numrpc_call('dgesv', n, nrhs, a, lda, ipiv, b, ldb, info, status=status)
+!
+! Arguments come in IDL order, exactly as the library routine takes them;
+! the name may be 'numrpc://host:port/dgesv'.  The dummies are optional,
+! assumed-type, assumed-rank (TS 29113), so one interface takes any routine's
+! arguments, and libnumrpc checks each one's type, rank and size against the
+! routine's interface before anything is sent.  Requires gfortran >= 9 and
+! libnumrpc built with gfortran's ISO_Fortran_binding.h.
+module numrpc
+  use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_size_t, &
+       c_null_char, c_null_ptr, c_associated, c_f_pointer, c_loc
+  implicit none
+  private
+
+  public :: numrpc_fcall, numrpc_call, numrpc_strerror, numrpc_error_detail, &
+       numrpc_init, numrpc_finalize
+
+  ! Status codes (numrpc.h's list): 0 is success, failures are negative.
+  integer, parameter, public :: NUMRPC_OK = 0, NUMRPC_ENOMEM = -1, &
+       NUMRPC_EINVAL = -2, NUMRPC_ENOENT = -3, NUMRPC_ECONNECT = -4, &
+       NUMRPC_EPROTO = -5, NUMRPC_EVERSION = -6, NUMRPC_ESERVER = -7, &
+       NUMRPC_ELIMIT = -8, NUMRPC_ECANCELLED = -9, NUMRPC_ETIMEDOUT = -10, &
+       NUMRPC_ECRASHED = -11, NUMRPC_EIO = -12, NUMRPC_ESTALE = -13, &
+       NUMRPC_ENOSERVER = -14, NUMRPC_EBUSY = -15, NUMRPC_EAUTH = -16, &
+       NUMRPC_ESYNTAX = -17, NUMRPC_EINTERNAL = -18
+
+  ! numrpc_config of numrpc.h.
+  type, bind(C) :: config_t
+     type(c_ptr) :: servers = c_null_ptr
+     integer(c_size_t) :: packet_size = 0
+  end type config_t
+
+  interface
+     ! Calls routine `name` with up to 24 arguments; returns NUMRPC_OK (0) or
+     ! a negative status (numrpc_strerror and numrpc_error_detail say why).
+     integer(c_int) function numrpc_fcall(name, a1, a2, a3, a4, a5, a6, a7, a8, a9, &
+          a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24) &
+          bind(C, name='numrpc_fortran_fcall')
+       import :: c_int, c_char
+       character(kind=c_char, len=*), intent(in) :: name
+       type(*), dimension(..), optional :: a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, &
+            a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24
+     end function numrpc_fcall
+
+     ! The same as a subroutine.  With status= the status is stored there;
+     ! without it a failure prints the reason and stops the program, as an
+     ! I/O statement without iostat= does.
+     subroutine numrpc_call(name, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, &
+          a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, status) &
+          bind(C, name='numrpc_fortran_call')
+       import :: c_int, c_char
+       character(kind=c_char, len=*), intent(in) :: name
+       type(*), dimension(..), optional :: a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, &
+            a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_call
+
+     ! Closes cached connections and forgets interfaces.
+     subroutine numrpc_finalize() bind(C, name='numrpc_finalize')
+     end subroutine numrpc_finalize
+
+     type(c_ptr) function c_strerror(code) bind(C, name='numrpc_strerror')
+       import :: c_ptr, c_int
+       integer(c_int), value :: code
+     end function c_strerror
+
+     type(c_ptr) function c_error_detail() bind(C, name='numrpc_last_error_detail')
+       import :: c_ptr
+     end function c_error_detail
+
+     integer(c_int) function c_init(config) bind(C, name='numrpc_init')
+       import :: c_int, config_t
+       type(config_t), intent(in) :: config
+     end function c_init
+
+     integer(c_size_t) function c_strlen(s) bind(C, name='strlen')
+       import :: c_size_t, c_ptr
+       type(c_ptr), value :: s
+     end function c_strlen
+  end interface
+
+contains
+
+  ! A NUL-terminated C string as a Fortran string.
+  function from_c(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    if (.not. c_associated(p)) then
+       s = ''
+       return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+       s(i:i) = chars(i)
+    end do
+  end function from_c
+
+  ! What a status means ("cannot connect to server").
+  function numrpc_strerror(status) result(msg)
+    integer, intent(in) :: status
+    character(len=:), allocatable :: msg
+    msg = from_c(c_strerror(int(status, c_int)))
+  end function numrpc_strerror
+
+  ! The detail of this thread's last failure, in words a user can act on
+  ! ("dgesv: argument 3 (a) must be real(8) ..."); '' after a success.
+  function numrpc_error_detail() result(msg)
+    character(len=:), allocatable :: msg
+    msg = from_c(c_error_detail())
+  end function numrpc_error_detail
+
+  ! Where calls go: servers = 'host:port[,host:port...]' (instead of the
+  ! NUMRPC_SERVER environment variable).  Optional, as in C.
+  subroutine numrpc_init(servers, status)
+    character(len=*), intent(in) :: servers
+    integer, intent(out), optional :: status
+    character(kind=c_char), allocatable, target :: buf(:)
+    type(config_t) :: config
+    integer :: i, rc
+    allocate(buf(len(servers) + 1))
+    do i = 1, len(servers)
+       buf(i) = servers(i:i)
+    end do
+    buf(len(servers) + 1) = c_null_char
+    config%servers = c_loc(buf)
+    rc = c_init(config)
+    if (present(status)) then
+       status = rc
+    else if (rc /= NUMRPC_OK) then
+       write (0, '(a)') 'numrpc_init: ' // numrpc_strerror(rc) // ': ' // numrpc_error_detail()
+       error stop 1
+    end if
+  end subroutine numrpc_init
+
+end module numrpc
