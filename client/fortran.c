@@ -147,12 +147,21 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
     const iface_param *p = &f->params[i];
     char given[64];
     a->type = (numrpc_type)p->type;
-    a->v.p = d->base_addr;
-    argv[i] = d->base_addr;
+    a->v.p = d ? d->base_addr : NULL;
+    argv[i] = a->v.p;
     if (p->mode == IFACE_WORK) { /* server scratch: whatever is passed stays unread */
         a->type = NUMRPC_T_VOID;
         return 0;
     }
+    /* Fortran makes an unallocated allocatable actual argument absent: an
+     * array then passes as NULL, fine when its shape needs no element (a
+     * LAPACK job that leaves it out; check_sizes decides). */
+    if (d == NULL && p->rank > 0) return 0;
+    if (d == NULL)
+        return err_set(err, NUMRPC_EINVAL,
+                       "%s: argument %u (%s) is missing (left out, or an unallocated "
+                       "allocatable)",
+                       f->name, i + 1, p->name);
     if (!type_matches(d, p->type))
         return err_set(err, NUMRPC_EINVAL,
                        "%s: argument %u (%s) must be %s (IDL %s); %s was given", f->name, i + 1,
@@ -162,16 +171,19 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
         return err_set(err, NUMRPC_EINVAL,
                        "%s: argument %u (%s) is a scalar; an array of rank %d was given",
                        f->name, i + 1, p->name, (int)d->rank);
-    if (p->rank > 0 && contiguous_elems(d) < 0)
-        return err_set(err, NUMRPC_EINVAL,
-                       "%s: argument %u (%s) is a strided array section; pass a contiguous "
-                       "array (the IDL's leading dimension and strides select the part "
-                       "that travels)",
-                       f->name, i + 1, p->name);
+    if (p->rank > 0) { /* by pointer; an unallocated one is fine if no element is needed */
+        if (d->base_addr && contiguous_elems(d) < 0)
+            return err_set(err, NUMRPC_EINVAL,
+                           "%s: argument %u (%s) is a strided array section; pass a "
+                           "contiguous array (the IDL's leading dimension and strides select "
+                           "the part that travels)",
+                           f->name, i + 1, p->name);
+        return 0;
+    }
     if (d->base_addr == NULL)
         return err_set(err, NUMRPC_EINVAL, "%s: argument %u (%s) is not allocated", f->name,
                        i + 1, p->name);
-    if (p->rank > 0 || p->mode != IFACE_IN) return 0; /* by pointer */
+    if (p->mode != IFACE_IN) return 0; /* out and inout scalars by pointer */
     switch (p->type) {
     case NUMRPC_T_CHAR:
         if (d->elem_len < 1)
@@ -205,17 +217,25 @@ static int check_sizes(const iface_t *f, const CFI_cdesc_t *const *d, void *cons
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank == 0 || p->mode == IFACE_WORK) continue;
+        unsigned long long need = shapes[i].mem_elems;
+        if (d[i] == NULL || d[i]->base_addr == NULL) {
+            if (need > 0)
+                rc = err_set(err, NUMRPC_EINVAL,
+                             "%s: argument %u (%s) is missing or not allocated; it needs %llu "
+                             "elements",
+                             f->name, i + 1, p->name, need);
+            continue;
+        }
         int64_t elems = contiguous_elems(d[i]);
         if (elems == INT64_MAX) continue;
-        uint64_t need = shapes[i].mem_elems * iface_type_size(p->type);
-        uint64_t have = (uint64_t)elems * d[i]->elem_len;
+        /* in elements of the IDL type: a character(len=64) holds 64 chars */
+        unsigned long long have = (uint64_t)elems * d[i]->elem_len / iface_type_size(p->type);
         if (have < need)
             rc = err_set(err, NUMRPC_EINVAL,
                          "%s: argument %u (%s) needs %llu elements (its IDL shape), %s holds "
                          "%llu",
-                         f->name, i + 1, p->name, (unsigned long long)shapes[i].mem_elems,
-                         d[i]->rank ? "the array passed" : "a scalar or array element",
-                         (unsigned long long)(have / iface_type_size(p->type)));
+                         f->name, i + 1, p->name, need,
+                         d[i]->rank ? "the array passed" : "a scalar or array element", have);
     }
     return rc;
 }
@@ -243,12 +263,6 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
         name[len] = '\0';
         for (int i = 0; i < FORTRAN_MAX_ARGS; i++)
             if (d[i]) nargs = i + 1;
-        for (int i = 0; rc == 0 && i < nargs; i++)
-            if (d[i] == NULL)
-                rc = err_set(&err, NUMRPC_EINVAL,
-                             "%s: argument %d is missing (only trailing arguments may be "
-                             "left out)",
-                             name, i + 1);
     }
     if (rc == 0) rc = fetch_iface(name, &ref, &err);
     if (rc == 0) {
@@ -260,11 +274,13 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
             for (uint32_t i = 0; i < f->nparams && used < sizeof list; i++)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
                                          f->params[i].name);
-            rc = err_set(&err, NUMRPC_EINVAL, "%s takes %u arguments (%s), %d given%s",
-                         f->name, f->nparams, list, nargs,
-                         !status_kw && nargs == (int)f->nparams + 1
-                             ? " (give numrpc_call's status as status=...)"
-                             : "");
+            const char *hint = "";
+            if (!status_kw && nargs == (int)f->nparams + 1)
+                hint = " (give numrpc_call's status as status=...)";
+            else if (nargs < (int)f->nparams)
+                hint = " (an unallocated allocatable counts as left out)";
+            rc = err_set(&err, NUMRPC_EINVAL, "%s takes %u arguments (%s), %d given%s", f->name,
+                         f->nparams, list, nargs, hint);
         }
         for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
             rc = bind_one(f, i, d[i], &args[i], &owned[i], argv, &err);

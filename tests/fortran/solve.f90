@@ -11,6 +11,8 @@ program solve
   double precision :: a0(lda, n), a(lda, n), b0(n, nrhs), b(n, nrhs), x(n)
   complex(8) :: za0(lda, n), za(lda, n), zb0(n, 1), zb(n, 1)
   real :: a4(lda, n)
+  double precision :: wr(n), wi(n), vr(n, n), work(8 * n)
+  double precision, allocatable :: vl(:, :)
   integer :: ipiv(n), info, status, i, j, nfail = 0, npass = 0
   integer(8) :: n8
   character(len=64) :: mode, server
@@ -90,6 +92,16 @@ program solve
   call check('zgesv residual', status == NUMRPC_OK .and. info == 0 .and. &
        maxval(abs(matmul(za0(1:n, :), zb(:, 1)) - zb0(:, 1))) < 1d-12 * n * n)
 
+  ! dgeev: jobvl 'N' leaves vl out (extent 0), so an unallocated allocatable,
+  ! which Fortran passes as absent, will do; with 'V' it is an error.
+  a = a0
+  status = numrpc_fcall('dgeev', 'N', 'V', n, a, lda, wr, wi, vl, n, vr, n, work, size(work), info)
+  call check('dgeev with vl left out', status == NUMRPC_OK .and. info == 0 .and. &
+       abs(sum(wr) - trace(a0)) < 1d-9 * n * n .and. abs(sum(wi)) < 1d-9 * n)
+  status = numrpc_fcall('dgeev', 'V', 'V', n, a, lda, wr, wi, vl, n, vr, n, work, size(work), info)
+  call expect('unallocated vl needed', status, NUMRPC_EINVAL, &
+       'argument 8 (vl) is missing or not allocated; it needs 3600 elements')
+
   ! Errors: checked against the interface before anything is sent.
   a4 = real(a0)
   b = b0
@@ -113,6 +125,8 @@ program solve
   call expect('real for int info', status, NUMRPC_EINVAL, 'argument 8 (info) must be integer(4)')
   status = numrpc_fcall('dgetrs', 1, n, 1, a, lda, ipiv, x, n, info)
   call expect('integer for char trans', status, NUMRPC_EINVAL, 'must be character')
+  status = numrpc_fcall('dgesv', n, nrhs, a, lda, ipiv, b, n, info, 1)
+  call expect('too many arguments', status, NUMRPC_EINVAL, 'dgesv takes 8 arguments')
   status = numrpc_fcall('no_such_routine', n)
   call expect('unknown routine', status, NUMRPC_ENOENT, 'no_such_routine')
   call check('strerror', numrpc_strerror(NUMRPC_EINVAL) == 'invalid argument')
@@ -130,6 +144,15 @@ contains
     residual = maxval(abs(matmul(a0(1:n, :), sol) - rhs)) / &
          (maxval(abs(a0(1:n, :))) * max(maxval(abs(sol)), 1d0) * n)
   end function residual
+
+  double precision function trace(m)
+    double precision, intent(in) :: m(:, :)
+    integer :: k
+    trace = 0
+    do k = 1, n
+       trace = trace + m(k, k)
+    end do
+  end function trace
 
   subroutine check(what, ok)
     character(len=*), intent(in) :: what
