@@ -18,14 +18,19 @@
 #define CODEC_HOT
 #endif
 
-CODEC_HOT static void swap64_run(uint64_t *restrict dst,
-                                 const uint64_t *restrict src, size_t n)
+/* Payloads in a receive buffer need not be 8-aligned: element types that
+ * allow any alignment keep the loads defined (and still vectorise). */
+typedef uint64_t unaligned_u64 __attribute__((aligned(1), may_alias));
+typedef uint32_t unaligned_u32 __attribute__((aligned(1), may_alias));
+
+CODEC_HOT static void swap64_run(unaligned_u64 *restrict dst,
+                                 const unaligned_u64 *restrict src, size_t n)
 {
     for (size_t i = 0; i < n; i++) dst[i] = __builtin_bswap64(src[i]);
 }
 
-CODEC_HOT static void swap32_run(uint32_t *restrict dst,
-                                 const uint32_t *restrict src, size_t n)
+CODEC_HOT static void swap32_run(unaligned_u32 *restrict dst,
+                                 const unaligned_u32 *restrict src, size_t n)
 {
     for (size_t i = 0; i < n; i++) dst[i] = __builtin_bswap32(src[i]);
 }
