@@ -258,7 +258,7 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
                      sizeof name - 1);
     if (rc == 0) {
         size_t len = name_d->elem_len;
-        memcpy(name, name_d->base_addr, len);
+        if (len > 0) memcpy(name, name_d->base_addr, len);
         while (len > 0 && name[len - 1] == ' ') len--;
         name[len] = '\0';
         for (int i = 0; i < FORTRAN_MAX_ARGS; i++)
