@@ -1,10 +1,12 @@
-/* call.c -- the blocking call: bind the caller's arguments to the routine's
- * interface, send the request, receive results into the caller's memory. */
+/* call.c -- the call object: bind the caller's arguments to the routine's
+ * interface, send the request, receive results; the blocking call on it. */
 #include "client.h"
 
 #include <complex.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "marshal.h"
@@ -37,25 +39,6 @@ int numrpc_last_call_info(numrpc_call_info *info)
 }
 
 /* ---- Binding arguments ---- */
-
-/* Storage for values passed by value; argv points into it. */
-typedef union value_slot {
-    int32_t i;
-    int64_t l;
-    float f;
-    double d;
-    char c;
-    const char *s;
-    float complex fz;
-    double complex dz;
-} value_slot;
-
-/* Where a call's arguments come from: a va_list or a tagged array. */
-typedef struct arg_source {
-    int nargs;
-    const numrpc_arg *tagged; /* NULL for varargs */
-    va_list *va;
-} arg_source;
 
 static int by_value(const iface_param *p)
 {
@@ -144,6 +127,7 @@ static int bind_args(const iface_t *f, arg_source *src, value_slot *slots, void 
     return 0;
 }
 
+
 static int check_arrays(const iface_t *f, void *const *argv, const iface_shape *shapes,
                         err_t *err)
 {
@@ -155,83 +139,192 @@ static int check_arrays(const iface_t *f, void *const *argv, const iface_shape *
     return 0;
 }
 
+int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
+{
+    return bind_args(f, src, k->slots, k->argv, err);
+}
+
+int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
+{
+    int rc = call_bind(k, f, src, err);
+    if (rc == 0) rc = marshal_eval_shapes(f, k->argv, k->shapes, err);
+    if (rc == 0) rc = check_arrays(f, k->argv, k->shapes, err);
+    if (rc != 0) return rc;
+    k->nargs = (int)f->nparams;
+    k->flops = marshal_complexity(f, k->argv);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        numrpc_arg *a = &k->args[i];
+        a->type = (numrpc_type)p->type;
+        if (!by_value(p)) {
+            a->v.p = k->argv[i];
+            continue;
+        }
+        const value_slot *v = &k->slots[i];
+        switch (p->type) {
+        case NUMRPC_T_CHAR: a->v.c = v->c; break;
+        case NUMRPC_T_INT: a->v.i = v->i; break;
+        case NUMRPC_T_LONG: a->v.l = (long)v->l; break;
+        case NUMRPC_T_FLOAT: a->v.f = v->f; break;
+        case NUMRPC_T_DOUBLE: a->v.d = v->d; break;
+        case NUMRPC_T_STRING: {
+            char *copy = v->s ? strdup(v->s) : NULL;
+            if (v->s && copy == NULL) {
+                call_release_args(k);
+                return err_set(err, NUMRPC_ENOMEM, "%s: copy of string %s", f->name, p->name);
+            }
+            k->vals[i].s = copy;
+            a->v.s = copy;
+            break;
+        }
+        default: /* complex: tagged arguments carry them by pointer */
+            k->vals[i] = *v;
+            a->v.p = &k->vals[i];
+        }
+    }
+    return 0;
+}
+
+void call_release_args(call_obj *k)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].type == NUMRPC_T_STRING && k->vals[i].s) {
+            free((char *)k->vals[i].s);
+            k->vals[i].s = NULL;
+        }
+    }
+}
+
 /* ---- One exchange on one connection ---- */
 
-static int perform(client_conn *c, const iface_t *f, void **argv, int *touched, err_t *err)
-{
-    iface_shape shapes[IFACE_MAX_PARAMS];
-    int rc = marshal_eval_shapes(f, argv, shapes, err);
-    if (rc == 0) rc = check_arrays(f, argv, shapes, err);
-    if (rc != 0) return rc;
+static _Atomic uint64_t timeout_us; /* numrpc_set_timeout, in microseconds */
 
-    numrpc_call_info info = {0};
-    uint64_t out0 = c->writer.bytes_out, in0 = c->reader.bytes_in;
-    uint32_t call_id = client_next_call_id();
+double call_timeout(void)
+{
+    return (double)atomic_load_explicit(&timeout_us, memory_order_relaxed) * 1e-6;
+}
+
+int numrpc_set_timeout(double seconds)
+{
+    if (!(seconds >= 0) || seconds > 4e6) {
+        err_t err;
+        err_set(&err, NUMRPC_EINVAL, "numrpc_set_timeout: %g s is not a time limit (0 = none, at most 4e6 s)",
+                seconds);
+        return client_fail(&err);
+    }
+    atomic_store(&timeout_us, (uint64_t)(seconds * 1e6));
+    client_succeed();
+    return 0;
+}
+
+int call_prepare(call_obj *k, const iface_t *f, err_t *err)
+{
+    int rc = marshal_eval_shapes(f, k->argv, k->shapes, err);
+    if (rc == 0) rc = check_arrays(f, k->argv, k->shapes, err);
+    if (rc != 0) return rc;
+    k->deadline_ms = 0;
+    if (k->deadline > 0) {
+        double left = k->deadline - sock_now();
+        if (left <= 0)
+            return err_set(err, NUMRPC_ETIMEDOUT, "%s: the call's time limit passed before it was sent", f->name);
+        k->deadline_ms = left * 1000 < 1 ? 1 : (uint32_t)(left * 1000);
+    }
+    return 0;
+}
+
+int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
+{
+    k->out0 = c->writer.bytes_out;
     double t0 = sock_now();
-    wire_begin(&c->writer, PROTO_CALL, call_id);
-    rc = marshal_put_string(&c->writer, f->name, err);
+    if (k->t_start == 0) k->t_start = t0;
+    wire_begin(&c->writer, PROTO_CALL, k->wire_id);
+    int rc = marshal_put_string(&c->writer, f->name, err);
     if (rc == 0) rc = marshal_put_u64(&c->writer, f->hash, err);
-    if (rc == 0) rc = marshal_put_u32(&c->writer, 0, err); /* deadline: none */
+    if (rc == 0) rc = marshal_put_u32(&c->writer, k->deadline_ms, err);
     if (rc == 0) rc = marshal_put_u32(&c->writer, 0, err); /* flags */
     if (rc == 0) rc = marshal_put_u32(&c->writer, (uint32_t)c->writer.packet_size, err);
     if (rc == 0) rc = marshal_put_u32(&c->writer, f->nparams, err);
-    if (rc == 0) rc = marshal_write(&c->writer, f, argv, shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = marshal_write(&c->writer, f, k->argv, k->shapes, MARSHAL_REQUEST, err);
     if (rc == 0) rc = wire_end(&c->writer, err);
-    if (rc != 0) return rc;
-    double t_sent = sock_now();
+    k->t_sent = sock_now();
+    k->info.bytes_sent = c->writer.bytes_out - k->out0;
+    return rc;
+}
 
-    rc = conn_read_reply_status(c, call_id, err);
-    if (rc == 0) rc = marshal_get_double(&c->reader, &info.compute_seconds, err);
-    if (rc != 0) return rc;
-    *touched = 1; /* from here on, results land in the caller's memory */
-    rc = marshal_read_scalars(&c->reader, f, argv, MARSHAL_REPLY, err);
-    if (rc == 0) rc = marshal_read_arrays(&c->reader, f, argv, shapes, MARSHAL_REPLY, err);
+int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
+{
+    int rc = call_prepare(k, f, err);
+    return rc != 0 ? rc : call_write(k, c, f, err);
+}
+
+int call_receive_status(call_obj *k, client_conn *c, err_t *err)
+{
+    k->in0 = c->reader.keepalives;
+    int rc = conn_read_reply_status(c, k->wire_id, err);
+    if (rc == 0) rc = marshal_get_double(&c->reader, &k->info.compute_seconds, err);
+    return rc;
+}
+
+int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
+{
+    int rc = marshal_read_scalars(&c->reader, f, k->argv, MARSHAL_REPLY, err);
+    if (rc == 0) rc = marshal_read_arrays(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc != 0) return rc;
     double t_end = sock_now();
-
-    info.bytes_sent = c->writer.bytes_out - out0;
-    info.bytes_received = c->reader.bytes_in - in0;
-    info.send_seconds = t_sent - t0;
-    info.receive_seconds = t_end - t_sent - info.compute_seconds;
-    if (info.receive_seconds < 0) info.receive_seconds = 0;
-    info.total_seconds = t_end - t0;
-    snprintf(info.server, sizeof info.server, "%.63s", c->label);
-    last_info = info;
+    numrpc_call_info *info = &k->info;
+    /* The reply's packets (the reader reads ahead, so its byte count may
+     * hold the next replies of a pipelined connection too). */
+    uint64_t payload = c->reader.msg_offset, per = c->writer.packet_size - PROTO_HEADER_SIZE;
+    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
+    info->bytes_received = payload + (packets + c->reader.keepalives - k->in0) * PROTO_HEADER_SIZE;
+    info->send_seconds = k->t_sent - k->t_start;
+    info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
+    if (info->receive_seconds < 0) info->receive_seconds = 0;
+    info->total_seconds = t_end - k->t_start;
+    snprintf(info->server, sizeof info->server, "%.63s", c->label);
     return 0;
 }
 
 /* A connection is still usable after an error only if the exchange ended
  * cleanly (the server's error reply was read whole). */
-static int conn_still_usable(int rc)
+int call_conn_usable(int rc)
 {
     return rc == NUMRPC_OK || rc == NUMRPC_ENOENT || rc == NUMRPC_EINVAL || rc == NUMRPC_ESTALE ||
            rc == NUMRPC_ELIMIT || rc == NUMRPC_ESERVER || rc == NUMRPC_ECRASHED ||
-           rc == NUMRPC_ENOMEM;
+           rc == NUMRPC_ENOMEM || rc == NUMRPC_ECANCELLED || rc == NUMRPC_ETIMEDOUT;
 }
+
+/* ---- The blocking call: start and wait in the caller's thread ----
+ * The call object lives on the caller's stack; "start" runs the exchange
+ * on a pooled connection right here, so "wait" finds it complete. */
 
 /* Runs the call on one server; retries on a stale interface and on a pooled
  * connection the server had closed, while no reply byte reached the caller. */
-static int call_on(const endpoint *ep, const char *routine, arg_source *src, err_t *err)
+static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
 {
     client_conn *c = NULL;
     int rc = conn_acquire(ep, &c, err);
     for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
         iface_ref *ref = NULL;
-        value_slot slots[IFACE_MAX_PARAMS];
-        void *argv[IFACE_MAX_PARAMS];
-        int touched = 0;
         va_list ap;
-        rc = iface_cache_get(c, routine, &ref, err);
+        k->touched = 0;
+        rc = iface_cache_get(c, k->routine, &ref, err);
         if (rc == 0) {
             if (src->va) va_copy(ap, *src->va);
             arg_source each = *src;
             each.va = src->va ? &ap : NULL;
-            rc = bind_args(&ref->iface, &each, slots, argv, err);
+            rc = call_bind(k, &ref->iface, &each, err);
             if (src->va) va_end(ap);
-            if (rc == 0) rc = perform(c, &ref->iface, argv, &touched, err);
+            k->wire_id = client_next_call_id();
+            if (rc == 0) rc = call_send(k, c, &ref->iface, err);
+            if (rc == 0) rc = call_receive_status(k, c, err);
+            if (rc == 0) {
+                k->touched = 1; /* from here on, results land in the caller's memory */
+                rc = call_receive_results(k, c, &ref->iface, err);
+            }
         }
-        int reconnect = rc == NUMRPC_EIO && c->reused && !touched;
+        int reconnect = rc == NUMRPC_EIO && c->reused && !k->touched;
         if (rc == NUMRPC_ESTALE && ref) iface_cache_invalidate(ref);
         if (ref) iface_cache_put(ref);
         if (rc == NUMRPC_ESTALE) continue;
@@ -244,7 +337,7 @@ static int call_on(const endpoint *ep, const char *routine, arg_source *src, err
         break;
     }
     if (c) {
-        if (conn_still_usable(rc) && !c->hello_pending) conn_release(c);
+        if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
         else conn_discard(c);
     }
     return rc;
@@ -252,24 +345,29 @@ static int call_on(const endpoint *ep, const char *routine, arg_source *src, err
 
 static int call_common(const char *name, arg_source *src)
 {
-    err_t err;
-    err_clear(&err);
-    char routine[IFACE_MAX_NAME + 1];
+    call_obj k; /* only the fields an exchange uses are set */
+    err_t *err = &k.err;
+    err_clear(err);
     endpoint eps[CLIENT_MAX_SERVERS];
     int n = 1;
-    int rc = name ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "routine name is NULL");
+    k.info = (numrpc_call_info){0};
+    k.t_start = 0;
+    double limit = call_timeout();
+    k.deadline = limit > 0 ? sock_now() + limit : 0;
+    int rc = name ? client_ensure_init(err) : err_set(err, NUMRPC_EINVAL, "routine name is NULL");
     if (rc == 0) {
-        int is_url = client_parse_url(name, &eps[0], routine, sizeof routine, &err);
+        int is_url = client_parse_url(name, &eps[0], k.routine, sizeof k.routine, err);
         if (is_url < 0) rc = is_url;
-        else if (!is_url && (n = client_servers(eps, &err)) < 0) rc = n;
+        else if (!is_url && (n = client_servers(eps, err)) < 0) rc = n;
     }
-    if (rc != 0) return client_fail(&err);
+    if (rc != 0) return client_fail(err);
     /* Servers are tried in order while they cannot be reached at all. */
     for (int i = 0; i < n; i++) {
-        rc = call_on(&eps[i], routine, src, &err);
+        rc = call_on(&k, &eps[i], src, err);
         if (rc != NUMRPC_ECONNECT) break;
     }
-    if (rc != 0) return client_fail(&err);
+    if (rc != 0) return client_fail(err);
+    last_info = k.info;
     client_succeed();
     return 0;
 }

@@ -4,6 +4,7 @@
 #define NUMRPC_CLIENT_H
 
 #include <pthread.h>
+#include <stdarg.h>
 
 #include "error.h"
 #include "iface.h"
@@ -72,6 +73,9 @@ uint32_t client_next_call_id(void);
 /* The interface of name on c's server, fetched once and cached. */
 int iface_cache_get(client_conn *c, const char *name, iface_ref **out, err_t *err);
 void iface_cache_put(iface_ref *ref);
+/* The cached interface of name on server label (a reference), or NULL;
+ * never does I/O. */
+iface_ref *iface_cache_peek(const char *label, const char *name);
 /* Forgets ref (the server said its version changed). */
 void iface_cache_invalidate(iface_ref *ref);
 void iface_cache_clear(void);
@@ -82,5 +86,109 @@ int client_fail(const err_t *err);
 void client_succeed(void);
 
 extern pthread_mutex_t client_lock;
+
+/* ---- Call objects (call.c): one object per call, blocking or not ----
+ * A blocking call lives on its caller's stack and is started and waited
+ * for by the caller's thread (the I/O runs there); an asynchronous one is
+ * on the heap, owned by the call table (async.c), and its I/O runs on a
+ * farm connection's threads (farm.c). */
+typedef union value_slot {
+    int32_t i;
+    int64_t l;
+    float f;
+    double d;
+    char c;
+    const char *s;
+    float _Complex fz;
+    double _Complex dz;
+} value_slot;
+
+enum call_state { CALL_QUEUED = 0, CALL_SENT = 1, CALL_DONE = 2 };
+
+struct aconn;
+struct aserver;
+
+typedef struct call_obj {
+    int id;                          /* public id; 0 for a blocking call     */
+    char routine[IFACE_MAX_NAME + 1];
+    int pinned;                      /* a numrpc:// URL names the server     */
+    endpoint pin;
+    /* Bound arguments (asynchronous calls): copies of every in scalar, the
+     * caller's pointers for the rest.  vals[] holds complex values and
+     * malloc'd copies of strings that args[i].v points at. */
+    int nargs;
+    numrpc_arg args[IFACE_MAX_PARAMS];
+    value_slot vals[IFACE_MAX_PARAMS];
+    double flops;                    /* the complexity expression's value    */
+    double deadline;                 /* monotonic seconds, 0 = none          */
+    uint32_t deadline_ms;            /* what is left of it, for the server   */
+    /* One exchange on one connection */
+    void *argv[IFACE_MAX_PARAMS];
+    value_slot slots[IFACE_MAX_PARAMS];
+    iface_shape shapes[IFACE_MAX_PARAMS];
+    uint32_t wire_id;
+    int touched;                     /* a reply byte reached caller memory   */
+    double t_start, t_sent;
+    uint64_t out0, in0;              /* writer bytes, reader keepalives      */
+    /* Outcome */
+    int state;                       /* enum call_state (farm_lock)          */
+    err_t err;
+    numrpc_call_info info;
+    /* Farming (farm_lock) */
+    int cancel_requested;
+    int cancel_sent;
+    int attempts;
+    uint32_t tried;                  /* bit i: farm server i was tried       */
+    uint32_t allowed;                /* bit i: farm server i may run it      */
+    int sent;                        /* its request is on the wire whole     */
+    struct iface_ref *ref;           /* the interface it was sent against    */
+    struct aserver *srv;
+    struct aconn *conn;
+    struct call_obj *next;           /* in a queue                           */
+    struct call_obj *hnext;          /* in the id table                      */
+} call_obj;
+
+/* Where a call's arguments come from: a va_list or a tagged array. */
+typedef struct arg_source {
+    int nargs;
+    const numrpc_arg *tagged; /* NULL for varargs */
+    va_list *va;
+} arg_source;
+
+/* Binds src to f into k->argv/k->slots (checks arity and types). */
+int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
+/* Binds, then copies every in scalar into k->args/k->vals (strings are
+ * duplicated) and evaluates the shapes and the complexity: afterwards the
+ * call no longer reads the caller's argument list. */
+int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
+/* Frees what call_capture duplicated. */
+void call_release_args(call_obj *k);
+/* Evaluates the shapes of k (bound to f), checks them and the deadline. */
+int call_prepare(call_obj *k, const iface_t *f, err_t *err);
+/* Writes k's CALL on c with call id k->wire_id (after call_prepare). */
+int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
+/* call_prepare, then call_write. */
+int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
+/* Reads the reply's status and compute seconds (a failed status is the
+ * server's error; the message is then ended). */
+int call_receive_status(call_obj *k, client_conn *c, err_t *err);
+/* Reads the out scalars and arrays into the caller's memory. */
+int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
+/* A connection is still usable after an exchange that ended with rc. */
+int call_conn_usable(int rc);
+/* The process-wide timeout of new calls in seconds (0 = none). */
+double call_timeout(void);
+
+/* ---- Asynchronous calls (async.c) and farming (farm.c) ---- */
+extern pthread_mutex_t farm_lock;
+/* Completes k (farm_lock held): records rc/err, wakes waiters. */
+void async_complete_locked(call_obj *k, int rc, const err_t *err);
+/* Hands a captured call to the farm (farm_lock held); it may run on any
+ * of the n servers eps (k->pinned: on k->pin only). */
+void farm_submit_locked(call_obj *k, const endpoint *eps, int n);
+/* Cancels k (farm_lock held): drops it if unsent, else asks its server. */
+void farm_cancel_locked(call_obj *k);
+/* Closes every farm connection; calls in flight end with NUMRPC_ECANCELLED. */
+void farm_shutdown(void);
 
 #endif

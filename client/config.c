@@ -46,6 +46,7 @@ int numrpc_init(const numrpc_config *c)
     int rc = load_config(c, &err);
     pthread_mutex_unlock(&client_lock);
     if (rc != 0) return client_fail(&err);
+    farm_shutdown();
     conn_pool_clear();
     iface_cache_clear();
     client_succeed();
@@ -54,6 +55,7 @@ int numrpc_init(const numrpc_config *c)
 
 void numrpc_finalize(void)
 {
+    farm_shutdown();
     conn_pool_clear();
     iface_cache_clear();
     pthread_mutex_lock(&client_lock);

@@ -65,6 +65,20 @@ int iface_cache_get(client_conn *c, const char *name, iface_ref **out, err_t *er
     return 0;
 }
 
+iface_ref *iface_cache_peek(const char *label, const char *name)
+{
+    iface_ref *found = NULL;
+    pthread_mutex_lock(&client_lock);
+    for (iface_ref *r = cache; r && !found; r = r->next) {
+        if (!r->stale && strcmp(r->label, label) == 0 && strcmp(r->iface.name, name) == 0) {
+            r->refs++;
+            found = r;
+        }
+    }
+    pthread_mutex_unlock(&client_lock);
+    return found;
+}
+
 void iface_cache_put(iface_ref *ref)
 {
     pthread_mutex_lock(&client_lock);

@@ -38,7 +38,8 @@ extern "C" {
     X(EBUSY, -15, "server busy or shutting down")                              \
     X(EAUTH, -16, "not authorised")                                            \
     X(ESYNTAX, -17, "syntax error")                                            \
-    X(EINTERNAL, -18, "internal error")
+    X(EINTERNAL, -18, "internal error")                                       \
+    X(EPENDING, -19, "call still in progress")
 
 typedef enum numrpc_error {
 #define NUMRPC_ENUM_ENTRY_(name, value, msg) NUMRPC_##name = value,
@@ -130,6 +131,90 @@ typedef struct numrpc_call_info {
 } numrpc_call_info;
 /* Copies the calling thread's last call's figures into *info. */
 NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);
+
+/* ---- Asynchronous calls ----
+ * numrpc_call_async(&id, name, ...) takes the arguments numrpc_call takes,
+ * binds them to the routine's interface (fetched once per server, like a
+ * blocking call's) and returns at once with a call id in *id; a background
+ * thread marshals and sends the request and receives the reply.  Calls
+ * with several servers in NUMRPC_SERVER are spread over them (task
+ * farming: docs/architecture.md).
+ *
+ * Ownership.  Scalars of mode in (strings and complex values included) are
+ * copied before numrpc_call_async returns: the caller may reuse them.
+ * Arrays and out scalars stay the caller's memory, and the caller owns
+ * every buffer until the call completes: it must keep them valid, not
+ * write the in and inout arrays, and not read or write the out ones until
+ * a wait returns the call (or numrpc_probe says it is complete).  Output
+ * arrays and scalars are written only when the call completes, and only
+ * when it succeeds: a call that fails or is cancelled before any result
+ * arrived leaves them untouched.
+ *
+ * Ids are process-wide: any thread may wait for, probe or cancel any call.
+ * A wait "returns" a call: its id is then retired, and each call is
+ * returned exactly once (a second wait for it gives NUMRPC_EINVAL).
+ * Several threads may wait at once: numrpc_wait_any gives each completed
+ * call to exactly one of them; numrpc_wait_all returns every call in
+ * progress when it was entered, less those another thread returned first.
+ * numrpc_get_error and numrpc_call_info_of still answer for the latest
+ * 4096 returned calls.
+ *
+ * Every function returns NUMRPC_OK or a negative code; a wait returns the
+ * call's own result, and its detail goes to numrpc_last_error_detail(). */
+#define numrpc_call_async(idp, ...)                                            \
+    numrpc_call_async_counted_((idp), NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+NUMRPC_API int numrpc_call_async_counted_(int *id, int nargs, const char *name, ...);
+/* The same from an array of tagged arguments (copied like varargs). */
+NUMRPC_API int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args,
+                                  int nargs);
+/* Waits for call id; returns its result. */
+NUMRPC_API int numrpc_wait(int id);
+/* Waits for every call in progress; NUMRPC_OK, or the first failed one's
+ * code (the lowest id among the failures). */
+NUMRPC_API int numrpc_wait_all(void);
+/* Waits for any call; its id goes to *id, its result is returned.
+ * NUMRPC_EINVAL (and *id = 0) when no call is in progress. */
+NUMRPC_API int numrpc_wait_any(int *id);
+/* Waits for all n calls; NUMRPC_OK or the first failure in ids' order.
+ * An unknown id gives NUMRPC_EINVAL at once (nothing is waited for). */
+NUMRPC_API int numrpc_wait_and(const int *ids, int n);
+/* Waits for one of the n calls: the first to complete is returned (*id). */
+NUMRPC_API int numrpc_wait_or(const int *ids, int n, int *id);
+/* 1 when call id is complete (a wait returns at once), 0 while it runs,
+ * NUMRPC_EINVAL for an unknown id.  Does not return the call. */
+NUMRPC_API int numrpc_probe(int id);
+/* 1 with *id set when one of the n calls is complete, else 0 (*id = 0). */
+NUMRPC_API int numrpc_probe_or(const int *ids, int n, int *id);
+/* Asks for call id to stop and returns at once: an unsent call ends now; a
+ * running one is stopped on its server (its worker is killed) and ends
+ * with NUMRPC_ECANCELLED once the server has answered.  A call whose
+ * results are already arriving, or that is complete, is not changed.  The
+ * call must still be waited for.  NUMRPC_EINVAL for an unknown id. */
+NUMRPC_API int numrpc_cancel(int id);
+/* The result of a complete call (returned or not), NUMRPC_EPENDING while
+ * it runs, NUMRPC_EINVAL for an unknown id. */
+NUMRPC_API int numrpc_get_error(int id);
+/* The figures of call id (complete: all of them; running: the server).
+ * NUMRPC_EINVAL for an unknown id. */
+NUMRPC_API int numrpc_call_info_of(int id, numrpc_call_info *info);
+/* Time limit of every call started afterwards, blocking or not, in
+ * seconds from its start (0, the default, = none).  The server stops a
+ * routine that runs past it; the call ends with NUMRPC_ETIMEDOUT. */
+NUMRPC_API int numrpc_set_timeout(double seconds);
+
+/* What the farm knows about one server (asynchronous calls only). */
+typedef struct numrpc_server_stats {
+    char server[64];        /* "host:port"                                  */
+    uint64_t calls;         /* asynchronous calls completed there           */
+    int in_flight;          /* sent or queued on its connections now        */
+    int max_in_flight;      /* the most at once so far                      */
+    int cap;                /* the adaptive cap on calls in flight          */
+    int connections;        /* open connections                             */
+    double flops_per_second; /* measured (calls per second when the routine
+                                has no complexity expression)               */
+} numrpc_server_stats;
+/* Fills up to max entries; returns how many servers the farm knows. */
+NUMRPC_API int numrpc_server_stats_get(numrpc_server_stats *out, int max);
 
 /* ---- Discovery (what the CLI is built on) ---- */
 /* Writes a malloc'd, '\n'-separated list of routine names the server

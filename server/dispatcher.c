@@ -46,7 +46,7 @@ typedef struct worker {
     int state;
     int conn;          /* index when HOLDING */
     int release_sent;
-    int kill_reason;   /* 0, or NUMRPC_ETIMEDOUT when the dispatcher killed it */
+    int kill_reason;   /* 0, or NUMRPC_ETIMEDOUT / ECANCELLED when the dispatcher killed it */
     unsigned generation; /* of the configuration and modules it loaded */
 } worker;
 
@@ -409,6 +409,8 @@ static void worker_exited(dispatcher *d, int w, int status)
                          slot->routine, d->cfg->max_call_seconds);
             else if (code == NUMRPC_ETIMEDOUT)
                 snprintf(detail, sizeof detail, "%s exceeded its deadline and was stopped", slot->routine);
+            else if (code == NUMRPC_ECANCELLED)
+                snprintf(detail, sizeof detail, "%s was cancelled by the client and stopped", slot->routine);
             else if (d->cfg->max_worker_memory && WIFSIGNALED(status) &&
                      (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
                 snprintf(detail, sizeof detail,
@@ -463,6 +465,11 @@ static void tick(dispatcher *d)
         if (state != SLOT_COMPUTING) continue;
         if (slot->deadline > 0 && now > slot->deadline && !w->kill_reason) {
             w->kill_reason = NUMRPC_ETIMEDOUT;
+            kill(w->pid, SIGKILL);
+            continue;
+        }
+        if (!w->kill_reason && cancel_poll(d->conns[w->conn].fd, slot)) { /* cancel.c */
+            w->kill_reason = NUMRPC_ECANCELLED;
             kill(w->pid, SIGKILL);
             continue;
         }

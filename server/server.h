@@ -152,6 +152,12 @@ int session_serve_one(session *s, err_t *err);
 int session_reply_error(wire_writer *w, uint32_t call_id, int code,
                         const char *detail, err_t *err);
 
+/* ---- Cancel (cancel.c) ---- */
+/* While slot's worker computes, takes a CANCEL for its call from the head
+ * of fd and returns 1 with the slot held (the worker cannot reply): the
+ * caller kills the worker.  0 when there is none. */
+int cancel_poll(int fd, worker_slot *slot);
+
 /* ---- Processes ---- */
 /* The worker's main loop; never returns. */
 void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd,

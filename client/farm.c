@@ -1,0 +1,616 @@
+/* farm.c -- where asynchronous calls run: servers chosen by least
+ * outstanding work under an adaptive cap, pipelined connections with a
+ * sending and a receiving thread each, retry while no reply byte landed. */
+#include "client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "marshal.h"
+#include "sock.h"
+
+#define FARM_SERVERS 32     /* servers the farm remembers (bits of a mask) */
+#define FARM_CONNS 4        /* pipelined connections per server           */
+#define FARM_CONNS_MAX 16   /* with stalled ones (a call runs for long)    */
+#define CAP_START 4         /* calls in flight per server, at first       */
+#define CAP_MAX 256
+#define DOWN_SECONDS 2.0    /* a server that cannot be reached is skipped */
+
+typedef struct aconn aconn;
+
+typedef struct aserver {
+    endpoint ep;
+    int index;             /* its bit in call masks                        */
+    int in_flight;         /* calls handed to its connections, not done    */
+    int max_in_flight;
+    int cap;               /* adaptive cap on in_flight                    */
+    double work;           /* flops of the calls in flight                 */
+    double down_until;     /* monotonic seconds                            */
+    uint64_t calls;        /* completed here                               */
+    /* throughput window of the cap's hill climbing */
+    int win_calls, win_saturated;
+    double win_flops, win_start, last_rate;
+    double service;        /* moving average of a call's time at the head */
+    aconn *conns[FARM_CONNS_MAX];
+    int nconns;
+} aserver;
+
+/* A pipelined connection: the writer sends calls in order, the reader
+ * reads their replies in the same order.  Freed by the last thread out. */
+struct aconn {
+    aserver *srv;
+    client_conn *c;            /* set by the writer once connected       */
+    call_obj *sendq, *sendq_tail;   /* to send                           */
+    call_obj *replyq, *replyq_tail; /* sent (or being sent), in order    */
+    call_obj *sending;         /* the writer works on it unlocked        */
+    call_obj *reading;         /* the reader writes its results unlocked */
+    int outstanding;           /* calls in sendq + replyq + sending      */
+    double head_since;         /* when replyq's head became the head     */
+    int failed;                /* no new calls; its threads leave        */
+    int threads;
+    pthread_cond_t cv;
+};
+
+static struct {
+    aserver *servers[FARM_SERVERS];
+    int nservers;
+    call_obj *pending, *pending_tail; /* waiting for room on a server   */
+    int threads;                      /* connection threads running     */
+    int shutting;
+    pthread_cond_t threads_cv;
+} farm = {.threads_cv = PTHREAD_COND_INITIALIZER};
+
+static void dispatch_locked(void);
+
+/* ---- Queues ---- */
+
+static void push_back(call_obj **head, call_obj **tail, call_obj *k)
+{
+    k->next = NULL;
+    if (*tail) (*tail)->next = k;
+    else *head = k;
+    *tail = k;
+}
+
+static void push_front(call_obj **head, call_obj **tail, call_obj *k)
+{
+    k->next = *head;
+    *head = k;
+    if (*tail == NULL) *tail = k;
+}
+
+static int unlink_call(call_obj **head, call_obj **tail, call_obj *k)
+{
+    call_obj *prev = NULL;
+    for (call_obj *x = *head; x; prev = x, x = x->next) {
+        if (x != k) continue;
+        if (prev) prev->next = x->next;
+        else *head = x->next;
+        if (*tail == x) *tail = prev;
+        x->next = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- Servers ---- */
+
+static aserver *server_for_locked(const endpoint *ep)
+{
+    for (int i = 0; i < farm.nservers; i++)
+        if (strcmp(farm.servers[i]->ep.label, ep->label) == 0) return farm.servers[i];
+    if (farm.nservers == FARM_SERVERS) return NULL;
+    aserver *s = calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->ep = *ep;
+    s->index = farm.nservers;
+    s->cap = CAP_START;
+    farm.servers[farm.nservers++] = s;
+    return s;
+}
+
+/* The hill climbing of the cap: every window of completions, a rate that
+ * rose while the server was kept full earns a larger cap; one that fell
+ * clearly gives a smaller one. */
+static void adapt_cap(aserver *s, const call_obj *k)
+{
+    double now = sock_now();
+    if (s->win_calls == 0) s->win_start = k->t_sent > 0 ? k->t_sent : now;
+    s->win_calls++;
+    s->win_flops += k->flops > 0 ? k->flops : 1;
+    if (s->in_flight >= s->cap) s->win_saturated = 1;
+    int window = s->cap < 4 ? 4 : s->cap;
+    if (s->win_calls < window || now <= s->win_start) return;
+    double rate = s->win_flops / (now - s->win_start);
+    int step = s->cap / 4 > 1 ? s->cap / 4 : 1;
+    if (s->win_saturated && (s->last_rate == 0 || rate > 1.05 * s->last_rate))
+        s->cap = s->cap + step > CAP_MAX ? CAP_MAX : s->cap + step;
+    else if (s->last_rate > 0 && rate < 0.8 * s->last_rate && s->cap > 1)
+        s->cap -= s->cap / 8 > 1 ? s->cap / 8 : 1;
+    s->last_rate = rate;
+    s->win_calls = 0;
+    s->win_flops = 0;
+    s->win_saturated = 0;
+}
+
+/* A call leaves its server's books (completed, failed or moved). */
+static void leave_server(call_obj *k)
+{
+    aserver *s = k->srv;
+    if (s == NULL) return;
+    s->in_flight--;
+    s->work -= k->flops;
+    if (s->in_flight == 0 || s->work < 0) s->work = 0;
+    if (k->conn) k->conn->outstanding--;
+    k->srv = NULL;
+    k->conn = NULL;
+}
+
+static void finish(call_obj *k, int rc, const err_t *err)
+{
+    aserver *s = k->srv;
+    if (s && rc != NUMRPC_ECANCELLED) {
+        s->calls++;
+        adapt_cap(s, k);
+    }
+    leave_server(k);
+    if (k->ref) {
+        iface_cache_put(k->ref);
+        k->ref = NULL;
+    }
+    async_complete_locked(k, rc, err);
+}
+
+/* A call that did not reach the caller's memory goes back to the queue,
+ * to another server if there is one, or fails once it was tried enough. */
+static void requeue(call_obj *k, int rc, const err_t *err)
+{
+    if (k->srv) k->tried |= 1u << k->srv->index;
+    leave_server(k);
+    if (k->ref) {
+        iface_cache_put(k->ref);
+        k->ref = NULL;
+    }
+    int allowed = __builtin_popcount(k->allowed);
+    k->state = CALL_QUEUED;
+    k->sent = 0;
+    k->cancel_sent = 0;
+    if (farm.shutting || k->cancel_requested || ++k->attempts > 2 * allowed + 1) {
+        err_t e;
+        if (farm.shutting || k->cancel_requested)
+            err_set(&e, NUMRPC_ECANCELLED, "%s: cancelled before it ran", k->routine);
+        else if (err)
+            e = *err;
+        else
+            err_set(&e, rc, "%s", numrpc_strerror(rc));
+        if (!farm.shutting && !k->cancel_requested && allowed > 1)
+            err_prefix(&e, "every server failed; the last");
+        async_complete_locked(k, e.code, &e);
+        return;
+    }
+    push_front(&farm.pending, &farm.pending_tail, k);
+}
+
+/* ---- Connections ---- */
+
+static void thread_exit_locked(aconn *a)
+{
+    if (--a->threads == 0) {
+        if (a->c) conn_discard(a->c);
+        pthread_cond_destroy(&a->cv);
+        free(a);
+    }
+    farm.threads--;
+    pthread_cond_broadcast(&farm.threads_cv);
+}
+
+/* The connection failed (or the farm shuts down): every call on it that
+ * no thread is working on is moved or failed; the threads leave. */
+static void conn_fail_locked(aconn *a, int rc, const err_t *err)
+{
+    if (a->failed) return;
+    a->failed = 1;
+    pthread_cond_broadcast(&a->cv);
+    aserver *s = a->srv;
+    for (int i = 0; i < s->nconns; i++) {
+        if (s->conns[i] == a) {
+            s->conns[i] = s->conns[--s->nconns];
+            break;
+        }
+    }
+    if (a->c) shutdown(a->c->fd, SHUT_RDWR);
+    call_obj *lists[2] = {a->replyq, a->sendq};
+    a->replyq = a->replyq_tail = a->sendq = a->sendq_tail = NULL;
+    for (int l = 0; l < 2; l++) {
+        call_obj *k = lists[l];
+        while (k) {
+            call_obj *next = k->next;
+            k->next = NULL;
+            if (k == a->sending || k == a->reading) {
+                /* its thread decides when it comes back */
+            } else if (k->touched) {
+                err_t e;
+                err_set(&e, rc, "%s: %s (results had started to arrive: not resent)", k->routine, err->detail);
+                finish(k, rc, &e);
+            } else {
+                requeue(k, rc, err);
+            }
+            k = next;
+        }
+    }
+    dispatch_locked();
+}
+
+/* The call the thread worked on unlocked, after the connection failed. */
+static void settle_after_failure(aconn *a, call_obj *k, int rc, const err_t *err)
+{
+    unlink_call(&a->replyq, &a->replyq_tail, k);
+    if (k->state == CALL_DONE) return;
+    if (k->touched) finish(k, rc, err);
+    else requeue(k, rc, err);
+    dispatch_locked();
+}
+
+/* The interface of k's routine on server s: cached, or fetched now on a
+ * pooled connection of the blocking kind. */
+static int iface_for(const aserver *s, const char *routine, iface_ref **out, err_t *err)
+{
+    *out = iface_cache_peek(s->ep.label, routine);
+    if (*out) return 0;
+    client_conn *c = NULL;
+    int rc = conn_acquire(&s->ep, &c, err);
+    if (rc == 0) rc = iface_cache_get(c, routine, out, err);
+    if (c) {
+        if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
+        else conn_discard(c);
+    }
+    return rc;
+}
+
+static call_obj *cancel_to_send(aconn *a)
+{
+    for (call_obj *k = a->replyq; k; k = k->next)
+        if (k->cancel_requested && !k->cancel_sent && k->sent) return k;
+    return NULL;
+}
+
+static void *writer_main(void *arg)
+{
+    aconn *a = arg;
+    err_t err;
+    client_conn *c = NULL;
+    int rc = conn_acquire(&a->srv->ep, &c, &err);
+    pthread_mutex_lock(&farm_lock);
+    if (rc != 0) {
+        a->srv->down_until = sock_now() + DOWN_SECONDS;
+        conn_fail_locked(a, rc, &err);
+    } else {
+        a->c = c;
+        pthread_cond_broadcast(&a->cv);
+    }
+    while (!a->failed) {
+        call_obj *x = NULL;
+        while (!a->failed && a->sendq == NULL && (x = cancel_to_send(a)) == NULL)
+            pthread_cond_wait(&a->cv, &farm_lock);
+        if (a->failed) break;
+        if (x) {
+            x->cancel_sent = 1;
+            uint32_t id = x->wire_id;
+            pthread_mutex_unlock(&farm_lock);
+            rc = wire_send_empty(c->fd, PROTO_CANCEL, id, &err);
+            pthread_mutex_lock(&farm_lock);
+            if (rc != 0) conn_fail_locked(a, rc, &err);
+            continue;
+        }
+        call_obj *k = a->sendq;
+        unlink_call(&a->sendq, &a->sendq_tail, k);
+        a->sending = k;
+        pthread_mutex_unlock(&farm_lock);
+
+        iface_ref *ref = NULL;
+        rc = iface_for(a->srv, k->routine, &ref, &err);
+        if (rc == 0) {
+            arg_source src = {k->nargs, k->args, NULL};
+            rc = call_bind(k, &ref->iface, &src, &err);
+        }
+        if (rc == 0) rc = call_prepare(k, &ref->iface, &err);
+        pthread_mutex_lock(&farm_lock);
+        k->ref = ref;
+        if (rc == 0 && k->cancel_requested) rc = err_set(&err, NUMRPC_ECANCELLED, "%s: cancelled", k->routine);
+        if (rc == 0 && a->failed) rc = err_set(&err, NUMRPC_EIO, "%s: connection lost", a->srv->ep.label);
+        if (rc != 0) {
+            a->sending = NULL;
+            if (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO) requeue(k, rc, &err);
+            else finish(k, rc, &err);
+            dispatch_locked();
+            continue;
+        }
+        k->wire_id = client_next_call_id();
+        k->state = CALL_SENT;
+        k->sent = 0;
+        if (a->replyq == NULL) a->head_since = sock_now();
+        push_back(&a->replyq, &a->replyq_tail, k);
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&farm_lock);
+
+        rc = call_write(k, c, &ref->iface, &err);
+
+        pthread_mutex_lock(&farm_lock);
+        a->sending = NULL;
+        k->sent = 1;
+        pthread_cond_broadcast(&a->cv);
+        if (rc != 0 && !a->failed) conn_fail_locked(a, rc == NUMRPC_ETIMEDOUT ? rc : NUMRPC_EIO, &err);
+        else if (a->failed && k != a->reading) settle_after_failure(a, k, NUMRPC_EIO, &err);
+    }
+    thread_exit_locked(a);
+    pthread_mutex_unlock(&farm_lock);
+    return NULL;
+}
+
+/* A reply whose status is an error the farm handles itself: a stale
+ * interface (refetch, resend) or a refusal (another server). */
+static int retry_status(int rc)
+{
+    return rc == NUMRPC_ESTALE || rc == NUMRPC_EBUSY;
+}
+
+static void *reader_main(void *arg)
+{
+    aconn *a = arg;
+    err_t err;
+    pthread_mutex_lock(&farm_lock);
+    while (!a->failed && a->c == NULL) pthread_cond_wait(&a->cv, &farm_lock);
+    client_conn *c = a->c;
+    while (!a->failed) {
+        while (!a->failed && a->replyq == NULL) pthread_cond_wait(&a->cv, &farm_lock);
+        if (a->failed) break;
+        call_obj *k = a->replyq;
+        a->reading = k;
+        pthread_mutex_unlock(&farm_lock);
+
+        int rc = call_receive_status(k, c, &err);
+
+        pthread_mutex_lock(&farm_lock);
+        while (a->sending == k) pthread_cond_wait(&a->cv, &farm_lock); /* the writer's, until sent */
+        int keep = call_conn_usable(rc) && !a->failed;
+        if (rc == 0 && keep && !k->cancel_requested) {
+            k->touched = 1; /* from here on, results land in the caller's memory */
+            pthread_mutex_unlock(&farm_lock);
+            rc = call_receive_results(k, c, &k->ref->iface, &err);
+            pthread_mutex_lock(&farm_lock);
+            keep = rc == 0 && !a->failed;
+        } else if (rc == 0 && keep) {
+            pthread_mutex_unlock(&farm_lock);
+            rc = wire_skip_message(&c->reader, &err); /* cancelled: results dropped */
+            pthread_mutex_lock(&farm_lock);
+            keep = rc == 0 && !a->failed;
+            if (rc == 0) rc = err_set(&err, NUMRPC_ECANCELLED, "%s: cancelled (it had finished on %s; results dropped)",
+                                      k->routine, a->srv->ep.label);
+        }
+        a->reading = NULL;
+        unlink_call(&a->replyq, &a->replyq_tail, k);
+        if (keep) {
+            double now = sock_now(), took = now - a->head_since;
+            a->srv->service = a->srv->service > 0 ? 0.8 * a->srv->service + 0.2 * took : took;
+            a->head_since = now;
+        }
+        if (rc == NUMRPC_ESTALE && k->ref) iface_cache_invalidate(k->ref);
+        if (keep) { /* the reply was read whole: rc is the call's outcome */
+            if (retry_status(rc)) requeue(k, rc, &err);
+            else finish(k, rc, &err);
+        } else if (k->touched) {
+            finish(k, rc != 0 ? rc : NUMRPC_EIO, &err);
+        } else if (rc != 0 && call_conn_usable(rc) && !retry_status(rc)) {
+            finish(k, rc, &err); /* the server's answer, read whole */
+        } else if (rc == 0 || rc == NUMRPC_EIO || rc == NUMRPC_EPROTO || rc == NUMRPC_EBUSY) {
+            requeue(k, rc != 0 ? rc : NUMRPC_EIO, &err); /* no reply byte reached the caller */
+        } else {
+            finish(k, rc, &err);
+        }
+        if (!keep && !a->failed) {
+            if (rc == NUMRPC_EBUSY) a->srv->down_until = sock_now() + DOWN_SECONDS;
+            conn_fail_locked(a, rc == 0 ? NUMRPC_EIO : rc, &err);
+        }
+        dispatch_locked();
+    }
+    thread_exit_locked(a);
+    pthread_mutex_unlock(&farm_lock);
+    return NULL;
+}
+
+static aconn *conn_open_locked(aserver *s)
+{
+    aconn *a = calloc(1, sizeof *a);
+    if (a == NULL) return NULL;
+    a->srv = s;
+    pthread_cond_init(&a->cv, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    if (pthread_create(&t, &attr, writer_main, a) != 0) {
+        pthread_attr_destroy(&attr);
+        pthread_cond_destroy(&a->cv);
+        free(a);
+        return NULL;
+    }
+    a->threads = 1;
+    farm.threads++;
+    if (pthread_create(&t, &attr, reader_main, a) == 0) {
+        a->threads++;
+        farm.threads++;
+    } else {
+        err_t err;
+        err_set(&err, NUMRPC_ENOMEM, "cannot start a connection thread");
+        conn_fail_locked(a, NUMRPC_ENOMEM, &err);
+        a = NULL;
+    }
+    pthread_attr_destroy(&attr);
+    if (a) s->conns[s->nconns++] = a;
+    return a;
+}
+
+/* ---- Scheduling ---- */
+
+/* The server for k: least outstanding work among those allowed, up and
+ * under their cap; servers it failed on only when no other is left. */
+static aserver *pick_server(const call_obj *k, int *full)
+{
+    double now = sock_now();
+    aserver *best = NULL;
+    int best_rank = 0;
+    *full = 0;
+    for (int i = 0; i < farm.nservers; i++) {
+        aserver *s = farm.servers[i];
+        if (!(k->allowed & (1u << i))) continue;
+        if (s->in_flight >= s->cap) {
+            *full = 1;
+            continue;
+        }
+        /* rank: 0 = fresh and up, 1 = tried before, 2 = down */
+        int rank = s->down_until > now ? 2 : (k->tried & (1u << i)) ? 1 : 0;
+        if (best == NULL || rank < best_rank ||
+            (rank == best_rank && (s->work < best->work ||
+                                   (s->work == best->work && s->in_flight < best->in_flight)))) {
+            best = s;
+            best_rank = rank;
+        }
+    }
+    /* A full server that is up beats one that is down or failed this call. */
+    if (best && best_rank > 0 && *full) return NULL;
+    return best;
+}
+
+/* The connection for a call on s: an idle one, a new one, or the one with
+ * the fewest calls (pipelining).  A connection whose head call has run
+ * far longer than calls on this server take (a long solve, a routine that
+ * waits) is stalled: calls do not queue behind it, and it does not count
+ * against the connections a server gets. */
+static aconn *pick_conn(aserver *s)
+{
+    double now = sock_now();
+    double stall = s->service * 10 > 0.05 ? s->service * 10 : 0.05;
+    aconn *best = NULL, *any = NULL;
+    int fluid = 0;
+    for (int i = 0; i < s->nconns; i++) {
+        aconn *a = s->conns[i];
+        if (a->outstanding == 0) return a;
+        if (any == NULL || a->outstanding < any->outstanding) any = a;
+        if (a->replyq && now - a->head_since > stall) continue;
+        fluid++;
+        if (best == NULL || a->outstanding < best->outstanding) best = a;
+    }
+    if (fluid < FARM_CONNS && s->nconns < FARM_CONNS_MAX) {
+        aconn *fresh = conn_open_locked(s);
+        if (fresh) return fresh;
+    }
+    return best ? best : any;
+}
+
+static void dispatch_locked(void)
+{
+    call_obj *k = farm.pending;
+    while (k) {
+        call_obj *next = k->next;
+        int full;
+        aserver *s = pick_server(k, &full);
+        aconn *a = s ? pick_conn(s) : NULL;
+        if (a) {
+            unlink_call(&farm.pending, &farm.pending_tail, k);
+            k->srv = s;
+            k->conn = a;
+            s->in_flight++;
+            s->work += k->flops;
+            if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
+            a->outstanding++;
+            snprintf(k->info.server, sizeof k->info.server, "%.63s", s->ep.label);
+            push_back(&a->sendq, &a->sendq_tail, k);
+            pthread_cond_broadcast(&a->cv);
+        } else if (s != NULL) {
+            unlink_call(&farm.pending, &farm.pending_tail, k);
+            err_t e;
+            err_set(&e, NUMRPC_ENOMEM, "%s: no connection to %s could be opened", k->routine, s->ep.label);
+            async_complete_locked(k, e.code, &e);
+        }
+        k = next;
+    }
+}
+
+void farm_submit_locked(call_obj *k, const endpoint *eps, int n)
+{
+    k->allowed = 0;
+    for (int i = 0; i < n; i++) {
+        aserver *s = server_for_locked(k->pinned ? &k->pin : &eps[i]);
+        if (s) k->allowed |= 1u << s->index;
+        if (k->pinned) break;
+    }
+    k->state = CALL_QUEUED;
+    if (k->allowed == 0) {
+        err_t e;
+        err_set(&e, NUMRPC_ENOMEM, "%s: the farm knows %d servers already", k->routine, FARM_SERVERS);
+        async_complete_locked(k, e.code, &e);
+        return;
+    }
+    push_back(&farm.pending, &farm.pending_tail, k);
+    dispatch_locked();
+}
+
+void farm_cancel_locked(call_obj *k)
+{
+    k->cancel_requested = 1;
+    err_t e;
+    err_set(&e, NUMRPC_ECANCELLED, "%s: cancelled before it was sent", k->routine);
+    if (k->conn == NULL) {
+        if (unlink_call(&farm.pending, &farm.pending_tail, k)) async_complete_locked(k, e.code, &e);
+        return;
+    }
+    aconn *a = k->conn;
+    if (unlink_call(&a->sendq, &a->sendq_tail, k)) {
+        finish(k, e.code, &e);
+        dispatch_locked();
+        return;
+    }
+    pthread_cond_broadcast(&a->cv); /* the writer sends a CANCEL */
+}
+
+void farm_shutdown(void)
+{
+    err_t e;
+    err_set(&e, NUMRPC_ECANCELLED, "the library was finalised or reconfigured while the call ran");
+    pthread_mutex_lock(&farm_lock);
+    farm.shutting = 1;
+    while (farm.pending) {
+        call_obj *k = farm.pending;
+        unlink_call(&farm.pending, &farm.pending_tail, k);
+        async_complete_locked(k, e.code, &e);
+    }
+    for (int i = 0; i < farm.nservers; i++)
+        while (farm.servers[i]->nconns > 0) conn_fail_locked(farm.servers[i]->conns[0], NUMRPC_ECANCELLED, &e);
+    while (farm.threads > 0) pthread_cond_wait(&farm.threads_cv, &farm_lock);
+    for (int i = 0; i < farm.nservers; i++) free(farm.servers[i]);
+    farm.nservers = 0;
+    farm.shutting = 0;
+    pthread_mutex_unlock(&farm_lock);
+}
+
+int numrpc_server_stats_get(numrpc_server_stats *out, int max)
+{
+    pthread_mutex_lock(&farm_lock);
+    int n = farm.nservers;
+    for (int i = 0; i < n && i < max && out; i++) {
+        const aserver *s = farm.servers[i];
+        numrpc_server_stats *o = &out[i];
+        memset(o, 0, sizeof *o);
+        snprintf(o->server, sizeof o->server, "%.63s", s->ep.label);
+        o->calls = s->calls;
+        o->in_flight = s->in_flight;
+        o->max_in_flight = s->max_in_flight;
+        o->cap = s->cap;
+        o->connections = s->nconns;
+        o->flops_per_second = s->last_rate;
+    }
+    pthread_mutex_unlock(&farm_lock);
+    return n;
+}
