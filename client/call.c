@@ -40,9 +40,11 @@ int numrpc_last_call_info(numrpc_call_info *info)
 
 /* ---- Binding arguments ---- */
 
+/* Scalars of mode in come by value; a string scalar of any mode comes as
+ * its char* (the caller's buffer of bound + 1 bytes for out and inout). */
 static int by_value(const iface_param *p)
 {
-    return p->rank == 0 && p->mode == IFACE_IN;
+    return p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING);
 }
 
 static void read_vararg(const iface_param *p, va_list *ap, value_slot *v, void **ptr)
@@ -135,8 +137,19 @@ static int check_arrays(const iface_t *f, void *const *argv, const iface_shape *
         const iface_param *p = &f->params[i];
         if (p->rank > 0 && p->mode != IFACE_WORK && shapes[i].wire_elems > 0 && argv[i] == NULL)
             return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
+        if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
+        /* Output strings land in the caller's buffers: they must exist.  For
+         * a scalar argv[i] is the char* slot, for an array the table. */
+        char *const *table = argv[i];
+        for (uint64_t j = 0; j < (p->rank ? shapes[i].wire_elems : 1); j++) {
+            uint64_t at = p->rank ? (uint64_t)shapes[i].start[0] + j * (uint64_t)shapes[i].stride[0] : 0;
+            if (table[at] == NULL)
+                return err_set(err, NUMRPC_EINVAL,
+                               "%s: output string %s needs a buffer of %lld bytes, got NULL",
+                               f->name, p->name, (long long)shapes[i].bound + 1);
+        }
     }
-    return 0;
+    return marshal_check_strings(f, argv, shapes, MARSHAL_REQUEST, err);
 }
 
 int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
@@ -168,6 +181,11 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
         case NUMRPC_T_FLOAT: a->v.f = v->f; break;
         case NUMRPC_T_DOUBLE: a->v.d = v->d; break;
         case NUMRPC_T_STRING: {
+            if (p->mode != IFACE_IN) { /* the caller's buffer, theirs until the call ends */
+                k->vals[i].s = NULL;
+                a->v.s = v->s;
+                break;
+            }
             char *copy = v->s ? strdup(v->s) : NULL;
             if (v->s && copy == NULL) {
                 call_release_args(k);
@@ -267,7 +285,7 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
 
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
-    int rc = marshal_read_scalars(&c->reader, f, k->argv, MARSHAL_REPLY, err);
+    int rc = marshal_read_scalars(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = marshal_read_arrays(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc != 0) return rc;

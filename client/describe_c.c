@@ -15,7 +15,11 @@ static const char *c_type(const iface_param *p, char *buf, size_t len)
         [NUMRPC_T_LONG] = "long",    [NUMRPC_T_FLOAT] = "float",
         [NUMRPC_T_DOUBLE] = "double", [NUMRPC_T_SCOMPLEX] = "float _Complex",
         [NUMRPC_T_DCOMPLEX] = "double _Complex"};
-    if (p->type == NUMRPC_T_STRING) return "const char *";
+    if (p->type == NUMRPC_T_STRING) { /* out strings: a buffer of bound + 1 bytes */
+        int in = p->mode == IFACE_IN;
+        if (p->rank == 0) return in ? "const char *" : "char *";
+        return in ? "const char *const *" : "char *const *";
+    }
     const char *t = p->type < sizeof base / sizeof *base && base[p->type] ? base[p->type] : "void";
     int complex_scalar = p->type == NUMRPC_T_SCOMPLEX || p->type == NUMRPC_T_DCOMPLEX;
     if (p->rank == 0 && p->mode == IFACE_IN && !complex_scalar) return t;

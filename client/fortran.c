@@ -167,6 +167,12 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
                        "%s: argument %u (%s) must be %s (IDL %s); %s was given", f->name, i + 1,
                        p->name, fortran_wants(p->type), iface_type_name(p->type),
                        fortran_type_name(d, given, sizeof given));
+    if (p->type == NUMRPC_T_STRING && (p->rank != 0 || p->mode != IFACE_IN))
+        return err_set(err, NUMRPC_EINVAL,
+                       "%s: argument %u (%s) is %s string%s, which Fortran callers cannot "
+                       "pass yet (only IN character scalars); call it from C",
+                       f->name, i + 1, p->name, iface_mode_name(p->mode),
+                       p->rank ? " array" : "");
     if (p->rank == 0 && d->rank != 0)
         return err_set(err, NUMRPC_EINVAL,
                        "%s: argument %u (%s) is a scalar; an array of rank %d was given",

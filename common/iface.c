@@ -28,7 +28,7 @@ static bool_t xdr_param(XDR *x, iface_param *p)
             !xdr_expr(x, &dim->start) || !xdr_expr(x, &dim->stride))
             return FALSE;
     }
-    return TRUE;
+    return xdr_expr(x, &p->bound);
 }
 
 static bool_t xdr_iface(XDR *x, iface_t *f)
@@ -219,6 +219,28 @@ static int validate_expr_args(const iface_t *f, const expr_t *e,
     return 0;
 }
 
+/* A string is a scalar or a rank-1 array of C strings; only IN strings may
+ * go without a bound, and only strings have one. */
+static int validate_string_param(const iface_t *f, const iface_param *p, err_t *err)
+{
+    if (p->type != NUMRPC_T_STRING) {
+        if (p->bound.nwords != 0)
+            return err_set(err, NUMRPC_EPROTO, "%s: %s is not a string but has a bound",
+                           f->name, p->name);
+        return 0;
+    }
+    if (p->rank > 1)
+        return err_set(err, NUMRPC_EPROTO, "%s: string array %s has rank %u > 1", f->name,
+                       p->name, p->rank);
+    if (p->mode == IFACE_WORK ||
+        (p->mode != IFACE_IN && p->bound.nwords == 0))
+        return err_set(err, NUMRPC_EPROTO, "%s: %s string %s needs a bound", f->name,
+                       iface_mode_name(p->mode), p->name);
+    char what[160];
+    snprintf(what, sizeof what, "%s: bound of %s", f->name, p->name);
+    return validate_expr_args(f, &p->bound, what, err);
+}
+
 int iface_validate(const iface_t *f, err_t *err)
 {
     if (f->name == NULL || f->name[0] == '\0')
@@ -239,13 +261,14 @@ int iface_validate(const iface_t *f, err_t *err)
         if (p->rank > IFACE_MAX_RANK)
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %s has rank %u > %d",
                            f->name, p->name, p->rank, IFACE_MAX_RANK);
+        int rc = validate_string_param(f, p, err);
+        if (rc != 0) return rc;
         for (uint32_t d = 0; d < IFACE_MAX_RANK; d++) {
             const iface_dim *dim = &p->dims[d];
             if (d < p->rank && dim->size.nwords == 0)
                 return err_set(err, NUMRPC_EPROTO, "%s: %s dimension %u has no extent",
                                f->name, p->name, d + 1);
             snprintf(what, sizeof what, "%s: extent of %s", f->name, p->name);
-            int rc;
             if ((rc = validate_expr_args(f, &dim->size, what, err)) != 0 ||
                 (rc = validate_expr_args(f, &dim->count, what, err)) != 0 ||
                 (rc = validate_expr_args(f, &dim->start, what, err)) != 0 ||
@@ -292,6 +315,19 @@ int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
         iface_shape *s = &shapes[i];
         memset(s, 0, sizeof *s);
         s->mem_elems = s->wire_elems = 1;
+        s->bound = -1;
+        if (p->bound.nwords != 0) {
+            int rc = expr_eval_int(&p->bound, arg, ctx, &s->bound, err);
+            if (rc != 0) {
+                char where[128];
+                snprintf(where, sizeof where, "%s: bound of %s", f->name, p->name);
+                err_prefix(err, where);
+                return rc;
+            }
+            if (s->bound < 0 || s->bound > (int64_t)IFACE_MAX_STRING)
+                return err_set(err, NUMRPC_EINVAL, "%s: bound of string %s is %lld, not in 0..%u",
+                               f->name, p->name, (long long)s->bound, IFACE_MAX_STRING);
+        }
         for (uint32_t d = 0; d < p->rank; d++) {
             const iface_dim *dim = &p->dims[d];
             int rc;
@@ -373,9 +409,16 @@ int iface_render_idl(const iface_t *f, char **out)
     sb_printf(&b, "Define %s(", f->name);
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        int by_ref = p->rank == 0 && p->mode != IFACE_IN;
-        sb_printf(&b, "%s%s %s %s%s", i ? ",\n          " : "", iface_mode_name(p->mode),
-                  iface_type_name(p->type), by_ref ? "*" : "", p->name);
+        int by_ref = p->rank == 0 && p->mode != IFACE_IN && p->type != NUMRPC_T_STRING;
+        sb_printf(&b, "%s%s %s", i ? ",\n          " : "", iface_mode_name(p->mode),
+                  iface_type_name(p->type));
+        if (p->bound.nwords) {
+            /* One name or constant is two words; anything longer gets
+             * parentheses, as the grammar requires inside <...>. */
+            expr_render(&p->bound, names, text, sizeof text);
+            sb_printf(&b, p->bound.nwords > 2 ? "<(%s)>" : "<%s>", text);
+        }
+        sb_printf(&b, " %s%s", by_ref ? "*" : "", p->name);
         for (uint32_t d = 0; d < p->rank; d++) {
             const iface_dim *dim = &p->dims[d];
             expr_render(&dim->size, names, text, sizeof text);

@@ -9,7 +9,7 @@
 #include "error.h"
 #include "expr.h"
 
-#define IFACE_FORMAT_VERSION 1
+#define IFACE_FORMAT_VERSION 2
 #define IFACE_MAX_RANK 4
 #define IFACE_MAX_PARAMS 64
 #define IFACE_MAX_NAME 64
@@ -43,6 +43,8 @@ typedef struct iface_param {
     uint32_t mode; /* iface_mode */
     uint32_t rank; /* 0 = scalar */
     iface_dim dims[IFACE_MAX_RANK];
+    expr_t bound; /* strings: the most characters one may hold (string<N>);
+                     empty = up to IFACE_MAX_STRING, for IN strings only */
 } iface_param;
 
 /* A routine's interface.  Decoded ones own all their memory (iface_free). */
@@ -67,6 +69,7 @@ typedef struct iface_shape {
     int64_t stride[IFACE_MAX_RANK];
     uint64_t mem_elems;  /* elements the memory block spans (product of size) */
     uint64_t wire_elems; /* elements that travel (product of count)           */
+    int64_t bound;       /* strings: characters each may hold; -1 = unbounded */
 } iface_shape;
 
 /* ---- Encoding ---- */
@@ -98,10 +101,13 @@ int iface_param_in_reply(const iface_param *p);
 
 /* ---- Shapes ---- */
 /* Evaluates every array's shape from the scalar values `arg` reads; checks
- * extents are >= 0, strides >= 1 and traveling elements inside the block.
+ * extents are >= 0, strides >= 1 and traveling elements inside the block,
+ * and every string bound is in 0 .. max_string.
  * Errors name the routine and parameter.  shapes has f->nparams entries. */
 int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
                       iface_shape *shapes, err_t *err);
+/* The most characters a string parameter may carry in one call. */
+#define IFACE_MAX_STRING (1u << 20)
 
 /* ---- Rendering ---- */
 /* Writes f in IDL form into a malloc'd string (*out; caller frees). */

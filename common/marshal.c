@@ -167,6 +167,92 @@ int marshal_get_string(wire_reader *r, char **out, uint32_t max, err_t *err)
     return marshal_get_opaque(r, (uint8_t **)out, &len, max, err);
 }
 
+/* ---- Strings: XDR strings, scalars in the scalar section and string
+ * arrays (one string per traveling element) in the array section ---- */
+
+/* Reads one string into *slot.  A request (read by the server) lands in
+ * fresh malloc'd memory that the caller of the walker frees; a reply (read
+ * by the client) lands in the caller's own buffer *slot of bound + 1 bytes. */
+static int read_string(wire_reader *r, const iface_t *f, const iface_param *p, char **slot,
+                       int64_t bound, marshal_dir dir, err_t *err)
+{
+    if (dir == MARSHAL_REQUEST) return marshal_get_string(r, slot, MARSHAL_MAX_STRING, err);
+    uint8_t *text = NULL;
+    uint32_t len;
+    int rc = marshal_get_opaque(r, &text, &len, MARSHAL_MAX_STRING, err);
+    if (rc != 0) return rc;
+    if (bound < 0 || (int64_t)len > bound || *slot == NULL)
+        rc = err_set(err, NUMRPC_EPROTO, "%s: reply string %s has %u characters, its bound is %lld",
+                     f->name, p->name, len, (long long)bound);
+    else
+        memcpy(*slot, text, (size_t)len + 1);
+    free(text);
+    return rc;
+}
+
+/* The index in memory of the j-th traveling element of a string array. */
+static uint64_t string_index(const iface_shape *s, uint64_t j)
+{
+    return (uint64_t)s->start[0] + j * (uint64_t)s->stride[0];
+}
+
+static int write_string_array(wire_writer *w, char *const *table, const iface_shape *s,
+                              err_t *err)
+{
+    int rc = 0;
+    for (uint64_t j = 0; rc == 0 && j < s->wire_elems; j++)
+        rc = marshal_put_string(w, table[string_index(s, j)], err);
+    return rc;
+}
+
+static int read_string_array(wire_reader *r, const iface_t *f, const iface_param *p,
+                             char **table, const iface_shape *s, marshal_dir dir, err_t *err)
+{
+    int rc = 0;
+    for (uint64_t j = 0; rc == 0 && j < s->wire_elems; j++) {
+        char **slot = &table[string_index(s, j)];
+        if (dir == MARSHAL_REQUEST) free(*slot); /* an INOUT re-read never leaks */
+        rc = read_string(r, f, p, slot, s->bound, dir, err);
+    }
+    return rc;
+}
+
+/* Fails when a string that travels is longer than its bound. */
+static int check_one_string(const iface_t *f, const iface_param *p, const char *text,
+                            const iface_shape *s, err_t *err)
+{
+    size_t len = text ? strlen(text) : 0;
+    int64_t bound = s->bound >= 0 ? s->bound : (int64_t)MARSHAL_MAX_STRING;
+    if ((int64_t)len > bound)
+        return err_set(err, p->bound.nwords ? NUMRPC_EINVAL : NUMRPC_ELIMIT,
+                       "%s: string %s has %zu characters, more than its bound of %lld",
+                       f->name, p->name, len, (long long)bound);
+    return 0;
+}
+
+int marshal_check_strings(const iface_t *f, void *const *argv, const iface_shape *shapes,
+                          marshal_dir dir, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING || !marshal_travels(p, dir)) continue;
+        if (p->rank == 0) {
+            int rc = check_one_string(f, p, argv[i] ? *(char *const *)argv[i] : NULL,
+                                      &shapes[i], err);
+            if (rc != 0) return rc;
+            continue;
+        }
+        char *const *table = argv[i];
+        if (shapes[i].wire_elems > 0 && table == NULL)
+            return err_set(err, NUMRPC_EINVAL, "%s: string array %s is NULL", f->name, p->name);
+        for (uint64_t j = 0; j < shapes[i].wire_elems; j++) {
+            int rc = check_one_string(f, p, table[string_index(&shapes[i], j)], &shapes[i], err);
+            if (rc != 0) return rc;
+        }
+    }
+    return 0;
+}
+
 static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
                          marshal_dir dir, err_t *err)
 {
@@ -192,14 +278,14 @@ static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
 }
 
 int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
-                         marshal_dir dir, err_t *err)
+                         const iface_shape *shapes, marshal_dir dir, err_t *err)
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
         int rc;
         if (p->type == NUMRPC_T_STRING) {
-            rc = marshal_get_string(r, (char **)argv[i], MARSHAL_MAX_STRING, err);
+            rc = read_string(r, f, p, (char **)argv[i], shapes ? shapes[i].bound : -1, dir, err);
         } else {
             uint8_t enc[16];
             size_t n = p->type == NUMRPC_T_LONG || p->type == NUMRPC_T_DOUBLE ||
@@ -361,7 +447,10 @@ int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
         rc = write_count(w, shapes[i].wire_elems, err);
         if (rc == 0 && shapes[i].wire_elems > 0 && argv[i] == NULL)
             rc = err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
-        if (rc == 0) rc = for_each_run(argv[i], p, &shapes[i], encode_run, w, err);
+        if (rc == 0 && p->type == NUMRPC_T_STRING)
+            rc = write_string_array(w, argv[i], &shapes[i], err);
+        else if (rc == 0)
+            rc = for_each_run(argv[i], p, &shapes[i], encode_run, w, err);
         if (rc == 0) rc = wire_pad8(w, err);
     }
     return rc;
@@ -382,7 +471,10 @@ int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
                            (unsigned long long)shapes[i].wire_elems);
         if (count > 0 && argv[i] == NULL)
             return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
-        rc = for_each_run(argv[i], p, &shapes[i], decode_run, r, err);
+        if (p->type == NUMRPC_T_STRING)
+            rc = read_string_array(r, f, p, argv[i], &shapes[i], dir, err);
+        else
+            rc = for_each_run(argv[i], p, &shapes[i], decode_run, r, err);
         if (rc == 0) rc = wire_skip_pad8(r, err);
         if (rc != 0) return rc;
     }

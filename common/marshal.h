@@ -11,12 +11,14 @@
  * never travel. */
 typedef enum marshal_dir { MARSHAL_REQUEST = 0, MARSHAL_REPLY = 1 } marshal_dir;
 
-#define MARSHAL_MAX_STRING (1u << 20)
+#define MARSHAL_MAX_STRING IFACE_MAX_STRING
 
 /* argv[i] points at parameter i's storage, as stubmod.h says: the scalar's
- * value in its C type, a char* for a string, or an array's memory block laid
- * out as its shape says.  On the reading side a string's char* is malloc'd
- * by marshal_read_scalars and freed by the caller. */
+ * value in its C type, a char* slot for a string, or an array's memory block
+ * laid out as its shape says (for a string array: a table of char*).
+ * Strings of a request (read by the server) are malloc'd by the walker into
+ * their slots and freed by its caller; strings of a reply (read by the
+ * client) are copied into the caller's buffers of bound + 1 bytes. */
 
 /* Shapes of every parameter, from the in scalars argv points at. */
 int marshal_eval_shapes(const iface_t *f, void *const *argv,
@@ -28,9 +30,14 @@ double marshal_complexity(const iface_t *f, void *const *argv);
  * message of w (the caller has begun it and ends it). */
 int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
                   const iface_shape *shapes, marshal_dir dir, err_t *err);
-/* Reads the scalar section of direction dir into argv's storage. */
+/* Reads the scalar section of direction dir into argv's storage; shapes may
+ * be NULL for a request (they are not known before its scalars). */
 int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
-                         marshal_dir dir, err_t *err);
+                         const iface_shape *shapes, marshal_dir dir, err_t *err);
+/* Checks that every string of direction dir fits its bound (the sender
+ * before sending; the server again after reading a request). */
+int marshal_check_strings(const iface_t *f, void *const *argv, const iface_shape *shapes,
+                          marshal_dir dir, err_t *err);
 /* Reads the array section into argv's blocks; each array's element count
  * on the wire must equal its shape's. */
 int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,

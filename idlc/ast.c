@@ -78,6 +78,7 @@ void ast_param_free(ast_param *p)
     while (p) {
         ast_param *next = p->next;
         free(p->name);
+        ast_expr_free(p->bound);
         ast_dim_free(p->dims);
         free(p);
         p = next;

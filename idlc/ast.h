@@ -45,6 +45,8 @@ typedef struct ast_param {
     int mode;    /* iface_mode */
     int type;    /* numrpc_type */
     ast_loc type_loc;
+    ast_expr *bound; /* string<bound>, or NULL */
+    ast_loc bound_loc;
     int by_pointer; /* written with '*' */
     ast_loc star_loc;
     ast_dim *dims; /* first bracket first (dimension 0, fastest varying) */

@@ -24,7 +24,7 @@ static const char *c_type(uint32_t type)
 /* True when the routine receives parameter p by value. */
 static int by_value(const iface_t *f, const iface_param *p)
 {
-    if (p->type == NUMRPC_T_STRING) return 1; /* the char * itself */
+    if (p->type == NUMRPC_T_STRING) return p->rank == 0; /* the char * itself */
     return f->lang == IFACE_LANG_C && p->rank == 0 && p->mode == IFACE_IN;
 }
 
@@ -99,7 +99,7 @@ static void emit_thunk(FILE *out, const sema_routine *r)
         uint32_t i = r->call_order[k];
         const iface_param *p = &f->params[i];
         const char *sep = k ? ",\n        " : "\n        ";
-        if (p->type == NUMRPC_T_STRING)
+        if (p->type == NUMRPC_T_STRING && p->rank == 0)
             fprintf(out, "%s*(char **)argv[%u]", sep, i);
         else if (by_value(f, p))
             fprintf(out, "%s*(%s *)argv[%u]", sep, c_type(p->type), i);

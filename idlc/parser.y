@@ -122,7 +122,7 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
 
 %type <str> strings opt_desc
 %type <code> type
-%type <expr> expr
+%type <expr> expr opt_bound bound_expr
 %type <param> params param_list param
 %type <dim> dims dim
 %type <name> opt_names names
@@ -252,17 +252,38 @@ param_list:
     ;
 
 param:
-      MODE type opt_star IDENT dims {
+      MODE type opt_bound opt_star IDENT dims {
         $$ = ast_alloc(sizeof *$$);
         $$->mode = $1;
         $$->type = $2;
         $$->type_loc = at(@2);
-        $$->by_pointer = $3 != 0;
-        $$->star_loc = at(@3);
-        $$->name = $4;
-        $$->loc = at(@4);
-        $$->dims = $5;
+        $$->bound = $3;
+        $$->bound_loc = at(@3);
+        $$->by_pointer = $4 != 0;
+        $$->star_loc = at(@4);
+        $$->name = $5;
+        $$->loc = at(@5);
+        $$->dims = $6;
     }
+    ;
+
+/* A string's bound, string<80>: a number, a name or a parenthesised
+ * expression (a bare '>' would end it). */
+opt_bound:
+      %empty { $$ = NULL; }
+    | '<' bound_expr '>' { $$ = $2; }
+    ;
+
+bound_expr:
+      NUMBER {
+        $$ = ast_expr_new(AST_NUM, at(@1));
+        $$->value = $1;
+    }
+    | IDENT {
+        $$ = ast_expr_new(AST_NAME, at(@1));
+        $$->name = $1;
+    }
+    | '(' expr ')' { $$ = $2; }
     ;
 
 type:
@@ -337,6 +358,11 @@ expr:
     | IDENT {
         $$ = ast_expr_new(AST_NAME, at(@1));
         $$->name = $1;
+    }
+    | IDENT '(' expr ')' {
+        $$ = ast_expr_new(AST_CALL, at(@1));
+        $$->name = $1;
+        $$->lhs = $3;
     }
     | IDENT '(' expr ',' expr ')' {
         $$ = ast_expr_new(AST_CALL, at(@1));

@@ -97,10 +97,27 @@ static void compile_expr(expr_ctx *c, const ast_expr *e, expr_t *out)
         return;
     case AST_CALL: {
         int op = 0;
+        if (e->rhs == NULL) { /* abs(x) = max(x, -x) */
+            if (strcasecmp(e->name, "abs") != 0) {
+                ast_error(c->file, e->loc, "unknown function '%s' with one argument in %s (only abs)",
+                          e->name, c->what);
+                c->failed = 1;
+            }
+            expr_t x = {0, NULL};
+            compile_expr(c, e->lhs, &x);
+            if (expr_concat(out, &x) != 0 || expr_concat(out, &x) != 0) {
+                fprintf(stderr, "numrpc-idlc: out of memory\n");
+                exit(1);
+            }
+            expr_free(&x);
+            emit(c, out, EXPR_NEG);
+            emit(c, out, EXPR_MAX);
+            return;
+        }
         if (strcasecmp(e->name, "min") == 0) op = EXPR_MIN;
         else if (strcasecmp(e->name, "max") == 0) op = EXPR_MAX;
         else {
-            ast_error(c->file, e->loc, "unknown function '%s' in %s (only min and max)",
+            ast_error(c->file, e->loc, "unknown function '%s' with two arguments in %s (only min and max)",
                       e->name, c->what);
             c->failed = 1;
         }
@@ -138,8 +155,28 @@ static void check_param(ast_file *file, const ast_define *d, const ast_param *p)
         ast_error(file, p->type_loc, "type filename is not supported yet ('%s')", p->name);
         return;
     }
-    if (p->type == NUMRPC_T_STRING && (rank != 0 || p->mode != IFACE_IN || p->by_pointer)) {
-        ast_error(file, p->loc, "string parameter '%s' must be an IN scalar", p->name);
+    if (p->bound != NULL && p->type != NUMRPC_T_STRING)
+        ast_error(file, p->bound_loc, "only strings have a bound; '%s' is a %s", p->name,
+                  iface_type_name((uint32_t)p->type));
+    if (p->type == NUMRPC_T_STRING) {
+        if (p->mode == IFACE_WORK)
+            ast_error(file, p->loc, "string '%s' cannot be WORK", p->name);
+        else if (p->mode != IFACE_IN && p->bound == NULL)
+            ast_error(file, p->loc,
+                      "%s string '%s' needs a bound: write string<N> %s (N characters, "
+                      "the caller's buffer holds N+1 bytes)",
+                      mode_word(p->mode), p->name, p->name);
+        if (p->by_pointer)
+            ast_error(file, p->star_loc, "string '%s' is already a pointer: remove the '*'",
+                      p->name);
+        if (rank > 1)
+            ast_error(file, p->loc, "string array '%s' has %u dimensions; at most 1 is allowed",
+                      p->name, rank);
+        if (rank == 1 && d->lang && strcasecmp(d->lang, "Fortran") == 0)
+            ast_error(file, p->loc,
+                      "string array '%s' in a Fortran routine: declare a CHARACTER array as "
+                      "a char array (char %s[len][n])",
+                      p->name, p->name);
         return;
     }
     if (rank == 0 && p->mode != IFACE_IN && !p->by_pointer)
@@ -298,6 +335,9 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
             compile_opt(file, d, what, dim->stride, nparams, &q->dims[rank].stride);
         }
         q->rank = rank;
+        char what[IFACE_MAX_NAME + 32];
+        snprintf(what, sizeof what, "the bound of '%s'", p->name);
+        compile_opt(file, d, what, p->bound, nparams, &q->bound);
     }
     compile_opt(file, d, "CalcOrder", d->complexity, nparams, &f->complexity);
 

@@ -126,8 +126,91 @@ typedef struct call_args {
 
 static void free_call_args(const iface_t *f, call_args *a)
 {
-    for (uint32_t i = 0; i < f->nparams; i++)
-        if (f->params[i].rank == 0 && f->params[i].type == NUMRPC_T_STRING) free(a->scalars[i].s);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING) continue;
+        if (p->rank == 0) {
+            free(a->scalars[i].s);
+            continue;
+        }
+        char **table = a->argv[i];
+        for (uint64_t k = 0; table && k < a->shapes[i].mem_elems; k++) free(table[k]);
+        free(table);
+        a->argv[i] = NULL;
+    }
+}
+
+/* ---- Strings ---- */
+
+/* Gives every string array a table of mem_elems char* (NULL until the
+ * request's strings or fit_output_strings fill them), within the limits. */
+static int allocate_string_tables(session *s, const iface_t *f, call_args *a, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING || p->rank == 0) continue;
+        uint64_t elems = a->shapes[i].mem_elems;
+        if (elems > s->cfg->max_array_elems)
+            return err_set(err, NUMRPC_ELIMIT,
+                           "%s: string array %s has %llu elements, over this server's limit of %llu",
+                           f->name, p->name, (unsigned long long)elems,
+                           (unsigned long long)s->cfg->max_array_elems);
+        a->argv[i] = calloc(elems ? elems : 1, sizeof(char *));
+        if (a->argv[i] == NULL)
+            return err_set(err, NUMRPC_ENOMEM, "%s: table of string array %s", f->name, p->name);
+    }
+    return 0;
+}
+
+/* Makes *slot a buffer of bound + 1 bytes that holds its old text (if any),
+ * padded with NULs for C or blanks for Fortran (whose hidden CHARACTER length
+ * is then the bound: the thunk passes strlen). */
+static int fit_string(char **slot, int64_t bound, int fortran, uint64_t *budget, err_t *err)
+{
+    size_t cap = (size_t)bound + 1;
+    if (*budget < cap) return err_set(err, NUMRPC_ELIMIT, "output strings over this server's limit of bytes per call");
+    *budget -= cap;
+    char *buf = calloc(cap, 1);
+    if (buf == NULL) return err_set(err, NUMRPC_ENOMEM, "string of %zu bytes", cap);
+    size_t len = *slot ? strlen(*slot) : 0;
+    if (len > 0) memcpy(buf, *slot, len);
+    if (fortran) memset(buf + len, ' ', (size_t)bound - len);
+    free(*slot);
+    *slot = buf;
+    return 0;
+}
+
+/* Gives every OUT and INOUT string (scalar or traveling element) its buffer. */
+static int fit_output_strings(session *s, const iface_t *f, call_args *a, err_t *err)
+{
+    uint64_t budget = s->cfg->max_call_bytes;
+    int fortran = f->lang == IFACE_LANG_FORTRAN;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        const iface_shape *sh = &a->shapes[i];
+        if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
+        int rc = 0;
+        if (p->rank == 0) rc = fit_string(&a->scalars[i].s, sh->bound, fortran, &budget, err);
+        char **table = p->rank ? a->argv[i] : NULL;
+        for (uint64_t j = 0; rc == 0 && table && j < sh->wire_elems; j++)
+            rc = fit_string(&table[(uint64_t)sh->start[0] + j * (uint64_t)sh->stride[0]],
+                            sh->bound, fortran, &budget, err);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+/* A Fortran routine blank-pads its CHARACTER results: drop the padding. */
+static void trim_fortran_strings(const iface_t *f, call_args *a)
+{
+    if (f->lang != IFACE_LANG_FORTRAN) return;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING || p->rank != 0 || !iface_param_in_reply(p)) continue;
+        char *text = a->scalars[i].s;
+        size_t len = strlen(text);
+        while (len > 0 && text[len - 1] == ' ') text[--len] = '\0';
+    }
 }
 
 /* Checks every array against the limits, then places all of them in the
@@ -139,7 +222,7 @@ static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *er
     uint64_t total = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0) continue;
+        if (p->rank == 0 || p->type == NUMRPC_T_STRING) continue;
         uint64_t elems = a->shapes[i].mem_elems, bytes;
         if (elems > s->cfg->max_array_elems)
             return err_set(err, NUMRPC_ELIMIT,
@@ -158,7 +241,7 @@ static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *er
     size_t offset = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0) continue;
+        if (p->rank == 0 || p->type == NUMRPC_T_STRING) continue;
         size_t bytes = (size_t)a->shapes[i].mem_elems * iface_type_size(p->type);
         a->argv[i] = s->arena.base + offset;
         int overwritten = iface_param_in_request(p) && a->shapes[i].wire_elems == a->shapes[i].mem_elems;
@@ -255,22 +338,30 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         return refuse(s, call_id, &call_err, err);
     }
     for (uint32_t i = 0; i < f->nparams; i++) a->argv[i] = &a->scalars[i];
-    rc = marshal_read_scalars(&s->reader, f, a->argv, MARSHAL_REQUEST, err);
+    rc = marshal_read_scalars(&s->reader, f, a->argv, NULL, MARSHAL_REQUEST, err);
     if (rc != 0) goto broken;
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].rank > 0) a->argv[i] = NULL;
     if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
-        allocate_arrays(s, f, a, &call_err) != 0) {
+        allocate_arrays(s, f, a, &call_err) != 0 ||
+        allocate_string_tables(s, f, a, &call_err) != 0) {
         free_call_args(f, a);
         free(a);
+        arena_after_call(&s->arena);
         return refuse(s, call_id, &call_err, err);
     }
     rc = marshal_read_arrays(&s->reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc != 0) goto broken;
+    if (marshal_check_strings(f, a->argv, a->shapes, MARSHAL_REQUEST, &call_err) != 0 ||
+        fit_output_strings(s, f, a, &call_err) != 0) {
+        rc = refuse(s, call_id, &call_err, err);
+        goto broken;
+    }
 
     double compute_s = 0;
     run_routine(s, r, call_id, a, deadline_ms, &compute_s);
+    trim_fortran_strings(f, a);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);

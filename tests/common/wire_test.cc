@@ -198,7 +198,7 @@ TEST(Walker, MatrixWithLeadingDimensionAndStridedVector)
     void *sargv[5] = {&s_lda, &s_n, nullptr, &s_incx, nullptr};
     uint32_t type, id;
     ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0);
-    ASSERT_EQ(marshal_read_scalars(&r, &f, sargv, MARSHAL_REQUEST, &err), 0) << err.detail;
+    ASSERT_EQ(marshal_read_scalars(&r, &f, sargv, nullptr, MARSHAL_REQUEST, &err), 0) << err.detail;
     EXPECT_EQ(s_lda, lda);
     EXPECT_EQ(s_n, n);
     EXPECT_EQ(s_incx, incx);
@@ -218,7 +218,7 @@ TEST(Walker, MatrixWithLeadingDimensionAndStridedVector)
     ASSERT_EQ(marshal_write(&w, &f, sargv, sshapes, MARSHAL_REPLY, &err), 0);
     ASSERT_EQ(wire_end(&w, &err), 0);
     ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0);
-    ASSERT_EQ(marshal_read_scalars(&r, &f, cargv, MARSHAL_REPLY, &err), 0);
+    ASSERT_EQ(marshal_read_scalars(&r, &f, cargv, shapes, MARSHAL_REPLY, &err), 0);
     ASSERT_EQ(marshal_read_arrays(&r, &f, cargv, shapes, MARSHAL_REPLY, &err), 0) << err.detail;
     ASSERT_EQ(wire_expect_end(&r, &err), 0);
     for (int j = 0; j < n; j++)

@@ -144,6 +144,24 @@ TEST_F(IdlcTest, DumpRoundTripsLinpack) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex("\nhash 0x[0-9a-f]{16}\n"))) << r.out;
 }
 
+// Strings with bounds (of any expression), string arrays with a stride, and
+// abs() in an extent compile, and --dump renders them back as IDL.
+TEST_F(IdlcTest, DumpRoundTripsStringsAndAbs) {
+    RunResult r = Idlc({"--dump", kCases + "strings.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"IN string name", "OUT string<n> msg", "INOUT string<((n*2)+1)> both",
+          "IN string list[n]", "OUT string<4> labels[2*n:n:2]",
+          "IN double x[max((1+((n-1)*max(step,-(step)))),0):n:max(step,-(step))]"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    r = Idlc({"-o", dir_ + "/strings.c", kCases + "strings.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    // The thunk hands a string scalar over as its char* and an array as char**.
+    std::string c = ReadFile(dir_ + "/strings.c");
+    EXPECT_NE(c.find("*(char **)argv[1]"), std::string::npos) << c;
+    EXPECT_NE(c.find("(char * *)argv[4]"), std::string::npos) << c;
+}
+
 // The hash printed by --dump is the one in the blob, and it is stable.
 TEST_F(IdlcTest, HashIsStable) {
     RunResult a = Idlc({"--dump", kCases + "dmmul.idl"});
@@ -276,6 +294,16 @@ TEST_F(IdlcTest, ErrorsHaveExactPositions) {
          "the extent of 'x' uses 'x', which is an array, not a scalar"},
         {"err_char_const.idl", 1, 49,
          "malformed character constant '' (write one character: 'N')"},
+        {"err_strings.idl", 1, 31,
+         "OUT string 'msg' needs a bound: write string<N> msg (N characters, the caller's "
+         "buffer holds N+1 bytes)"},
+        {"err_strings.idl", 3, 16, "only strings have a bound; 'n' is a int"},
+        {"err_strings.idl", 3, 39, "string 's' is already a pointer: remove the '*'"},
+        {"err_strings.idl", 5, 33, "string array 'w' has 2 dimensions; at most 1 is allowed"},
+        {"err_strings.idl", 5, 52,
+         "string array 'x' in a Fortran routine: declare a CHARACTER array as a char array "
+         "(char x[len][n])"},
+        {"err_strings.idl", 7, 31, "unknown name 'm' in the bound of 's'"},
     };
     for (const ErrorCase &c : cases) {
         std::string path = kCases + c.file;

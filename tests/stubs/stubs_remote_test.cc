@@ -227,6 +227,40 @@ TEST_P(RemoteBlas, Dnrm2ReturnsTheFunctionValue)
     }
 }
 
+// Negative increments walk the vector backwards: the same positions as
+// |inc| travel, and BLAS on the server walks them as the local call does.
+TEST_P(RemoteBlas, NegativeIncrementsMatchLocal)
+{
+    const int n = GetParam(), incx = -2, incy = -3;
+    const double alpha = 0.5;
+    Rng rng(6 + n);
+    std::vector<double> x = Strided(n, -incx, rng), y = Strided(n, -incy, rng);
+    std::vector<double> y_local = y, y_copy = y, y_copy_local = y;
+    ASSERT_EQ(Call(numrpc_call("daxpy", n, alpha, x.data(), incx, y.data(), incy)), NUMRPC_OK);
+    daxpy_(&n, &alpha, x.data(), &incx, y_local.data(), &incy);
+    ExpectClose(y, y_local, SumTol(1, 1.0), "daxpy y");
+    ASSERT_EQ(Call(numrpc_call("dcopy", n, x.data(), incx, y_copy.data(), incy)), NUMRPC_OK);
+    dcopy_(&n, x.data(), &incx, y_copy_local.data(), &incy);
+    ExpectClose(y_copy, y_copy_local, 0.0, "dcopy y");
+    // With one increment negative and one positive, dot pairs x reversed with y.
+    std::vector<double> z = Strided(n, 1, rng);
+    const int one = 1;
+    double result = -99.0;
+    ASSERT_EQ(Call(numrpc_call("ddot", n, x.data(), incx, z.data(), one, &result)), NUMRPC_OK);
+    EXPECT_NEAR(result, ddot_(&n, x.data(), &incx, z.data(), &one), SumTol(n, 1.0));
+    // dgemv with a negative incx and incy, lda > m.
+    const int m = n + 2, lda = m + 1;
+    std::vector<double> a = Matrix(m, n, lda, rng), v = Strided(n, 2, rng), w = Strided(m, 3, rng);
+    std::vector<double> w_local = w;
+    const int incv = -2, incw = -3;
+    const double beta = -1.5;
+    ASSERT_EQ(Call(numrpc_call("dgemv", 'N', m, n, alpha, a.data(), lda, v.data(), incv, beta,
+                               w.data(), incw)),
+              NUMRPC_OK);
+    dgemv_("N", &m, &n, &alpha, a.data(), &lda, v.data(), &incv, &beta, w_local.data(), &incw, 1);
+    ExpectClose(w, w_local, SumTol(n, 2.0), "dgemv y");
+}
+
 // ---- BLAS level 2 and 3: rectangular shapes, lda > rows ----
 
 TEST_P(RemoteBlas, DgemvBothTransposes)
@@ -571,6 +605,42 @@ TEST_P(RemoteLapack, Zgesv)
     // Random complex matrices of these sizes are well conditioned (cond well
     // below 1e5); the tolerance allows that.
     ExpectClose(parts(b), x, SolveTol(1e5, n, x), "X");
+}
+
+// A workspace query (lwork = -1) answers remotely what it answers locally,
+// and a call with the size it gives then succeeds.
+TEST_P(RemoteLapack, WorkspaceQueriesMatchLocal)
+{
+    const int n = GetParam(), m = n + 3, nrhs = 2, lda = m + 1, ldb = m + 1;
+    Rng rng(41 + n);
+    std::vector<double> a = Matrix(m, n, lda, rng), b = Matrix(m, nrhs, ldb, rng);
+    const int query_lwork = -1;
+    double remote = -1, local = -2;
+    int info = -99, info_local = -98;
+    ASSERT_EQ(Call(numrpc_call("dgels", 'N', m, n, nrhs, a.data(), lda, b.data(), ldb, &remote,
+                               query_lwork, &info)),
+              NUMRPC_OK);
+    int lw = -1;
+    dgels_("N", &m, &n, &nrhs, a.data(), &lda, b.data(), &ldb, &local, &lw, &info_local, 1);
+    EXPECT_EQ(info, info_local);
+    EXPECT_EQ(remote, local) << "dgels";
+    std::vector<double> s = Spd(n, std::max(n, 1), rng), w(std::max(n, 1));
+    const int lds = std::max(n, 1);
+    remote = -1;
+    lw = -1;
+    ASSERT_EQ(Call(numrpc_call("dsyev", 'V', 'L', n, s.data(), lds, w.data(), &remote, query_lwork,
+                               &info)),
+              NUMRPC_OK);
+    dsyev_("V", "L", &n, s.data(), &lds, w.data(), &local, &lw, &info_local, 1, 1);
+    EXPECT_EQ(info, info_local);
+    EXPECT_EQ(remote, local) << "dsyev";
+    // The queried size then works for the real call.
+    std::vector<double> work(static_cast<size_t>(Lwork(remote)));
+    ASSERT_EQ(Call(numrpc_call("dsyev", 'N', 'L', n, s.data(), lds, w.data(), work.data(),
+                               Lwork(remote), &info)),
+              NUMRPC_OK);
+    EXPECT_EQ(info, 0);
+    EXPECT_EQ(work[0], 0.0) << "a real call sends no workspace back";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RemoteLapack, testing::Values(0, 1, 7, 64, 300), SizeName);
