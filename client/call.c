@@ -250,7 +250,7 @@ int call_prepare(call_obj *k, const iface_t *f, err_t *err)
     return 0;
 }
 
-int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
+int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *err)
 {
     k->out0 = c->writer.bytes_out;
     double t0 = sock_now();
@@ -263,7 +263,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
     if (rc == 0) rc = marshal_put_u32(&c->writer, (uint32_t)c->writer.packet_size, err);
     if (rc == 0) rc = marshal_put_u32(&c->writer, f->nparams, err);
     if (rc == 0) rc = marshal_write(&c->writer, f, k->argv, k->shapes, MARSHAL_REQUEST, err);
-    if (rc == 0) rc = wire_end(&c->writer, err);
+    if (rc == 0) rc = hold ? wire_end_held(&c->writer, err) : wire_end(&c->writer, err);
     k->t_sent = sock_now();
     k->info.bytes_sent = c->writer.bytes_out - k->out0;
     return rc;
@@ -272,7 +272,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     int rc = call_prepare(k, f, err);
-    return rc != 0 ? rc : call_write(k, c, f, err);
+    return rc != 0 ? rc : call_write(k, c, f, 0, err);
 }
 
 int call_receive_status(call_obj *k, client_conn *c, err_t *err)

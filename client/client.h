@@ -165,8 +165,10 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
 void call_release_args(call_obj *k);
 /* Evaluates the shapes of k (bound to f), checks them and the deadline. */
 int call_prepare(call_obj *k, const iface_t *f, err_t *err);
-/* Writes k's CALL on c with call id k->wire_id (after call_prepare). */
-int call_write(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
+/* Writes k's CALL on c with call id k->wire_id (after call_prepare); with
+ * hold, the request stays in c's writer to go out with the next one (the
+ * caller flushes before it waits). */
+int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *err);
 /* call_prepare, then call_write. */
 int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* Reads the reply's status and compute seconds (a failed status is the

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include "marshal.h"
@@ -17,6 +18,12 @@
 #define CAP_START 4         /* calls in flight per server, at first       */
 #define CAP_MAX 256
 #define DOWN_SECONDS 2.0    /* a server that cannot be reached is skipped */
+/* Calls that take a server less than this are cheap: the throttle is for
+ * work, so cheap calls get a deeper cap and share pipelined connections
+ * (one worker) instead of waking a worker each. */
+#define CHEAP_SECONDS 1e-3
+#define CAP_CHEAP CAP_MAX
+#define PIPELINE_DEPTH 128
 
 typedef struct aconn aconn;
 
@@ -292,14 +299,36 @@ static void *writer_main(void *arg)
     }
     while (!a->failed) {
         call_obj *x = NULL;
-        while (!a->failed && a->sendq == NULL && (x = cancel_to_send(a)) == NULL)
+        if (a->sendq == NULL && wire_writer_holding(&c->writer)) {
+            /* Requests held to go out together: send them before waiting. */
+            pthread_mutex_unlock(&farm_lock);
+            rc = wire_flush(&c->writer, &err);
+            pthread_mutex_lock(&farm_lock);
+            if (rc != 0 && !a->failed) conn_fail_locked(a, NUMRPC_EIO, &err);
+            continue;
+        }
+        int waited = 0;
+        while (!a->failed && a->sendq == NULL && (x = cancel_to_send(a)) == NULL) {
             pthread_cond_wait(&a->cv, &farm_lock);
+            waited = 1;
+        }
         if (a->failed) break;
+        if (waited && x == NULL && a->sendq == a->sendq_tail) {
+            /* Woken for one call: let the caller that queued it go on, so
+             * that a burst of calls leaves in one write (on one vCPU the
+             * wakeup would otherwise run this thread at once, per call). */
+            pthread_mutex_unlock(&farm_lock);
+            sched_yield();
+            pthread_mutex_lock(&farm_lock);
+            if (a->failed) break;
+            if (a->sendq == NULL) continue;
+        }
         if (x) {
             x->cancel_sent = 1;
             uint32_t id = x->wire_id;
             pthread_mutex_unlock(&farm_lock);
-            rc = wire_send_empty(c->fd, PROTO_CANCEL, id, &err);
+            rc = wire_flush(&c->writer, &err); /* the call goes out before its cancel */
+            if (rc == 0) rc = wire_send_empty(c->fd, PROTO_CANCEL, id, &err);
             pthread_mutex_lock(&farm_lock);
             if (rc != 0) conn_fail_locked(a, rc, &err);
             continue;
@@ -333,9 +362,11 @@ static void *writer_main(void *arg)
         if (a->replyq == NULL) a->head_since = sock_now();
         push_back(&a->replyq, &a->replyq_tail, k);
         pthread_cond_broadcast(&a->cv);
+        /* More to send: hold this request to go out with the next ones. */
+        int hold = a->sendq != NULL;
         pthread_mutex_unlock(&farm_lock);
 
-        rc = call_write(k, c, &ref->iface, &err);
+        rc = call_write(k, c, &ref->iface, hold, &err);
 
         pthread_mutex_lock(&farm_lock);
         a->sending = NULL;
@@ -454,6 +485,16 @@ static aconn *conn_open_locked(aserver *s)
 
 /* ---- Scheduling ---- */
 
+static int serves_cheaply(const aserver *s)
+{
+    return s->service > 0 && s->service < CHEAP_SECONDS;
+}
+
+static int effective_cap(const aserver *s)
+{
+    return serves_cheaply(s) && s->cap < CAP_CHEAP ? CAP_CHEAP : s->cap;
+}
+
 /* The server for k: least outstanding work among those allowed, up and
  * under their cap; servers it failed on only when no other is left. */
 static aserver *pick_server(const call_obj *k, int *full)
@@ -465,7 +506,7 @@ static aserver *pick_server(const call_obj *k, int *full)
     for (int i = 0; i < farm.nservers; i++) {
         aserver *s = farm.servers[i];
         if (!(k->allowed & (1u << i))) continue;
-        if (s->in_flight >= s->cap) {
+        if (s->in_flight >= effective_cap(s)) {
             *full = 1;
             continue;
         }
@@ -502,6 +543,7 @@ static aconn *pick_conn(aserver *s)
         fluid++;
         if (best == NULL || a->outstanding < best->outstanding) best = a;
     }
+    if (best && serves_cheaply(s) && best->outstanding < PIPELINE_DEPTH) return best;
     if (fluid < FARM_CONNS && s->nconns < FARM_CONNS_MAX) {
         aconn *fresh = conn_open_locked(s);
         if (fresh) return fresh;
@@ -511,11 +553,21 @@ static aconn *pick_conn(aserver *s)
 
 static void dispatch_locked(void)
 {
+    /* Server sets that had no room in this pass: later calls with the same
+     * set are skipped without a look (a long queue costs one pass). */
+    uint32_t no_room[4];
+    int n_no_room = 0;
     call_obj *k = farm.pending;
     while (k) {
         call_obj *next = k->next;
-        int full;
+        int full, skip = 0;
+        for (int i = 0; i < n_no_room; i++) skip |= no_room[i] == k->allowed;
+        if (skip) {
+            k = next;
+            continue;
+        }
         aserver *s = pick_server(k, &full);
+        if (s == NULL && full && n_no_room < 4) no_room[n_no_room++] = k->allowed;
         aconn *a = s ? pick_conn(s) : NULL;
         if (a) {
             unlink_call(&farm.pending, &farm.pending_tail, k);

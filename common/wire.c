@@ -80,10 +80,23 @@ static size_t clamp_packet(size_t packet_size)
     return packet_size & ~(size_t)7;
 }
 
+static int flush_batch(wire_writer *w, err_t *err)
+{
+    uint64_t sent = 0;
+    int rc = send_all(w->fd, w->buf, w->pkt, &sent, err);
+    w->pkt = 0;
+    w->pos = PROTO_HEADER_SIZE;
+    return rc;
+}
+
 int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err)
 {
     packet_size = clamp_packet(packet_size);
     if (packet_size == w->packet_size && w->buf != NULL) return 0;
+    if (w->pkt > 0) { /* held messages go out in the old packet size */
+        int rc = flush_batch(w, err);
+        if (rc != 0) return rc;
+    }
     size_t npackets = WRITER_BATCH_BYTES / packet_size;
     if (npackets == 0) npackets = 1;
     uint8_t *buf = malloc(npackets * packet_size);
@@ -112,21 +125,13 @@ void wire_writer_free(wire_writer *w)
 
 int wire_begin(wire_writer *w, uint32_t type, uint32_t call_id)
 {
-    NR_ASSERT(!w->in_message && w->pkt == 0);
+    NR_ASSERT(!w->in_message);
     w->type = type;
     w->call_id = call_id;
     w->in_message = 1;
     w->msg_bytes = 0;
-    w->pos = PROTO_HEADER_SIZE;
+    w->pos = w->pkt + PROTO_HEADER_SIZE; /* after the messages held, if any */
     return 0;
-}
-
-static int flush_batch(wire_writer *w, err_t *err)
-{
-    int rc = send_all(w->fd, w->buf, w->pkt, &w->bytes_out, err);
-    w->pkt = 0;
-    w->pos = PROTO_HEADER_SIZE;
-    return rc;
 }
 
 /* Writes the current packet's header; starts the next packet, sending the
@@ -135,6 +140,7 @@ static int finish_packet(wire_writer *w, uint32_t flags, err_t *err)
 {
     uint32_t len = (uint32_t)(w->pos - w->pkt - PROTO_HEADER_SIZE);
     encode_header(w->buf + w->pkt, w->type, w->call_id, flags, len);
+    w->bytes_out += PROTO_HEADER_SIZE + (uint64_t)len;
     w->pkt = w->pos;
     w->pos = w->pkt + PROTO_HEADER_SIZE;
     if (w->pkt + w->packet_size > w->cap) return flush_batch(w, err);
@@ -198,6 +204,24 @@ int wire_end(wire_writer *w, err_t *err)
     return end_message(w, PROTO_FLAG_END, err);
 }
 
+int wire_end_held(wire_writer *w, err_t *err)
+{
+    NR_ASSERT(w->in_message);
+    w->in_message = 0;
+    return finish_packet(w, PROTO_FLAG_END, err); /* sends only a full batch */
+}
+
+int wire_flush(wire_writer *w, err_t *err)
+{
+    NR_ASSERT(!w->in_message);
+    return w->pkt > 0 ? flush_batch(w, err) : 0;
+}
+
+int wire_writer_holding(const wire_writer *w)
+{
+    return !w->in_message && w->pkt > 0;
+}
+
 int wire_abort(wire_writer *w, err_t *err)
 {
     /* The partial packet is dropped by the receiver; send it empty. */
@@ -235,6 +259,15 @@ void wire_reader_free(wire_reader *r)
 int wire_reader_idle(const wire_reader *r)
 {
     return r->head == r->tail && !r->in_message;
+}
+
+int wire_reader_has_message(const wire_reader *r)
+{
+    if (r->in_message || r->tail - r->head < PROTO_HEADER_SIZE) return 0;
+    uint32_t type, call_id, flags, len;
+    err_t ignored;
+    if (decode_header(r->buf + r->head, &type, &call_id, &flags, &len, &ignored) != 0) return 0;
+    return (flags & PROTO_FLAG_END) && r->tail - r->head >= PROTO_HEADER_SIZE + (size_t)len;
 }
 
 /* Makes at least `need` bytes (<= cap) available at buf + head. */

@@ -26,7 +26,7 @@ typedef struct wire_writer {
     uint32_t type, call_id;
     int in_message;
     uint64_t msg_bytes; /* payload bytes of the current message          */
-    uint64_t bytes_out; /* total bytes written to the socket            */
+    uint64_t bytes_out; /* total bytes framed for the socket (sent or held) */
 } wire_writer;
 
 /* Allocates the batch buffer; packet_size is clamped to the protocol's
@@ -46,6 +46,13 @@ int wire_reserve(wire_writer *w, uint8_t **p, size_t *avail, err_t *err);
 void wire_commit(wire_writer *w, size_t n);
 /* Ends the message (END flag) and sends everything buffered. */
 int wire_end(wire_writer *w, err_t *err);
+/* Ends the message but holds it with the others ended so, to go out in one
+ * write with the next message sent by wire_end or by wire_flush (or when the
+ * batch is full).  The owner must flush before it waits for anything. */
+int wire_end_held(wire_writer *w, err_t *err);
+int wire_flush(wire_writer *w, err_t *err);
+/* True when ended messages are held, unsent. */
+int wire_writer_holding(const wire_writer *w);
 /* Ends the message with END|ABORT: the receiver drops it. */
 int wire_abort(wire_writer *w, err_t *err);
 /* Sends one empty single-packet message (CANCEL, KEEPALIVE) at once. */
@@ -70,6 +77,9 @@ typedef struct wire_reader {
 
 int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
 void wire_reader_free(wire_reader *r);
+/* True when a whole one-packet message is buffered: reading it will not
+ * wait for the peer. */
+int wire_reader_has_message(const wire_reader *r);
 /* True when no byte is buffered (the connection may change hands). */
 int wire_reader_idle(const wire_reader *r);
 

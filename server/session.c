@@ -262,13 +262,24 @@ static void set_blas_threads(const session *s)
     }
 }
 
+/* A call whose CalcOrder says fewer flops than this is cheap: the replies
+ * of cheap pipelined calls go out together (one write for a burst). */
+#define CHEAP_FLOPS 1e6
+
+static int is_cheap(const iface_t *f, void *const *argv)
+{
+    return f->complexity.nwords > 0 && marshal_complexity(f, argv) < CHEAP_FLOPS;
+}
+
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a,
                        uint32_t deadline_ms, double *compute_s)
 {
     worker_slot *slot = s->slot;
     slot->call_id = call_id;
     slot->conn_id = s->conn_id;
-    slot->pipelined = s->reader.tail > s->reader.head;
+    /* Bytes of other calls in this worker (requests read ahead, replies
+     * held) would die with it: the dispatcher then closes the connection. */
+    slot->pipelined = s->reader.tail > s->reader.head || wire_writer_holding(&s->writer);
     snprintf(slot->routine, sizeof slot->routine, "%s", r->iface.name);
     set_blas_threads(s);
     double t0 = sock_now();
@@ -359,13 +370,20 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         goto broken;
     }
 
+    /* Replies held for cheap calls go out before anything long runs. */
+    int cheap = is_cheap(f, a->argv);
+    if (!cheap && (rc = wire_flush(&s->writer, err)) != 0) goto broken;
     double compute_s = 0;
     run_routine(s, r, call_id, a, deadline_ms, &compute_s);
     trim_fortran_strings(f, a);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
-    if (rc == 0) rc = wire_end(&s->writer, err);
+    /* A cheap call's reply waits for the next request if it is here whole. */
+    if (rc == 0 && cheap && wire_reader_has_message(&s->reader))
+        rc = wire_end_held(&s->writer, err);
+    else if (rc == 0)
+        rc = wire_end(&s->writer, err);
     atomic_fetch_add(&s->slot->calls, 1);
 broken:
     free_call_args(f, a);
@@ -395,6 +413,9 @@ int session_serve_one(session *s, err_t *err)
         rc = refuse(s, call_id, &e, err);
     }
     }
+    /* Replies held for the next request go out unless it is here whole. */
+    if (rc == 0 && wire_writer_holding(&s->writer) && !wire_reader_has_message(&s->reader))
+        rc = wire_flush(&s->writer, err);
     s->slot->last_active = sock_now();
     atomic_store(&s->slot->state, SLOT_IDLE);
     return rc;

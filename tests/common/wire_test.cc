@@ -90,6 +90,45 @@ TEST(Framing, ShortMessageIsAnError)
     wire_reader_free(&r);
 }
 
+// Messages ended with wire_end_held stay in the writer until a flush or the
+// next wire_end, then leave in one write; the reader sees them whole, in order.
+TEST(Framing, HeldMessagesLeaveTogether)
+{
+    Pair p;
+    err_t err;
+    wire_writer w;
+    ASSERT_EQ(wire_writer_init(&w, p.fd[0], 256, &err), 0);
+    for (uint32_t id = 1; id <= 3; id++) {
+        wire_begin(&w, PROTO_CALL, id);
+        ASSERT_EQ(marshal_put_u32(&w, id * 10, &err), 0);
+        ASSERT_EQ(wire_end_held(&w, &err), 0);
+        EXPECT_TRUE(wire_writer_holding(&w));
+    }
+    char probe;
+    EXPECT_EQ(recv(p.fd[1], &probe, 1, MSG_DONTWAIT), -1) << "a held message was sent";
+    EXPECT_EQ(w.bytes_out, 3u * (PROTO_HEADER_SIZE + 4)) << "held bytes are counted";
+    wire_begin(&w, PROTO_CALL, 4);
+    ASSERT_EQ(marshal_put_u32(&w, 40, &err), 0);
+    ASSERT_EQ(wire_end(&w, &err), 0);
+    EXPECT_FALSE(wire_writer_holding(&w));
+    EXPECT_EQ(wire_flush(&w, &err), 0) << "nothing left to flush";
+
+    wire_reader r;
+    ASSERT_EQ(wire_reader_init(&r, p.fd[1], 0, &err), 0);
+    for (uint32_t want = 1; want <= 4; want++) {
+        uint32_t type, id, v = 0;
+        ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0) << err.detail;
+        EXPECT_EQ(id, want);
+        ASSERT_EQ(marshal_get_u32(&r, &v, &err), 0);
+        EXPECT_EQ(v, want * 10);
+        ASSERT_EQ(wire_expect_end(&r, &err), 0);
+        // The next whole message is already buffered, except after the last.
+        EXPECT_EQ(wire_reader_has_message(&r), want < 4) << want;
+    }
+    wire_writer_free(&w);
+    wire_reader_free(&r);
+}
+
 TEST(Framing, AbortedMessageIsReported)
 {
     Pair p;

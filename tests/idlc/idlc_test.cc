@@ -239,14 +239,15 @@ TEST_F(IdlcTest, DgefaAndDgeslDescriptors) {
     iface_free(&f);
 }
 
-// dcopy's strided vectors: legal shapes for n = 0 and incx > 1.
+// dcopy's strided vectors: legal shapes for n = 0, incx > 1 and incx < 0
+// (the positions of |incx|).
 TEST_F(IdlcTest, DcopyShapes) {
     iface_t f;
     Decode(kStubs + "blas.idl", "dcopy", &f);
     EXPECT_STREQ(f.symbol, "dcopy_");
     ASSERT_EQ(f.nparams, 5u);
     ASSERT_EQ(f.params[1].rank, 1u);
-    EXPECT_EQ(Render(f, f.params[1].dims[0].stride), "incx");
+    EXPECT_EQ(Render(f, f.params[1].dims[0].stride), "max(incx,-(incx))");
     struct Vals {
         int64_t n, incx, incy;
     };
@@ -265,6 +266,11 @@ TEST_F(IdlcTest, DcopyShapes) {
     EXPECT_EQ(shapes[1].mem_elems, 10u);  // 1 + 3*3
     EXPECT_EQ(shapes[1].wire_elems, 4u);
     EXPECT_EQ(shapes[3].mem_elems, 7u);  // 1 + 3*2
+    Vals backwards{4, -3, -2};
+    ASSERT_EQ(iface_eval_shapes(&f, arg, &backwards, shapes, &err), 0) << err.detail;
+    EXPECT_EQ(shapes[1].mem_elems, 10u);
+    EXPECT_EQ(shapes[1].stride[0], 3);
+    EXPECT_EQ(shapes[3].mem_elems, 7u);
     iface_free(&f);
 }
 
