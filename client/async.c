@@ -10,6 +10,10 @@
 
 pthread_mutex_t farm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+/* A thread that completes a run of calls wakes the waiters once, at its end
+ * (async_defer_wakeups_locked): one wakeup per burst, not one per call. */
+static __thread int defer_wakeups;
+static int wakeup_due;
 
 /* Live calls (started, not yet returned by a wait), by id. */
 #define TABLE_BUCKETS 1024
@@ -85,7 +89,17 @@ void async_complete_locked(call_obj *k, int rc, const err_t *err)
     k->state = CALL_DONE;
     k->srv = NULL;
     k->conn = NULL;
-    pthread_cond_broadcast(&done_cv);
+    if (defer_wakeups) wakeup_due = 1;
+    else pthread_cond_broadcast(&done_cv);
+}
+
+void async_defer_wakeups_locked(int defer)
+{
+    defer_wakeups = defer;
+    if (!defer && wakeup_due) {
+        wakeup_due = 0;
+        pthread_cond_broadcast(&done_cv);
+    }
 }
 
 static int unknown_id(int id)

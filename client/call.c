@@ -283,6 +283,14 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
     return rc;
 }
 
+void call_set_server(numrpc_call_info *info, const char *label)
+{
+    /* A bounded copy without printf's machinery: it runs on every call. */
+    size_t n = strnlen(label, sizeof info->server - 1);
+    memcpy(info->server, label, n);
+    info->server[n] = '\0';
+}
+
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     int rc = marshal_read_scalars(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
@@ -300,7 +308,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
     if (info->receive_seconds < 0) info->receive_seconds = 0;
     info->total_seconds = t_end - k->t_start;
-    snprintf(info->server, sizeof info->server, "%.63s", c->label);
+    call_set_server(info, c->label);
     return 0;
 }
 

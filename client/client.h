@@ -174,6 +174,8 @@ int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* Reads the reply's status and compute seconds (a failed status is the
  * server's error; the message is then ended). */
 int call_receive_status(call_obj *k, client_conn *c, err_t *err);
+/* Records which server ran the call (a bounded copy of label). */
+void call_set_server(numrpc_call_info *info, const char *label);
 /* Reads the out scalars and arrays into the caller's memory. */
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* A connection is still usable after an exchange that ended with rc. */
@@ -185,6 +187,9 @@ double call_timeout(void);
 extern pthread_mutex_t farm_lock;
 /* Completes k (farm_lock held): records rc/err, wakes waiters. */
 void async_complete_locked(call_obj *k, int rc, const err_t *err);
+/* While this thread defers, its completions wake the waiters only when it
+ * stops deferring (farm_lock held): a reader with more replies buffered. */
+void async_defer_wakeups_locked(int defer);
 /* Hands a captured call to the farm (farm_lock held); it may run on any
  * of the n servers eps (k->pinned: on k->pin only). */
 void farm_submit_locked(call_obj *k, const endpoint *eps, int n);

@@ -395,6 +395,8 @@ static void *reader_main(void *arg)
     while (!a->failed && a->c == NULL) pthread_cond_wait(&a->cv, &farm_lock);
     client_conn *c = a->c;
     while (!a->failed) {
+        /* Waiters wake once per run of replies that arrived together. */
+        async_defer_wakeups_locked(a->replyq != NULL && wire_reader_has_message(&c->reader));
         while (!a->failed && a->replyq == NULL) pthread_cond_wait(&a->cv, &farm_lock);
         if (a->failed) break;
         call_obj *k = a->replyq;
@@ -446,6 +448,7 @@ static void *reader_main(void *arg)
         }
         dispatch_locked();
     }
+    async_defer_wakeups_locked(0);
     thread_exit_locked(a);
     pthread_mutex_unlock(&farm_lock);
     return NULL;
@@ -577,7 +580,7 @@ static void dispatch_locked(void)
             s->work += k->flops;
             if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
             a->outstanding++;
-            snprintf(k->info.server, sizeof k->info.server, "%.63s", s->ep.label);
+            call_set_server(&k->info, s->ep.label);
             push_back(&a->sendq, &a->sendq_tail, k);
             pthread_cond_broadcast(&a->cv);
         } else if (s != NULL) {
