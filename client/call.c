@@ -165,6 +165,7 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
     if (rc != 0) return rc;
     k->nargs = (int)f->nparams;
     k->flops = marshal_complexity(f, k->argv);
+    k->cheap = f->complexity.nwords > 0 && k->flops < PROTO_CHEAP_FLOPS;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         numrpc_arg *a = &k->args[i];

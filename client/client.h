@@ -120,6 +120,7 @@ typedef struct call_obj {
     numrpc_arg args[IFACE_MAX_PARAMS];
     value_slot vals[IFACE_MAX_PARAMS];
     double flops;                    /* the complexity expression's value    */
+    int cheap;                       /* CalcOrder known, < PROTO_CHEAP_FLOPS  */
     double deadline;                 /* monotonic seconds, 0 = none          */
     uint32_t deadline_ms;            /* what is left of it, for the server   */
     /* One exchange on one connection */

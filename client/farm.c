@@ -18,10 +18,9 @@
 #define CAP_START 4         /* calls in flight per server, at first       */
 #define CAP_MAX 256
 #define DOWN_SECONDS 2.0    /* a server that cannot be reached is skipped */
-/* Calls that take a server less than this are cheap: the throttle is for
- * work, so cheap calls get a deeper cap and share pipelined connections
- * (one worker) instead of waking a worker each. */
-#define CHEAP_SECONDS 1e-3
+/* Cheap calls (k->cheap): the throttle is for work, so they get a deeper
+ * cap, and they share pipelined connections (one worker) instead of waking
+ * a worker each -- never queued behind a call that is not cheap. */
 #define CAP_CHEAP CAP_MAX
 #define PIPELINE_DEPTH 128
 
@@ -54,6 +53,7 @@ struct aconn {
     call_obj *sending;         /* the writer works on it unlocked        */
     call_obj *reading;         /* the reader writes its results unlocked */
     int outstanding;           /* calls in sendq + replyq + sending      */
+    int heavy;                 /* of them, calls that are not cheap      */
     double head_since;         /* when replyq's head became the head     */
     int failed;                /* no new calls; its threads leave        */
     int threads;
@@ -150,7 +150,10 @@ static void leave_server(call_obj *k)
     s->in_flight--;
     s->work -= k->flops;
     if (s->in_flight == 0 || s->work < 0) s->work = 0;
-    if (k->conn) k->conn->outstanding--;
+    if (k->conn) {
+        k->conn->outstanding--;
+        k->conn->heavy -= !k->cheap;
+    }
     k->srv = NULL;
     k->conn = NULL;
 }
@@ -488,14 +491,9 @@ static aconn *conn_open_locked(aserver *s)
 
 /* ---- Scheduling ---- */
 
-static int serves_cheaply(const aserver *s)
+static int effective_cap(const aserver *s, const call_obj *k)
 {
-    return s->service > 0 && s->service < CHEAP_SECONDS;
-}
-
-static int effective_cap(const aserver *s)
-{
-    return serves_cheaply(s) && s->cap < CAP_CHEAP ? CAP_CHEAP : s->cap;
+    return k->cheap && s->cap < CAP_CHEAP ? CAP_CHEAP : s->cap;
 }
 
 /* The server for k: least outstanding work among those allowed, up and
@@ -509,7 +507,7 @@ static aserver *pick_server(const call_obj *k, int *full)
     for (int i = 0; i < farm.nservers; i++) {
         aserver *s = farm.servers[i];
         if (!(k->allowed & (1u << i))) continue;
-        if (s->in_flight >= effective_cap(s)) {
+        if (s->in_flight >= effective_cap(s, k)) {
             *full = 1;
             continue;
         }
@@ -527,16 +525,18 @@ static aserver *pick_server(const call_obj *k, int *full)
     return best;
 }
 
-/* The connection for a call on s: an idle one, a new one, or the one with
- * the fewest calls (pipelining).  A connection whose head call has run
- * far longer than calls on this server take (a long solve, a routine that
- * waits) is stalled: calls do not queue behind it, and it does not count
- * against the connections a server gets. */
-static aconn *pick_conn(aserver *s)
+/* The connection for call k on s: an idle one; for a cheap call, the
+ * least busy connection that carries only cheap calls (up to
+ * PIPELINE_DEPTH deep); else a new one, or the one with the fewest calls.
+ * A connection whose head call has run far longer than calls on this
+ * server take (a long solve, a routine that waits) is stalled: calls do
+ * not queue behind it, and it does not count against the connections a
+ * server gets. */
+static aconn *pick_conn(aserver *s, const call_obj *k)
 {
     double now = sock_now();
     double stall = s->service * 10 > 0.05 ? s->service * 10 : 0.05;
-    aconn *best = NULL, *any = NULL;
+    aconn *best = NULL, *any = NULL, *light = NULL;
     int fluid = 0;
     for (int i = 0; i < s->nconns; i++) {
         aconn *a = s->conns[i];
@@ -545,8 +545,9 @@ static aconn *pick_conn(aserver *s)
         if (a->replyq && now - a->head_since > stall) continue;
         fluid++;
         if (best == NULL || a->outstanding < best->outstanding) best = a;
+        if (a->heavy == 0 && (light == NULL || a->outstanding < light->outstanding)) light = a;
     }
-    if (best && serves_cheaply(s) && best->outstanding < PIPELINE_DEPTH) return best;
+    if (k->cheap && light && light->outstanding < PIPELINE_DEPTH) return light;
     if (fluid < FARM_CONNS && s->nconns < FARM_CONNS_MAX) {
         aconn *fresh = conn_open_locked(s);
         if (fresh) return fresh;
@@ -571,7 +572,7 @@ static void dispatch_locked(void)
         }
         aserver *s = pick_server(k, &full);
         if (s == NULL && full && n_no_room < 4) no_room[n_no_room++] = k->allowed;
-        aconn *a = s ? pick_conn(s) : NULL;
+        aconn *a = s ? pick_conn(s, k) : NULL;
         if (a) {
             unlink_call(&farm.pending, &farm.pending_tail, k);
             k->srv = s;
@@ -580,6 +581,7 @@ static void dispatch_locked(void)
             s->work += k->flops;
             if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
             a->outstanding++;
+            a->heavy += !k->cheap;
             call_set_server(&k->info, s->ep.label);
             push_back(&a->sendq, &a->sendq_tail, k);
             pthread_cond_broadcast(&a->cv);

@@ -33,6 +33,11 @@ enum proto_type {
 /* Call header flags. */
 #define PROTO_CALL_WANT_KEEPALIVE 0x1u
 
+/* A call whose CalcOrder is under this many flops is cheap: its reply may
+ * wait in the worker for the next pipelined one, and clients pipeline it on
+ * a shared connection (never behind a call that is not cheap). */
+#define PROTO_CHEAP_FLOPS 1e6
+
 /* The keepalive period while a routine computes. */
 #define PROTO_KEEPALIVE_SECONDS 5
 

@@ -262,13 +262,10 @@ static void set_blas_threads(const session *s)
     }
 }
 
-/* A call whose CalcOrder says fewer flops than this is cheap: the replies
- * of cheap pipelined calls go out together (one write for a burst). */
-#define CHEAP_FLOPS 1e6
-
+/* The replies of cheap pipelined calls go out together (one write). */
 static int is_cheap(const iface_t *f, void *const *argv)
 {
-    return f->complexity.nwords > 0 && marshal_complexity(f, argv) < CHEAP_FLOPS;
+    return f->complexity.nwords > 0 && marshal_complexity(f, argv) < PROTO_CHEAP_FLOPS;
 }
 
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a,

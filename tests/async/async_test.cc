@@ -135,6 +135,26 @@ TEST_F(OneServer, WaitAnyReturnsTheReleasedCall)
     EXPECT_EQ(ra, 2);
 }
 
+// Cheap calls (ping is CalcOrder 1) pipeline on shared connections, but
+// never behind a call that is not cheap: pings started after a held call
+// all finish while it is still held.
+TEST_F(OneServer, CheapCallsNeverWaitBehindALongOne)
+{
+    std::string g = dir_->gate("hol");
+    int r = 0, held;
+    ASSERT_EQ(numrpc_call_async(&held, "hold", g.c_str(), 7, &r), NUMRPC_OK);
+    ASSERT_GT(AsyncDir::started_pid(g), 0);
+    ASSERT_EQ(numrpc_set_timeout(30), NUMRPC_OK); // a ping stuck behind it fails, not hangs
+    std::vector<int> ids(60);
+    for (int &id : ids) ASSERT_EQ(numrpc_call_async(&id, "ping"), NUMRPC_OK);
+    for (int id : ids) EXPECT_EQ(numrpc_wait(id), NUMRPC_OK) << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_set_timeout(0), NUMRPC_OK);
+    EXPECT_EQ(numrpc_probe(held), 0) << "the held call ended before its release";
+    AsyncDir::release(g);
+    ASSERT_EQ(numrpc_wait(held), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(r, 8);
+}
+
 TEST_F(OneServer, WaitAndWaitOr)
 {
     std::string g1 = dir_->gate("or-1"), g2 = dir_->gate("or-2"), g3 = dir_->gate("or-3");
