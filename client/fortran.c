@@ -167,12 +167,11 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
                        "%s: argument %u (%s) must be %s (IDL %s); %s was given", f->name, i + 1,
                        p->name, fortran_wants(p->type), iface_type_name(p->type),
                        fortran_type_name(d, given, sizeof given));
-    if (p->type == NUMRPC_T_STRING && (p->rank != 0 || p->mode != IFACE_IN))
+    if (p->type == NUMRPC_T_STRING && p->rank != 0)
         return err_set(err, NUMRPC_EINVAL,
-                       "%s: argument %u (%s) is %s string%s, which Fortran callers cannot "
-                       "pass yet (only IN character scalars); call it from C",
-                       f->name, i + 1, p->name, iface_mode_name(p->mode),
-                       p->rank ? " array" : "");
+                       "%s: argument %u (%s) is a string array, which Fortran callers cannot "
+                       "pass yet (only character scalars); call it from C",
+                       f->name, i + 1, p->name);
     if (p->rank == 0 && d->rank != 0)
         return err_set(err, NUMRPC_EINVAL,
                        "%s: argument %u (%s) is a scalar; an array of rank %d was given",
@@ -189,6 +188,13 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
     if (d->base_addr == NULL)
         return err_set(err, NUMRPC_EINVAL, "%s: argument %u (%s) is not allocated", f->name,
                        i + 1, p->name);
+    if (p->type == NUMRPC_T_STRING && p->mode != IFACE_IN) {
+        /* A buffer of the string's bound comes once the shapes are known
+         * (fit_output_strings); until then a NULL char* slot. */
+        a->v.s = NULL;
+        argv[i] = (void *)&a->v.s;
+        return 0;
+    }
     if (p->mode != IFACE_IN) return 0; /* out and inout scalars by pointer */
     switch (p->type) {
     case NUMRPC_T_CHAR:
@@ -216,9 +222,8 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
 /* Every array the caller passed must hold the memory block its IDL shape
  * spans: the library reads and writes that much in place. */
 static int check_sizes(const iface_t *f, const CFI_cdesc_t *const *d, void *const *argv,
-                       err_t *err)
+                       iface_shape *shapes, err_t *err)
 {
-    iface_shape shapes[IFACE_MAX_PARAMS];
     int rc = marshal_eval_shapes(f, argv, shapes, err);
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
@@ -246,6 +251,45 @@ static int check_sizes(const iface_t *f, const CFI_cdesc_t *const *d, void *cons
     return rc;
 }
 
+/* Gives every out and inout character argument a C buffer of its bound
+ * (and of its own length, if longer) + 1 bytes, owned by *owned; an inout
+ * one starts with the Fortran text, trailing blanks removed. */
+static int fit_output_strings(const iface_t *f, const CFI_cdesc_t *const *d,
+                              const iface_shape *shapes, numrpc_arg *args, char **owned,
+                              err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING || p->rank != 0 || p->mode == IFACE_IN) continue;
+        size_t have = d[i]->elem_len, bound = (size_t)shapes[i].bound;
+        size_t cap = (bound > have ? bound : have) + 1;
+        if ((owned[i] = calloc(cap, 1)) == NULL)
+            return err_set(err, NUMRPC_ENOMEM, "%s: buffer of string %s", f->name, p->name);
+        if (p->mode == IFACE_INOUT) {
+            size_t len = have;
+            while (len > 0 && ((const char *)d[i]->base_addr)[len - 1] == ' ') len--;
+            memcpy(owned[i], d[i]->base_addr, len);
+        }
+        args[i].v.s = owned[i];
+    }
+    return 0;
+}
+
+/* Copies the out and inout strings back into the caller's character
+ * variables: truncated or blank-padded to their length, as Fortran assigns. */
+static void return_output_strings(const iface_t *f, const CFI_cdesc_t *const *d,
+                                  char *const *owned)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->type != NUMRPC_T_STRING || p->rank != 0 || p->mode == IFACE_IN) continue;
+        size_t have = d[i]->elem_len, len = strlen(owned[i]);
+        if (len > have) len = have;
+        memcpy(d[i]->base_addr, owned[i], len);
+        memset((char *)d[i]->base_addr + len, ' ', have - len);
+    }
+}
+
 static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d, int status_kw)
 {
     err_t err;
@@ -254,6 +298,7 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
     numrpc_arg args[FORTRAN_MAX_ARGS];
     void *argv[IFACE_MAX_PARAMS];
     char *owned[FORTRAN_MAX_ARGS] = {0};
+    iface_shape shapes[IFACE_MAX_PARAMS];
     iface_ref *ref = NULL;
     int nargs = 0, rc = 0;
 
@@ -290,11 +335,13 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
         }
         for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
             rc = bind_one(f, i, d[i], &args[i], &owned[i], argv, &err);
-        if (rc == 0) rc = check_sizes(f, d, argv, &err);
+        if (rc == 0) rc = check_sizes(f, d, argv, shapes, &err);
+        if (rc == 0) rc = fit_output_strings(f, d, shapes, args, owned, &err);
     }
-    if (ref) iface_cache_put(ref);
     if (rc == 0) rc = numrpc_callv(name, args, nargs); /* records its own outcome */
     else client_fail(&err);
+    if (rc == 0) return_output_strings(&ref->iface, d, owned);
+    if (ref) iface_cache_put(ref);
     for (int i = 0; i < FORTRAN_MAX_ARGS; i++) free(owned[i]);
     return rc;
 }

@@ -205,6 +205,21 @@ contains
     call expect('complex(4) for double complex', status, NUMRPC_EINVAL, 'must be complex(8)')
     status = numrpc_fcall('fecho', 'x', 'Q', 21_8, 1.5, (2d0, 0.25d0), out(1:10), lout, total, v, 3)
     call expect('char array too short', status, NUMRPC_EINVAL, 'argument 6 (text) needs 64')
+    ! Out and inout character results: blank-padded or cut, as Fortran assigns.
+    block
+      character(len=30) :: loud
+      character(len=8) :: short
+      character(len=12) :: word
+      loud = 'old text'
+      word = 'remote'
+      status = numrpc_fcall('fshout', 'numrpc in fortran', loud, word)
+      call check('fshout status', status == NUMRPC_OK)
+      call check('fshout out string', loud == 'NUMRPC IN FORTRAN')
+      call check('fshout inout string', word == 'etomer')
+      status = numrpc_fcall('fshout', 'numrpc in fortran', short, word)
+      call check('fshout out string cut to its variable', short == 'NUMRPC I')
+      call check('fshout inout string back again', word == 'remote')
+    end block
   end subroutine ftest
 
 end program solve
