@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_meta.h"
 #include "numrpc.h"
 
 static void usage(FILE *out)
@@ -18,6 +19,8 @@ static void usage(FILE *out)
             "  describe --c-header MODULE [HOST:PORT]  a typed C header of wrappers\n"
             "  ping [HOST:PORT] [COUNT]  round trips through a server's worker\n"
             "  bench [--quick] [--out DIR]  the benchmark suite of this build tree\n"
+            "  status --metaserver HOST:PORT [--json]  servers, load, throughput and\n"
+            "                            prediction errors a metaserver knows\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
 }
 
@@ -99,6 +102,8 @@ int main(int argc, char **argv)
         }
         return ping(server, count > 0 ? count : 1);
     }
+    if (strcmp(cmd, "status") == 0 && cli_meta_wanted(argc - 2, argv + 2))
+        return cli_meta_status(argc - 2, argv + 2); /* cli_meta.c */
     if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 2, argv + 2);
     usage(stderr);
     return 2;

@@ -26,6 +26,20 @@ enum proto_type {
     PROTO_STATUS = 9     /* reserved: server status                          */
 };
 
+/* Metaserver messages (16-31; docs/protocol.md, docs/metaserver.md).  A
+ * metaserver also answers HELLO, LIST and GET_IFACE like a server. */
+enum proto_meta_type {
+    PROTO_META_JOIN = 16,      /* server -> meta: address, speed curve,
+                                  routines; REPLY u32 id, u32 heartbeat ms */
+    PROTO_META_ROUTINES = 17,  /* server -> meta, one-way: the full list   */
+    PROTO_META_LOAD = 18,      /* server -> meta, one-way: load counters   */
+    PROTO_META_HEARTBEAT = 19, /* server -> meta, one-way, empty           */
+    PROTO_META_QUERY = 20,     /* client -> meta: routine, flops, bytes;
+                                  REPLY lease, ranked servers              */
+    PROTO_META_REPORT = 21,    /* client -> meta, one-way: finished calls  */
+    PROTO_META_STATUS = 22     /* anyone -> meta: REPLY string (text/JSON)  */
+};
+
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */
 #define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */

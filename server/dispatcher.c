@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "metajoin.h"
 #include "sock.h"
 
 enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD };
@@ -806,6 +807,12 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
             }
         }
         schedule(&d);
+        if (metajoin_active()) { /* load changes reach the metaserver (metajoin.c) */
+            int busy = 0;
+            for (int i = 0; i < d.nworkers_cap; i++)
+                busy += d.workers[i].state == WORKER_HOLDING && atomic_load(&d.slots[i].state) != SLOT_IDLE;
+            metajoin_note_load(busy, d.qlen, d.stopping);
+        }
         if (sock_now() >= next_tick) {
             tick(&d);
             next_tick = sock_now() + tick_ms / 1000.0;

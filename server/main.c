@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metajoin.h"
 #include "sock.h"
 
 int main(int argc, char **argv)
@@ -15,6 +16,10 @@ int main(int argc, char **argv)
     server_config cfg;
     err_t err;
     int help = 0;
+    if (metajoin_take_options(&argc, argv, &err) != 0) { /* --metaserver: metajoin.c */
+        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        return 2;
+    }
     if (config_build(&cfg, argc, argv, &help, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         config_usage(stderr);
@@ -44,6 +49,10 @@ int main(int argc, char **argv)
     printf("numrpc-server listening on %s:%d (%d workers, stubs %s)\n", cfg.bind_addr, port,
            cfg.min_workers, cfg.stubs_dir);
     fflush(stdout);
+    if (metajoin_start(&cfg, &err) != 0) {
+        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        return 1;
+    }
     if (dispatcher_run(&cfg, argc, argv, fd, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         return 1;

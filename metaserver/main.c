@@ -1,0 +1,175 @@
+/* main.c -- numrpc-metaserver's entry: options, the listening socket, a
+ * thread per connection, and the reaper that drops silent servers. */
+#include "metaserver.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: numrpc-metaserver --port P [options]\n"
+            "  --port P            TCP port (0 = pick a free one)\n"
+            "  --bind ADDR         address to listen on (default 0.0.0.0)\n"
+            "  --port-file FILE    write the chosen port to FILE\n"
+            "  --drop-after SECS   drop a server silent this long (default 3)\n"
+            "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
+            "  --quiet             no log lines\n"
+            "Servers join with numrpc-server --metaserver HOST:PORT; clients set\n"
+            "NUMRPC_METASERVER=HOST:PORT.  See docs/metaserver.md.\n");
+}
+
+static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->bind_addr, sizeof o->bind_addr, "0.0.0.0");
+    o->port = -1;
+    o->drop_after = 3;
+    o->lease_ms = 2000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (strcmp(a, "--quiet") == 0) {
+            o->quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0) return 1;
+        if (v == NULL) return err_set(err, NUMRPC_EINVAL, "%s: missing value (or unknown option)", a);
+        i++;
+        if (strcmp(a, "--port") == 0) {
+            long p = strtol(v, &end, 10);
+            if (*end || p < 0 || p > 65535) return err_set(err, NUMRPC_EINVAL, "--port %s: want 0..65535", v);
+            o->port = (int)p;
+        } else if (strcmp(a, "--bind") == 0) {
+            snprintf(o->bind_addr, sizeof o->bind_addr, "%s", v);
+        } else if (strcmp(a, "--port-file") == 0) {
+            snprintf(o->port_file, sizeof o->port_file, "%s", v);
+        } else if (strcmp(a, "--drop-after") == 0) {
+            double d = strtod(v, &end);
+            if (*end || !(d >= 0.1 && d <= 3600))
+                return err_set(err, NUMRPC_EINVAL, "--drop-after %s: want seconds from 0.1 to 3600", v);
+            o->drop_after = d;
+        } else if (strcmp(a, "--lease-ms") == 0) {
+            long l = strtol(v, &end, 10);
+            if (*end || l < 0 || l > 3600000) return err_set(err, NUMRPC_EINVAL, "--lease-ms %s: want 0..3600000", v);
+            o->lease_ms = (int)l;
+        } else {
+            return err_set(err, NUMRPC_EINVAL, "unknown option %s", a);
+        }
+    }
+    if (o->port < 0) return err_set(err, NUMRPC_EINVAL, "--port is required");
+    return 0;
+}
+
+typedef struct conn_arg {
+    int fd;
+    char peer[64];
+} conn_arg;
+
+static void *conn_main(void *p)
+{
+    conn_arg *a = p;
+    serve_connection(a->fd, a->peer);
+    free(a);
+    return NULL;
+}
+
+static void *reaper_main(void *p)
+{
+    const meta_options *o = p;
+    double period = o->drop_after / 10 < 0.1 ? o->drop_after / 10 : 0.1;
+    struct timespec ts = {0, (long)(period * 1e9)};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        table_reap();
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    static meta_options opt;
+    err_t err;
+    int rc = parse_options(&opt, argc, argv, &err);
+    if (rc == 1) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        usage(stderr);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int port = 0;
+    int lfd = sock_listen(opt.bind_addr, opt.port, &port, &err);
+    if (lfd < 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 1;
+    }
+    if (opt.port_file[0]) {
+        FILE *f = fopen(opt.port_file, "w");
+        if (f == NULL) {
+            fprintf(stderr, "numrpc-metaserver: cannot write %s\n", opt.port_file);
+            return 1;
+        }
+        fprintf(f, "%d\n", port);
+        fclose(f);
+    }
+    table_init(&opt);
+    for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
+    if (!opt.quiet) {
+        printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms)\n", opt.bind_addr, port,
+               opt.drop_after, opt.lease_ms);
+        fflush(stdout);
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    if (pthread_create(&t, &attr, reaper_main, &opt) != 0) {
+        fprintf(stderr, "numrpc-metaserver: cannot start the reaper thread\n");
+        return 1;
+    }
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int fd = accept(lfd, (struct sockaddr *)&ss, &len);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) {
+                if (errno == EMFILE || errno == ENFILE) usleep(10000);
+                continue;
+            }
+            fprintf(stderr, "numrpc-metaserver: accept: %s\n", strerror(errno));
+            return 1;
+        }
+        sock_tune(fd);
+        conn_arg *a = calloc(1, sizeof *a);
+        if (a == NULL) {
+            close(fd);
+            continue;
+        }
+        a->fd = fd;
+        if (ss.ss_family == AF_INET)
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a->peer, sizeof a->peer);
+        else if (ss.ss_family == AF_INET6)
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, a->peer, sizeof a->peer);
+        else
+            snprintf(a->peer, sizeof a->peer, "unknown");
+        if (pthread_create(&t, &attr, conn_main, a) != 0) {
+            close(fd);
+            free(a);
+        }
+    }
+}

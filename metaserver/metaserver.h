@@ -1,0 +1,130 @@
+/* metaserver.h -- internals of numrpc-metaserver: the table of servers (their
+ * routines, speed curves, load), client-to-server throughput, the model. */
+#ifndef NUMRPC_METASERVER_H
+#define NUMRPC_METASERVER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "iface.h"
+#include "wire.h"
+
+#define META_MAX_SERVERS 64
+#define META_MAX_POINTS 8     /* points of a speed curve P_calc(n)           */
+#define META_MAX_ROUTINES 1024
+#define META_MAX_PLACED 64    /* recent placements remembered per server     */
+#define META_MAX_PAIRS 1024   /* (client, server) throughput entries         */
+#define META_ERRORS 256       /* prediction errors kept for the median       */
+#define META_HOST_MAX 256
+
+/* ---- Options ---- */
+typedef struct meta_options {
+    char bind_addr[META_HOST_MAX];
+    int port;
+    char port_file[1024];
+    double drop_after;  /* seconds of silence before a server is dropped */
+    int lease_ms;       /* how long a client may reuse an answer          */
+    int quiet;
+} meta_options;
+
+/* ---- One routine a server offers ---- */
+typedef struct meta_routine {
+    iface_t iface;     /* decoded (owned)                                  */
+    uint8_t *blob;     /* its descriptor as received (owned)               */
+    uint32_t blob_len;
+    double calib;      /* EWMA of measured / predicted compute time         */
+} meta_routine;
+
+/* ---- One server that joined ---- */
+typedef struct meta_server {
+    int used;            /* the entry holds a live server                 */
+    uint32_t id;
+    char host[META_HOST_MAX];
+    int port;
+    char label[META_HOST_MAX + 8]; /* "host:port"                        */
+    char name[64];
+    int slots;           /* calls that run at once at the measured speed  */
+    int npoints;
+    double pt_n[META_MAX_POINTS], pt_rate[META_MAX_POINTS]; /* flops/s    */
+    meta_routine *routines;  /* malloc'd, nroutines of them               */
+    uint32_t nroutines;
+    uint32_t in_flight, queued, draining;
+    double loadavg;
+    double joined, last_heard, last_load;
+    int fd;              /* its registration connection (shut on drop)    */
+    double placed_until[META_MAX_PLACED]; /* end times of recent placements */
+    uint64_t placed, reports;
+    double err[META_ERRORS]; /* |predicted - measured| / measured           */
+    int nerr, err_pos;
+} meta_server;
+
+/* ---- Measured throughput between one client and one server ---- */
+typedef struct meta_pair {
+    char client[64];
+    char server[META_HOST_MAX + 8];
+    double latency;          /* seconds, EWMA of small calls' transfer time */
+    double bytes_per_second; /* EWMA of large calls' (0 = unknown)          */
+    uint64_t samples;
+} meta_pair;
+
+/* What the model says about one server for one call. */
+typedef struct meta_estimate {
+    const meta_server *srv;
+    double latency, bytes_per_second, flops_per_second, share;
+    double predicted;        /* seconds                                    */
+    int throughput_known;
+} meta_estimate;
+
+/* The whole state, behind one mutex (table.c). */
+typedef struct meta_table {
+    pthread_mutex_t lock;
+    meta_server servers[META_MAX_SERVERS];
+    uint32_t next_id;
+    meta_pair pairs[META_MAX_PAIRS];
+    int npairs;
+    double err_all[META_ERRORS];
+    int nerr_all, err_all_pos;
+    uint64_t queries, reports;
+    double started;
+    const meta_options *opt;
+} meta_table;
+
+extern meta_table meta;
+
+/* ---- table.c (every function takes meta.lock itself unless _locked) ---- */
+void table_init(const meta_options *opt);
+/* A server joined: takes ownership of routines (n of them); *id_out. */
+int table_join(const meta_server *proto, meta_routine *routines, uint32_t n,
+               uint32_t *id_out, err_t *err);
+/* Replaces server id's routine list (takes ownership). */
+void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n);
+void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued,
+                    uint32_t draining, double loadavg);
+void table_heard(uint32_t id);
+/* The server's connection ended: it leaves the table. */
+void table_leave(uint32_t id, const char *why);
+/* Drops servers silent for longer than the option says. */
+void table_reap(void);
+/* Ranks the servers offering routine (version hash, 0 = any) for a call of
+ * flops and bytes from client; fills up to max estimates, records a
+ * placement on the first.  Returns the count. */
+int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
+               uint64_t bytes_out, const char *client, meta_estimate *out, int max);
+/* A client's report of one finished call. */
+void table_report(const char *client, const char *server, const char *routine,
+                  double flops, uint64_t bytes_sent, uint64_t bytes_received,
+                  double predicted, double total, double compute);
+/* The descriptor of routine from any server (malloc'd copy in *blob). */
+int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err);
+/* Every routine name and hash, once each, as "name\n" + hashes. */
+int table_list(char ***names, uint64_t **hashes, uint32_t *count);
+/* Status for people (json = 0) or programs (json = 1); malloc'd. */
+char *table_status(int json);
+void routines_free(meta_routine *r, uint32_t n);
+
+/* ---- serve.c ---- */
+/* Serves one connection until it closes (a thread's body); takes fd. */
+void serve_connection(int fd, const char *peer);
+
+#endif

@@ -1,0 +1,540 @@
+/* table.c -- the metaserver's state: servers with their routines, speed
+ * curves and load, client-to-server throughput, and the prediction model. */
+#include "metaserver.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sock.h"
+
+meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define EWMA_ALPHA 0.3
+#define SMALL_CALL_BYTES (64u * 1024u) /* below: the transfer is latency */
+#define DEFAULT_RATE 1e9               /* flops/s of a server with no curve */
+#define DEFAULT_BANDWIDTH 1e9          /* bytes/s before any measurement */
+#define DEFAULT_LATENCY 1e-4
+
+void table_init(const meta_options *opt)
+{
+    meta.opt = opt;
+    meta.next_id = 1;
+    meta.started = sock_now();
+}
+
+void routines_free(meta_routine *r, uint32_t n)
+{
+    for (uint32_t i = 0; r && i < n; i++) {
+        iface_free(&r[i].iface);
+        free(r[i].blob);
+    }
+    free(r);
+}
+
+static meta_server *find_id_locked(uint32_t id)
+{
+    for (int i = 0; i < META_MAX_SERVERS; i++)
+        if (meta.servers[i].used && meta.servers[i].id == id) return &meta.servers[i];
+    return NULL;
+}
+
+static void log_event(const char *fmt, const char *a, const char *b)
+{
+    if (meta.opt && !meta.opt->quiet) {
+        printf(fmt, a, b);
+        fflush(stdout);
+    }
+}
+
+int table_join(const meta_server *proto, meta_routine *routines, uint32_t n, uint32_t *id_out,
+               err_t *err)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta_server *s = NULL;
+    /* A server that joins again (it restarted, or reconnected) replaces its
+     * old entry. */
+    for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
+        if (meta.servers[i].used && strcmp(meta.servers[i].label, proto->label) == 0) {
+            s = &meta.servers[i];
+            routines_free(s->routines, s->nroutines);
+            if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
+        }
+    for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
+        if (!meta.servers[i].used) s = &meta.servers[i];
+    int rc = 0;
+    if (s == NULL) {
+        routines_free(routines, n);
+        rc = err_set(err, NUMRPC_ELIMIT, "the metaserver holds %d servers already", META_MAX_SERVERS);
+    } else {
+        *s = *proto;
+        s->used = 1;
+        s->id = meta.next_id++;
+        s->routines = routines;
+        s->nroutines = n;
+        s->joined = s->last_heard = sock_now();
+        *id_out = s->id;
+    }
+    pthread_mutex_unlock(&meta.lock);
+    if (rc == 0) log_event("joined: %s (%s)\n", proto->label, proto->name);
+    return rc;
+}
+
+void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta_server *s = find_id_locked(id);
+    if (s) {
+        /* Calibration survives for routines that stay. */
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < s->nroutines; j++)
+                if (strcmp(routines[i].iface.name, s->routines[j].iface.name) == 0 &&
+                    routines[i].iface.hash == s->routines[j].iface.hash)
+                    routines[i].calib = s->routines[j].calib;
+        routines_free(s->routines, s->nroutines);
+        s->routines = routines;
+        s->nroutines = n;
+        s->last_heard = sock_now();
+        routines = NULL;
+    }
+    pthread_mutex_unlock(&meta.lock);
+    routines_free(routines, n);
+}
+
+void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued, uint32_t draining,
+                    double loadavg)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta_server *s = find_id_locked(id);
+    if (s) {
+        s->in_flight = in_flight;
+        s->queued = queued;
+        s->draining = draining;
+        s->loadavg = loadavg;
+        s->last_heard = s->last_load = sock_now();
+    }
+    pthread_mutex_unlock(&meta.lock);
+}
+
+void table_heard(uint32_t id)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta_server *s = find_id_locked(id);
+    if (s) s->last_heard = sock_now();
+    pthread_mutex_unlock(&meta.lock);
+}
+
+static void drop_locked(meta_server *s, const char *why)
+{
+    log_event("left: %s (%s)\n", s->label, why);
+    routines_free(s->routines, s->nroutines);
+    if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+}
+
+void table_leave(uint32_t id, const char *why)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta_server *s = find_id_locked(id);
+    if (s) drop_locked(s, why);
+    pthread_mutex_unlock(&meta.lock);
+}
+
+void table_reap(void)
+{
+    pthread_mutex_lock(&meta.lock);
+    double now = sock_now();
+    for (int i = 0; i < META_MAX_SERVERS; i++) {
+        meta_server *s = &meta.servers[i];
+        if (s->used && now - s->last_heard > meta.opt->drop_after) drop_locked(s, "silent past --drop-after");
+    }
+    pthread_mutex_unlock(&meta.lock);
+}
+
+/* ---- The model ---- */
+
+/* P_calc at the call's size: the curve's points are dgemm-like (2 n^3
+ * flops), so a call's n is the cube root of half its flops; the rate is
+ * interpolated in log n between points and held flat beyond them. */
+static double speed_at(const meta_server *s, double flops)
+{
+    if (s->npoints == 0) return DEFAULT_RATE;
+    double n = flops > 0 ? cbrt(flops / 2) : s->pt_n[0];
+    if (n <= s->pt_n[0]) return s->pt_rate[0];
+    for (int i = 1; i < s->npoints; i++) {
+        if (n > s->pt_n[i]) continue;
+        double t = (log(n) - log(s->pt_n[i - 1])) / (log(s->pt_n[i]) - log(s->pt_n[i - 1]));
+        return s->pt_rate[i - 1] + t * (s->pt_rate[i] - s->pt_rate[i - 1]);
+    }
+    return s->pt_rate[s->npoints - 1];
+}
+
+static meta_routine *routine_of(meta_server *s, const char *name, uint64_t hash)
+{
+    for (uint32_t i = 0; i < s->nroutines; i++)
+        if (strcmp(s->routines[i].iface.name, name) == 0 && (hash == 0 || s->routines[i].iface.hash == hash))
+            return &s->routines[i];
+    return NULL;
+}
+
+static meta_pair *pair_of_locked(const char *client, const char *server, int create)
+{
+    for (int i = 0; i < meta.npairs; i++)
+        if (strcmp(meta.pairs[i].client, client) == 0 && strcmp(meta.pairs[i].server, server) == 0)
+            return &meta.pairs[i];
+    if (!create) return NULL;
+    int slot = meta.npairs < META_MAX_PAIRS ? meta.npairs++ : (int)(meta.reports % META_MAX_PAIRS);
+    meta_pair *p = &meta.pairs[slot];
+    memset(p, 0, sizeof *p);
+    snprintf(p->client, sizeof p->client, "%s", client);
+    snprintf(p->server, sizeof p->server, "%s", server);
+    return p;
+}
+
+/* The throughput a client sees to a server it never measured: the median
+ * of what it measured elsewhere, else the default. */
+static double fallback_bandwidth_locked(const char *client)
+{
+    double v[META_MAX_PAIRS];
+    int n = 0;
+    for (int i = 0; i < meta.npairs; i++)
+        if (strcmp(meta.pairs[i].client, client) == 0 && meta.pairs[i].bytes_per_second > 0)
+            v[n++] = meta.pairs[i].bytes_per_second;
+    if (n == 0) return DEFAULT_BANDWIDTH;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[n / 2];
+}
+
+static int active_placements(const meta_server *s, double now)
+{
+    int k = 0;
+    for (int i = 0; i < META_MAX_PLACED; i++) k += s->placed_until[i] > now;
+    return k;
+}
+
+static void estimate_locked(meta_server *s, meta_routine *r, double flops, uint64_t bytes,
+                            const char *client, double now, meta_estimate *e)
+{
+    memset(e, 0, sizeof *e);
+    e->srv = s;
+    const meta_pair *p = pair_of_locked(client, s->label, 0);
+    e->latency = p && p->latency > 0 ? p->latency : DEFAULT_LATENCY;
+    e->throughput_known = p && p->bytes_per_second > 0;
+    e->bytes_per_second = e->throughput_known ? p->bytes_per_second : fallback_bandwidth_locked(client);
+    e->flops_per_second = speed_at(s, flops) / (r->calib > 0 ? r->calib : 1);
+    int busy = (int)(s->in_flight + s->queued);
+    int placed = active_placements(s, now);
+    if (placed > busy) busy = placed;
+    int slots = s->slots > 0 ? s->slots : 1;
+    e->share = busy + 1 <= slots ? 1.0 : (double)slots / (busy + 1);
+    e->predicted = e->latency + (double)bytes / e->bytes_per_second +
+                   (flops > 0 ? flops / (e->flops_per_second * e->share) : 0) +
+                   (1 / e->share - 1) * DEFAULT_LATENCY;
+}
+
+int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
+               uint64_t bytes_out, const char *client, meta_estimate *out, int max)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta.queries++;
+    double now = sock_now();
+    int n = 0;
+    for (int i = 0; i < META_MAX_SERVERS && n < max; i++) {
+        meta_server *s = &meta.servers[i];
+        if (!s->used || s->draining) continue;
+        meta_routine *r = routine_of(s, routine, hash);
+        if (r == NULL) continue;
+        estimate_locked(s, r, flops, bytes_in + bytes_out, client, now, &out[n]);
+        /* insertion by predicted time */
+        for (int j = n; j > 0 && out[j].predicted < out[j - 1].predicted; j--) {
+            meta_estimate t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+        n++;
+    }
+    if (n > 0) {
+        /* The call is placed on the first: later queries see it (no herd). */
+        meta_server *s = (meta_server *)out[0].srv;
+        int oldest = 0;
+        for (int i = 1; i < META_MAX_PLACED; i++)
+            if (s->placed_until[i] < s->placed_until[oldest]) oldest = i;
+        s->placed_until[oldest] = now + out[0].predicted;
+        s->placed++;
+    }
+    pthread_mutex_unlock(&meta.lock);
+    return n;
+}
+
+static void record_error(double *ring, int *count, int *pos, double e)
+{
+    ring[*pos] = e;
+    *pos = (*pos + 1) % META_ERRORS;
+    if (*count < META_ERRORS) (*count)++;
+}
+
+static double ewma(double old, double sample)
+{
+    return old > 0 ? (1 - EWMA_ALPHA) * old + EWMA_ALPHA * sample : sample;
+}
+
+void table_report(const char *client, const char *server, const char *routine, double flops,
+                  uint64_t bytes_sent, uint64_t bytes_received, double predicted, double total,
+                  double compute)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta.reports++;
+    meta_server *s = NULL;
+    for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
+        if (meta.servers[i].used && strcmp(meta.servers[i].label, server) == 0) s = &meta.servers[i];
+    meta_pair *p = pair_of_locked(client, server, 1);
+    double xfer = total - compute;
+    if (xfer < 0) xfer = 0;
+    uint64_t bytes = bytes_sent + bytes_received;
+    p->samples++;
+    if (bytes < SMALL_CALL_BYTES) {
+        p->latency = ewma(p->latency, xfer);
+    } else {
+        double moving = xfer - (p->latency > 0 ? p->latency : 0);
+        if (moving < 1e-6) moving = 1e-6;
+        p->bytes_per_second = ewma(p->bytes_per_second, (double)bytes / moving);
+    }
+    if (s) {
+        s->reports++;
+        meta_routine *r = routine_of(s, routine, 0);
+        if (r && flops > 0 && compute > 1e-3)
+            r->calib = ewma(r->calib, compute * speed_at(s, flops) / flops);
+        if (predicted > 0 && total > 0.01) {
+            double e = fabs(predicted - total) / total;
+            record_error(s->err, &s->nerr, &s->err_pos, e);
+            record_error(meta.err_all, &meta.nerr_all, &meta.err_all_pos, e);
+        }
+    }
+    pthread_mutex_unlock(&meta.lock);
+}
+
+int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err)
+{
+    int rc = err_set(err, NUMRPC_ENOENT, "no server known to the metaserver offers \"%s\"", routine);
+    pthread_mutex_lock(&meta.lock);
+    for (int i = 0; i < META_MAX_SERVERS && rc != 0; i++) {
+        meta_server *s = &meta.servers[i];
+        meta_routine *r = s->used ? routine_of(s, routine, 0) : NULL;
+        if (r == NULL) continue;
+        *blob = malloc(r->blob_len);
+        if (*blob == NULL) {
+            rc = err_set(err, NUMRPC_ENOMEM, "descriptor copy");
+            break;
+        }
+        memcpy(*blob, r->blob, r->blob_len);
+        *len = r->blob_len;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&meta.lock);
+    if (rc == 0) err_clear(err);
+    return rc;
+}
+
+int table_list(char ***names_out, uint64_t **hashes_out, uint32_t *count)
+{
+    pthread_mutex_lock(&meta.lock);
+    uint32_t cap = 0, n = 0;
+    for (int i = 0; i < META_MAX_SERVERS; i++)
+        if (meta.servers[i].used) cap += meta.servers[i].nroutines;
+    char **names = calloc(cap + 1, sizeof *names);
+    uint64_t *hashes = calloc(cap + 1, sizeof *hashes);
+    int rc = names && hashes ? 0 : NUMRPC_ENOMEM;
+    for (int i = 0; rc == 0 && i < META_MAX_SERVERS; i++) {
+        const meta_server *s = &meta.servers[i];
+        for (uint32_t j = 0; s->used && j < s->nroutines; j++) {
+            int seen = 0;
+            for (uint32_t k = 0; k < n && !seen; k++) seen = strcmp(names[k], s->routines[j].iface.name) == 0;
+            if (seen) continue;
+            names[n] = strdup(s->routines[j].iface.name);
+            if (names[n] == NULL) {
+                rc = NUMRPC_ENOMEM;
+                break;
+            }
+            hashes[n++] = s->routines[j].iface.hash;
+        }
+    }
+    pthread_mutex_unlock(&meta.lock);
+    if (rc != 0) {
+        for (uint32_t k = 0; names && k < n; k++) free(names[k]);
+        free(names);
+        free(hashes);
+        return rc;
+    }
+    *names_out = names;
+    *hashes_out = hashes;
+    *count = n;
+    return 0;
+}
+
+/* ---- Status ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)n + 1) * 2;
+        char *grown = realloc(b->p, cap);
+        if (grown == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->p = grown;
+        b->cap = cap;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    if (n == 0) return -1;
+    double tmp[META_ERRORS];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+static void status_text_locked(sbuf *b, double now)
+{
+    int nservers = 0;
+    for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
+    sb_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
+              now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
+              (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
+    sb_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
+              "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
+    for (int i = 0; i < META_MAX_SERVERS; i++) {
+        const meta_server *s = &meta.servers[i];
+        if (!s->used) continue;
+        double med = median(s->err, s->nerr);
+        char errtxt[32];
+        if (med < 0) snprintf(errtxt, sizeof errtxt, "-");
+        else snprintf(errtxt, sizeof errtxt, "%.1f%%", 100 * med);
+        sb_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
+                  s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
+                  (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
+                  s->draining ? "(draining) " : "");
+        for (int k = 0; k < s->npoints; k++) sb_printf(b, " %.0f:%.2f", s->pt_n[k], s->pt_rate[k] / 1e9);
+        sb_printf(b, "\n");
+    }
+    sb_printf(b, "\nROUTINES\n");
+    char **names = NULL;
+    uint64_t *hashes = NULL;
+    uint32_t count = 0;
+    pthread_mutex_unlock(&meta.lock);
+    int rc = table_list(&names, &hashes, &count);
+    pthread_mutex_lock(&meta.lock);
+    for (uint32_t k = 0; rc == 0 && k < count; k++) {
+        sb_printf(b, "  %-16s", names[k]);
+        for (int i = 0; i < META_MAX_SERVERS; i++) {
+            const meta_server *s = &meta.servers[i];
+            if (s->used && routine_of((meta_server *)s, names[k], 0))
+                sb_printf(b, " %s", s->label);
+        }
+        sb_printf(b, "\n");
+        free(names[k]);
+    }
+    free(names);
+    free(hashes);
+    sb_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
+              "MB/s", "CALLS");
+    for (int i = 0; i < meta.npairs; i++) {
+        const meta_pair *p = &meta.pairs[i];
+        char bw[32];
+        if (p->bytes_per_second > 0) snprintf(bw, sizeof bw, "%.1f", p->bytes_per_second / 1e6);
+        else snprintf(bw, sizeof bw, "unknown");
+        sb_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
+                  (unsigned long long)p->samples);
+    }
+    double med = median(meta.err_all, meta.nerr_all);
+    if (med < 0) sb_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
+    else
+        sb_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
+                  meta.nerr_all);
+}
+
+static void status_json_locked(sbuf *b, double now)
+{
+    sb_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
+              now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
+              meta.opt->drop_after, meta.opt->lease_ms);
+    int first = 1;
+    for (int i = 0; i < META_MAX_SERVERS; i++) {
+        const meta_server *s = &meta.servers[i];
+        if (!s->used) continue;
+        sb_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
+                     "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
+                     "\"speed\":[",
+                  first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
+                  now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
+                  median(s->err, s->nerr));
+        for (int k = 0; k < s->npoints; k++)
+            sb_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->pt_n[k], s->pt_rate[k]);
+        sb_printf(b, "],\"routines\":[");
+        for (uint32_t k = 0; k < s->nroutines; k++)
+            sb_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
+        sb_printf(b, "]}");
+        first = 0;
+    }
+    sb_printf(b, "],\"throughput\":[");
+    for (int i = 0; i < meta.npairs; i++) {
+        const meta_pair *p = &meta.pairs[i];
+        sb_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
+                  i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
+                  (unsigned long long)p->samples);
+    }
+    sb_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
+              median(meta.err_all, meta.nerr_all), meta.nerr_all);
+}
+
+char *table_status(int json)
+{
+    sbuf b = {0};
+    pthread_mutex_lock(&meta.lock);
+    double now = sock_now();
+    if (json) status_json_locked(&b, now);
+    else status_text_locked(&b, now);
+    pthread_mutex_unlock(&meta.lock);
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}

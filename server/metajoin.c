@@ -1,0 +1,546 @@
+/* metajoin.c -- joins a metaserver: measures P_calc(n) with dmmul calls on
+ * this server's own workers, sends routines, load changes and heartbeats. */
+#define _GNU_SOURCE
+#include "metajoin.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "marshal.h"
+#include "protocol.h"
+#include "sock.h"
+
+#define MJ_CONNECT_MS 2000
+#define MJ_IO_MS 20000
+#define MJ_RETRY_SECONDS 1.0
+static const int speed_sizes[] = {64, 128, 256, 512};
+#define MJ_POINTS ((int)(sizeof speed_sizes / sizeof speed_sizes[0]))
+
+static struct {
+    char meta_host[256];
+    int meta_port;
+    char advertise[256];
+    int active;
+    server_config cfg;        /* a copy taken at start                    */
+    _Atomic int in_flight, queued, draining;
+    _Atomic int efd;          /* wakes the thread on a load change        */
+    _Atomic int meta_fd, self_fd; /* closed in forked children            */
+} mj = {.efd = -1, .meta_fd = -1, .self_fd = -1};
+
+/* One routine as announced: name, hash, descriptor (owned). */
+typedef struct mj_routine {
+    char *name;
+    uint64_t hash;
+    uint8_t *blob;
+    uint32_t len;
+} mj_routine;
+
+typedef struct mj_list {
+    mj_routine *items;
+    uint32_t count;
+} mj_list;
+
+static void list_free(mj_list *l)
+{
+    for (uint32_t i = 0; i < l->count; i++) {
+        free(l->items[i].name);
+        free(l->items[i].blob);
+    }
+    free(l->items);
+    l->items = NULL;
+    l->count = 0;
+}
+
+int metajoin_take_options(int *argc, char **argv, err_t *err)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int is_meta = strncmp(a, "--metaserver", 12) == 0 && (a[12] == '\0' || a[12] == '=');
+        int is_adv = strncmp(a, "--advertise", 11) == 0 && (a[11] == '\0' || a[11] == '=');
+        if (!is_meta && !is_adv) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        if (eq) v = eq + 1;
+        else if (i + 1 < *argc) v = argv[++i];
+        if (v == NULL || *v == '\0') return err_set(err, NUMRPC_EINVAL, "%s needs a value", a);
+        if (is_adv) {
+            snprintf(mj.advertise, sizeof mj.advertise, "%s", v);
+            continue;
+        }
+        int rc = sock_parse_hostport(v, mj.meta_host, sizeof mj.meta_host, &mj.meta_port, err);
+        if (rc != 0) {
+            err_prefix(err, "--metaserver");
+            return rc;
+        }
+        mj.active = 1;
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
+int metajoin_active(void)
+{
+    return mj.active;
+}
+
+void metajoin_note_load(int in_flight, int queued, int draining)
+{
+    if (atomic_load(&mj.in_flight) == in_flight && atomic_load(&mj.queued) == queued &&
+        atomic_load(&mj.draining) == draining)
+        return;
+    atomic_store(&mj.in_flight, in_flight);
+    atomic_store(&mj.queued, queued);
+    atomic_store(&mj.draining, draining);
+    uint64_t one = 1;
+    int fd = atomic_load(&mj.efd);
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* a full counter already wakes it */
+    }
+}
+
+/* Workers forked by the dispatcher must not hold this thread's sockets
+ * (a connection would never see its end). */
+static void close_in_child(void)
+{
+    int fds[3] = {atomic_load(&mj.efd), atomic_load(&mj.meta_fd), atomic_load(&mj.self_fd)};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    atomic_store(&mj.efd, -1);
+    atomic_store(&mj.meta_fd, -1);
+    atomic_store(&mj.self_fd, -1);
+    mj.active = 0;
+}
+
+/* ---- A connection speaking the numrpc protocol (to this server or to
+ * the metaserver) ---- */
+typedef struct mj_conn {
+    int fd;
+    wire_reader r;
+    wire_writer w;
+    uint32_t next_id;
+} mj_conn;
+
+static void mconn_close(mj_conn *c, _Atomic int *slot)
+{
+    if (c->fd < 0) return;
+    if (slot) atomic_store(slot, -1);
+    close(c->fd);
+    wire_reader_free(&c->r);
+    wire_writer_free(&c->w);
+    c->fd = -1;
+}
+
+/* Reads a REPLY's status and detail (a failure is returned with the
+ * peer's detail; the message is then ended). */
+static int read_status(mj_conn *c, uint32_t call_id, err_t *err)
+{
+    uint32_t type, id, status;
+    char *detail = NULL;
+    int rc = wire_next_message(&c->r, &type, &id, err);
+    if (rc == 0 && (type != PROTO_REPLY || id != call_id))
+        rc = err_set(err, NUMRPC_EPROTO, "unexpected message type %u id %u", type, id);
+    if (rc == 0) rc = marshal_get_u32(&c->r, &status, err);
+    if (rc == 0) rc = marshal_get_string(&c->r, &detail, 4096, err);
+    if (rc == 0 && (int32_t)status != NUMRPC_OK) {
+        rc = err_set(err, (int32_t)status, "%s", detail);
+        err_t e2;
+        wire_skip_message(&c->r, &e2);
+    }
+    free(detail);
+    return rc;
+}
+
+static int mconn_open(mj_conn *c, const char *host, int port, _Atomic int *slot, err_t *err)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = sock_connect(host, port, MJ_CONNECT_MS, err);
+    if (c->fd < 0) {
+        int rc = c->fd;
+        c->fd = -1;
+        return rc;
+    }
+    if (slot) atomic_store(slot, c->fd);
+    sock_set_timeouts(c->fd, MJ_IO_MS, MJ_IO_MS);
+    c->next_id = 1;
+    int rc = wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, err);
+    if (rc == 0) rc = wire_writer_init(&c->w, c->fd, PROTO_DEFAULT_PACKET, err);
+    if (rc != 0) {
+        close(c->fd);
+        if (slot) atomic_store(slot, -1);
+        c->fd = -1;
+        return rc;
+    }
+    uint32_t id = c->next_id++;
+    wire_begin(&c->w, PROTO_HELLO, id);
+    rc = marshal_put_u32(&c->w, PROTO_VERSION, err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0) rc = marshal_put_string(&c->w, "numrpc-server metajoin", err);
+    if (rc == 0) rc = wire_end(&c->w, err);
+    if (rc == 0) rc = read_status(c, id, err);
+    if (rc == 0) rc = wire_skip_message(&c->r, err);
+    if (rc != 0) mconn_close(c, slot);
+    return rc;
+}
+
+/* ---- What this server offers, asked of itself (LIST, GET_IFACE) ---- */
+
+static const char *self_host(void)
+{
+    const char *b = mj.cfg.bind_addr;
+    return b[0] == '\0' || strcmp(b, "0.0.0.0") == 0 || strcmp(b, "::") == 0 ? "127.0.0.1" : b;
+}
+
+static int fetch_routines(mj_conn *c, mj_list *out, err_t *err)
+{
+    mj_list l = {0};
+    uint32_t id = c->next_id++, count = 0;
+    wire_begin(&c->w, PROTO_LIST, id);
+    int rc = wire_end(&c->w, err);
+    if (rc == 0) rc = read_status(c, id, err);
+    if (rc == 0) rc = marshal_get_u32(&c->r, &count, err);
+    if (rc == 0 && count > 4096) rc = err_set(err, NUMRPC_EPROTO, "%u routines", count);
+    if (rc == 0 && (l.items = calloc(count + 1, sizeof *l.items)) == NULL) rc = err_set(err, NUMRPC_ENOMEM, "list");
+    for (uint32_t i = 0; rc == 0 && i < count; i++) {
+        rc = marshal_get_string(&c->r, &l.items[i].name, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = marshal_get_u64(&c->r, &l.items[i].hash, err);
+        if (rc == 0) l.count++;
+    }
+    if (rc == 0) rc = wire_expect_end(&c->r, err);
+    for (uint32_t i = 0; rc == 0 && i < l.count; i++) {
+        id = c->next_id++;
+        wire_begin(&c->w, PROTO_GET_IFACE, id);
+        rc = marshal_put_string(&c->w, l.items[i].name, err);
+        if (rc == 0) rc = wire_end(&c->w, err);
+        if (rc == 0) rc = read_status(c, id, err);
+        if (rc == 0) rc = marshal_get_opaque(&c->r, &l.items[i].blob, &l.items[i].len, IFACE_MAX_BLOB, err);
+        if (rc == 0) rc = wire_expect_end(&c->r, err);
+    }
+    if (rc != 0) list_free(&l);
+    else *out = l;
+    return rc;
+}
+
+static int same_list(const mj_list *a, const mj_list *b)
+{
+    if (a->count != b->count) return 0;
+    for (uint32_t i = 0; i < a->count; i++)
+        if (strcmp(a->items[i].name, b->items[i].name) != 0 || a->items[i].hash != b->items[i].hash) return 0;
+    return 1;
+}
+
+/* ---- P_calc(n): dmmul on this server's workers, as a client would see
+ * it (compute seconds from the reply, so the quota and the worker's BLAS
+ * threads are in it) ---- */
+
+static int time_dmmul(mj_conn *c, const iface_t *f, int n, double *a, double *b, double *cm,
+                      double *seconds, err_t *err)
+{
+    int32_t nn = n;
+    void *argv[IFACE_MAX_PARAMS] = {&nn, a, b, cm};
+    iface_shape shapes[IFACE_MAX_PARAMS];
+    if (f->nparams != 4) return err_set(err, NUMRPC_EINVAL, "dmmul has %u parameters", f->nparams);
+    int rc = marshal_eval_shapes(f, argv, shapes, err);
+    uint32_t id = c->next_id++;
+    if (rc != 0) return rc;
+    wire_begin(&c->w, PROTO_CALL, id);
+    rc = marshal_put_string(&c->w, f->name, err);
+    if (rc == 0) rc = marshal_put_u64(&c->w, f->hash, err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, 0, err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, 0, err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, f->nparams, err);
+    if (rc == 0) rc = marshal_write(&c->w, f, argv, shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = wire_end(&c->w, err);
+    if (rc == 0) rc = read_status(c, id, err);
+    if (rc == 0) rc = marshal_get_double(&c->r, seconds, err);
+    if (rc == 0) rc = wire_skip_message(&c->r, err);
+    return rc;
+}
+
+static int measure_speed(mj_conn *c, const mj_list *l, double *pt_n, double *pt_rate, err_t *err)
+{
+    const mj_routine *r = NULL;
+    for (uint32_t i = 0; i < l->count && r == NULL; i++)
+        if (strcmp(l->items[i].name, "dmmul") == 0) r = &l->items[i];
+    if (r == NULL) return 0; /* no curve: the metaserver assumes a default */
+    iface_t f;
+    int rc = iface_decode(r->blob, r->len, &f, err);
+    if (rc != 0) return rc;
+    int maxn = speed_sizes[MJ_POINTS - 1];
+    double *a = malloc(sizeof(double) * (size_t)maxn * maxn * 3);
+    if (a == NULL) rc = err_set(err, NUMRPC_ENOMEM, "speed matrices");
+    int npoints = 0;
+    for (size_t i = 0; rc == 0 && i < (size_t)maxn * maxn * 3; i++) a[i] = (double)(i % 7) * 0.25 - 0.5;
+    for (int p = 0; rc == 0 && p < MJ_POINTS; p++) {
+        int n = speed_sizes[p];
+        double *b = a + (size_t)maxn * maxn, *cm = b + (size_t)maxn * maxn;
+        /* Long enough for a CPU quota's periods (100 ms) to show. */
+        double budget = p == MJ_POINTS - 1 ? 0.3 : 0.05, compute = 0, start = sock_now();
+        int reps = 0;
+        while (rc == 0 && (reps < 2 || compute < budget) && reps < 500 && sock_now() - start < 3) {
+            double s = 0;
+            rc = time_dmmul(c, &f, n, a, b, cm, &s, err);
+            compute += s;
+            reps++;
+        }
+        if (rc == 0 && compute > 0) {
+            pt_n[npoints] = n;
+            pt_rate[npoints] = 2.0 * n * n * (double)n * reps / compute;
+            npoints++;
+        }
+    }
+    free(a);
+    iface_free(&f);
+    return rc == 0 ? npoints : rc;
+}
+
+/* Calls that run at once at the measured speed: the CPUs this process may
+ * use (affinity, then a cgroup v1 CPU quota) over the BLAS threads a call
+ * takes. */
+static int count_slots(void)
+{
+    cpu_set_t set;
+    double cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[1024], path[1200];
+    while (f && fgets(line, sizeof line, f)) {
+        char *ctl = strchr(line, ':'), *grp = ctl ? strchr(ctl + 1, ':') : NULL;
+        if (grp == NULL || strstr(ctl, "cpu") == NULL || strstr(ctl, "cpuset")) continue;
+        *grp = '\0';
+        grp[strcspn(grp + 1, "\n") + 1] = '\0';
+        long long quota = -1, period = 0;
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s/cpu.cfs_quota_us", ctl + 1, grp + 1);
+        FILE *q = fopen(path, "r");
+        if (q) {
+            if (fscanf(q, "%lld", &quota) != 1) quota = -1;
+            fclose(q);
+        }
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s/cpu.cfs_period_us", ctl + 1, grp + 1);
+        q = fopen(path, "r");
+        if (q) {
+            if (fscanf(q, "%lld", &period) != 1) period = 0;
+            fclose(q);
+        }
+        if (quota > 0 && period > 0 && (double)quota / period < cpus) cpus = (double)quota / period;
+    }
+    if (f) fclose(f);
+    int threads = mj.cfg.blas_threads > 0 ? mj.cfg.blas_threads : 1;
+    int slots = (int)(cpus / threads);
+    if (slots > mj.cfg.max_workers) slots = mj.cfg.max_workers;
+    return slots < 1 ? 1 : slots;
+}
+
+/* ---- Messages to the metaserver ---- */
+
+static int put_routines(mj_conn *m, const mj_list *l, err_t *err)
+{
+    int rc = marshal_put_u32(&m->w, l->count, err);
+    for (uint32_t i = 0; rc == 0 && i < l->count; i++) {
+        rc = marshal_put_string(&m->w, l->items[i].name, err);
+        if (rc == 0) rc = marshal_put_u64(&m->w, l->items[i].hash, err);
+        if (rc == 0) rc = marshal_put_opaque(&m->w, l->items[i].blob, l->items[i].len, err);
+    }
+    return rc;
+}
+
+static int send_join(mj_conn *m, const mj_list *l, int npoints, const double *pt_n, const double *pt_rate,
+                     int slots, uint32_t *heartbeat_ms, err_t *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "numrpc-server pid %d", (int)getpid());
+    uint32_t id = m->next_id++, server_id = 0;
+    wire_begin(&m->w, PROTO_META_JOIN, id);
+    int rc = marshal_put_string(&m->w, mj.advertise[0] ? mj.advertise
+                                       : strcmp(mj.cfg.bind_addr, "0.0.0.0") == 0 ? "" : mj.cfg.bind_addr,
+                                err);
+    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)mj.cfg.port, err);
+    if (rc == 0) rc = marshal_put_string(&m->w, name, err);
+    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)slots, err);
+    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)npoints, err);
+    for (int i = 0; rc == 0 && i < npoints; i++) {
+        rc = marshal_put_double(&m->w, pt_n[i], err);
+        if (rc == 0) rc = marshal_put_double(&m->w, pt_rate[i], err);
+    }
+    if (rc == 0) rc = put_routines(m, l, err);
+    if (rc == 0) rc = wire_end(&m->w, err);
+    if (rc == 0) rc = read_status(m, id, err);
+    if (rc == 0) rc = marshal_get_u32(&m->r, &server_id, err);
+    if (rc == 0) rc = marshal_get_u32(&m->r, heartbeat_ms, err);
+    if (rc == 0) rc = wire_expect_end(&m->r, err);
+    if (rc == 0 && (*heartbeat_ms < 20 || *heartbeat_ms > 600000)) *heartbeat_ms = 1000;
+    return rc;
+}
+
+static double load_average(void)
+{
+    double v = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1) v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
+static int send_load(mj_conn *m, int in_flight, int queued, int draining, err_t *err)
+{
+    wire_begin(&m->w, PROTO_META_LOAD, m->next_id++);
+    int rc = marshal_put_u32(&m->w, (uint32_t)in_flight, err);
+    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)queued, err);
+    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)draining, err);
+    if (rc == 0) rc = marshal_put_double(&m->w, load_average(), err);
+    if (rc == 0) rc = wire_end(&m->w, err);
+    return rc;
+}
+
+static void log_note(const char *what, const err_t *err)
+{
+    if (!mj.cfg.quiet) fprintf(stderr, "numrpc-server: metaserver %s:%d: %s%s%s\n", mj.meta_host, mj.meta_port, what,
+                               err ? ": " : "", err ? err->detail : "");
+}
+
+/* Asks this server what it serves (a fresh connection each time, so that
+ * the answer comes from workers of the current configuration). */
+static int self_routines(mj_list *out, err_t *err)
+{
+    mj_conn c;
+    int rc = mconn_open(&c, self_host(), mj.cfg.port, &mj.self_fd, err);
+    if (rc == 0) rc = fetch_routines(&c, out, err);
+    mconn_close(&c, &mj.self_fd);
+    return rc;
+}
+
+static void *metajoin_main(void *arg)
+{
+    (void)arg;
+    err_t err;
+    mj_list routines = {0};
+    double pt_n[MJ_POINTS], pt_rate[MJ_POINTS];
+    int npoints = 0;
+    /* Start-up: what this server serves, and its speed curve. */
+    for (int attempt = 0;; attempt++) {
+        mj_conn c;
+        int rc = mconn_open(&c, self_host(), mj.cfg.port, &mj.self_fd, &err);
+        if (rc == 0) rc = fetch_routines(&c, &routines, &err);
+        if (rc == 0) {
+            npoints = measure_speed(&c, &routines, pt_n, pt_rate, &err);
+            rc = npoints < 0 ? npoints : 0;
+        }
+        mconn_close(&c, &mj.self_fd);
+        if (rc == 0) break;
+        list_free(&routines);
+        npoints = 0;
+        if (attempt == 0) log_note("measuring this server failed (retrying)", &err);
+        sleep(1);
+    }
+    int slots = count_slots();
+    mj_conn m = {.fd = -1};
+    uint32_t heartbeat_ms = 1000;
+    double last_sent = 0, last_list = sock_now(), next_try = 0;
+    int sent_in_flight = -1, sent_queued = -1, sent_draining = -1;
+    for (;;) {
+        double now = sock_now();
+        if (m.fd < 0 && now >= next_try) {
+            int rc = mconn_open(&m, mj.meta_host, mj.meta_port, &mj.meta_fd, &err);
+            if (rc == 0) rc = send_join(&m, &routines, npoints, pt_n, pt_rate, slots, &heartbeat_ms, &err);
+            if (rc != 0) {
+                if (next_try == 0) log_note("cannot join (retrying every second)", &err);
+                mconn_close(&m, &mj.meta_fd);
+                next_try = now + MJ_RETRY_SECONDS;
+            } else {
+                if (!mj.cfg.quiet) log_note("joined", NULL);
+                last_sent = now;
+                sent_in_flight = sent_queued = sent_draining = -1;
+            }
+        }
+        struct pollfd pfd[2] = {{.fd = atomic_load(&mj.efd), .events = POLLIN}, {.fd = m.fd, .events = POLLIN}};
+        int wait_ms = m.fd >= 0 ? (int)heartbeat_ms : (int)(MJ_RETRY_SECONDS * 1000);
+        int n = poll(pfd, m.fd >= 0 ? 2 : 1, wait_ms);
+        if (n < 0 && errno != EINTR) break;
+        if (n > 0 && (pfd[0].revents & POLLIN)) {
+            uint64_t v;
+            if (read(pfd[0].fd, &v, sizeof v) < 0) { /* nothing pending */
+            }
+        }
+        int rc = 0;
+        if (m.fd >= 0 && n > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            rc = err_set(&err, NUMRPC_EIO, "the metaserver closed the connection"); /* it never speaks first */
+        now = sock_now();
+        int in_flight = atomic_load(&mj.in_flight), queued = atomic_load(&mj.queued),
+            draining = atomic_load(&mj.draining);
+        if (rc == 0 && m.fd >= 0 &&
+            (in_flight != sent_in_flight || queued != sent_queued || draining != sent_draining)) {
+            rc = send_load(&m, in_flight, queued, draining, &err);
+            sent_in_flight = in_flight;
+            sent_queued = queued;
+            sent_draining = draining;
+            last_sent = now;
+        }
+        /* Live registration: the list again every heartbeat period. */
+        if (rc == 0 && !draining && now - last_list >= heartbeat_ms / 1000.0) {
+            mj_list fresh = {0};
+            last_list = now;
+            err_t e2;
+            if (self_routines(&fresh, &e2) == 0 && !same_list(&fresh, &routines)) {
+                list_free(&routines);
+                routines = fresh;
+                fresh.items = NULL;
+                fresh.count = 0;
+                if (m.fd >= 0) {
+                    wire_begin(&m.w, PROTO_META_ROUTINES, m.next_id++);
+                    rc = put_routines(&m, &routines, &err);
+                    if (rc == 0) rc = wire_end(&m.w, &err);
+                    last_sent = now;
+                }
+            }
+            list_free(&fresh);
+        }
+        if (rc == 0 && m.fd >= 0 && now - last_sent >= heartbeat_ms / 1000.0 * 0.9) {
+            rc = wire_send_empty(m.fd, PROTO_META_HEARTBEAT, m.next_id++, &err);
+            last_sent = now;
+        }
+        if (rc != 0 && m.fd >= 0) {
+            log_note("connection lost (joining again)", &err);
+            mconn_close(&m, &mj.meta_fd);
+            next_try = now + MJ_RETRY_SECONDS;
+        }
+    }
+    list_free(&routines);
+    return NULL;
+}
+
+int metajoin_start(const server_config *cfg, err_t *err)
+{
+    if (!mj.active) return 0;
+    mj.cfg = *cfg;
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0) return err_set(err, NUMRPC_ESERVER, "eventfd: %s", strerror(errno));
+    atomic_store(&mj.efd, efd);
+    pthread_atfork(NULL, NULL, close_in_child);
+    /* The thread takes no signal: the dispatcher reads them from its
+     * signalfd. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, metajoin_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) return err_set(err, NUMRPC_ESERVER, "cannot start the metaserver thread");
+    return 0;
+}
