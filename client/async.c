@@ -1,6 +1,7 @@
 /* async.c -- asynchronous calls: the table of call ids, starting a call
  * (bind now, send in the background), and the wait/probe/cancel family. */
 #include "client.h"
+#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,7 @@ static int start_call(int *id, const char *name, arg_source *src)
         return client_fail(&err);
     }
     endpoint eps[CLIENT_MAX_SERVERS];
-    int n = 1;
+    int n = 1, bound = 0;
     double limit = call_timeout();
     k->t_start = sock_now();
     k->deadline = limit > 0 ? k->t_start + limit : 0;
@@ -183,11 +184,12 @@ static int start_call(int *id, const char *name, arg_source *src)
         else if (is_url) {
             k->pinned = 1;
             k->pin = eps[0];
-        } else if ((n = client_servers(eps, &err)) < 0) {
+        } else if ((n = meta_enabled() ? meta_servers_for_async(k, src, eps, &bound, &err) /* ranked: meta.c */
+                                       : client_servers(eps, &err)) < 0) {
             rc = n;
         }
     }
-    if (rc == 0) {
+    if (rc == 0 && !bound) {
         rc = bind_cached(k, eps, n, src, &err);
         if (rc == 1) rc = bind_interface(k, eps, n, src, &err);
     }

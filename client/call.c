@@ -1,6 +1,7 @@
 /* call.c -- the call object: bind the caller's arguments to the routine's
  * interface, send the request, receive results; the blocking call on it. */
 #include "client.h"
+#include "meta.h"
 
 #include <complex.h>
 #include <stdarg.h>
@@ -376,7 +377,8 @@ static int call_common(const char *name, arg_source *src)
     err_t *err = &k.err;
     err_clear(err);
     endpoint eps[CLIENT_MAX_SERVERS];
-    int n = 1;
+    double pred[CLIENT_MAX_SERVERS], flops = 0;
+    int n = 1, ranked = 0, i;
     k.info = (numrpc_call_info){0};
     k.t_start = 0;
     double limit = call_timeout();
@@ -385,15 +387,20 @@ static int call_common(const char *name, arg_source *src)
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k.routine, sizeof k.routine, err);
         if (is_url < 0) rc = is_url;
-        else if (!is_url && (n = client_servers(eps, err)) < 0) rc = n;
+        else if (!is_url && (n = meta_enabled() ? meta_servers_for_call(k.routine, src, eps, pred, &flops, &ranked, err)
+                                                : client_servers(eps, err)) < 0) /* ranked: meta.c */
+            rc = n;
     }
     if (rc != 0) return client_fail(err);
     /* Servers are tried in order while they cannot be reached at all. */
-    for (int i = 0; i < n; i++) {
+    for (i = 0; i < n; i++) {
         rc = call_on(&k, &eps[i], src, err);
-        if (rc != NUMRPC_ECONNECT) break;
+        /* A ranked call also moves on from a refusal or a server that died
+         * before any reply byte reached the caller's memory. */
+        if (rc != NUMRPC_ECONNECT && !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO))) break;
     }
     if (rc != 0) return client_fail(err);
+    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info);
     last_info = k.info;
     client_succeed();
     return 0;

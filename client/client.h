@@ -145,6 +145,13 @@ typedef struct call_obj {
     struct iface_ref *ref;           /* the interface it was sent against    */
     struct aserver *srv;
     struct aconn *conn;
+    /* Ranked by the metaserver (meta.c): predicted seconds and parallel
+     * slots on the servers handed to the farm, in that order, and the
+     * prediction by farm server index (farm.c) */
+    int meta;
+    double meta_pred[CLIENT_MAX_SERVERS];
+    int meta_slots[CLIENT_MAX_SERVERS];
+    double meta_cost[32];
     struct call_obj *next;           /* in a queue                           */
     struct call_obj *hnext;          /* in the id table                      */
 } call_obj;

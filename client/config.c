@@ -1,6 +1,7 @@
 /* config.c -- where libnumrpc sends calls: numrpc_init's configuration or
  * the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE), and numrpc:// URLs. */
 #include "client.h"
+#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ static int load_config(const numrpc_config *c, err_t *err)
             packet = (size_t)v;
         }
     }
+    int meta_rc = meta_configure(getenv("NUMRPC_METASERVER"), err); /* meta.c */
+    if (meta_rc != 0) return meta_rc;
     snprintf(config.servers, sizeof config.servers, "%s", servers ? servers : "");
     config.packet_size = packet ? packet : PROTO_DEFAULT_PACKET;
     config.initialised = 1;
@@ -55,6 +58,7 @@ int numrpc_init(const numrpc_config *c)
 
 void numrpc_finalize(void)
 {
+    meta_flush(); /* reports of finished calls (meta.c) */
     farm_shutdown();
     conn_pool_clear();
     iface_cache_clear();
@@ -101,6 +105,7 @@ int client_servers(endpoint *out, err_t *err)
         }
         n++;
     }
+    if (n == 0) n = meta_last_servers(out, CLIENT_MAX_SERVERS); /* named by the metaserver lately */
     if (n == 0)
         return err_set(err, NUMRPC_ENOSERVER,
                        "no server: set NUMRPC_SERVER=host:port, call numrpc_init, or name "

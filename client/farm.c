@@ -2,6 +2,7 @@
  * outstanding work under an adaptive cap, pipelined connections with a
  * sending and a receiving thread each, retry while no reply byte landed. */
 #include "client.h"
+#include "meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ typedef struct aserver {
     int win_calls, win_saturated;
     double win_flops, win_start, last_rate;
     double service;        /* moving average of a call's time at the head */
+    double meta_backlog;   /* predicted seconds of its ranked calls in flight */
+    int meta_slots;        /* calls it runs at once at full speed (metaserver) */
     aconn *conns[FARM_CONNS_MAX];
     int nconns;
 } aserver;
@@ -149,6 +152,8 @@ static void leave_server(call_obj *k)
     if (s == NULL) return;
     s->in_flight--;
     s->work -= k->flops;
+    if (k->meta) s->meta_backlog -= k->meta_cost[s->index];
+    if (s->in_flight == 0 || s->meta_backlog < 0) s->meta_backlog = 0;
     if (s->in_flight == 0 || s->work < 0) s->work = 0;
     if (k->conn) {
         k->conn->outstanding--;
@@ -165,6 +170,8 @@ static void finish(call_obj *k, int rc, const err_t *err)
         s->calls++;
         adapt_cap(s, k);
     }
+    if (s && rc == 0 && meta_enabled()) /* what the metaserver learns from (meta.c) */
+        meta_note_call(k->routine, k->flops, k->meta ? k->meta_cost[s->index] : 0, &k->info);
     leave_server(k);
     if (k->ref) {
         iface_cache_put(k->ref);
@@ -496,10 +503,38 @@ static int effective_cap(const aserver *s, const call_obj *k)
     return k->cheap && s->cap < CAP_CHEAP ? CAP_CHEAP : s->cap;
 }
 
+/* A call the metaserver ranked goes where it would finish first: the
+ * predicted backlog of the server's ranked calls over its slots, plus the
+ * call's own predicted time there; it waits when that server is full. */
+static aserver *pick_server_meta(const call_obj *k, int *full)
+{
+    double now = sock_now(), best_cost = 0;
+    aserver *best = NULL;
+    int best_rank = 0;
+    *full = 0;
+    for (int i = 0; i < farm.nservers; i++) {
+        aserver *s = farm.servers[i];
+        if (!(k->allowed & (1u << i))) continue;
+        int rank = s->down_until > now ? 2 : (k->tried & (1u << i)) ? 1 : 0;
+        double cost = s->meta_backlog / (s->meta_slots > 0 ? s->meta_slots : 1) + k->meta_cost[i];
+        if (best == NULL || rank < best_rank || (rank == best_rank && cost < best_cost)) {
+            best = s;
+            best_rank = rank;
+            best_cost = cost;
+        }
+    }
+    if (best && best->in_flight >= effective_cap(best, k)) {
+        *full = 1;
+        return NULL;
+    }
+    return best;
+}
+
 /* The server for k: least outstanding work among those allowed, up and
  * under their cap; servers it failed on only when no other is left. */
 static aserver *pick_server(const call_obj *k, int *full)
 {
+    if (k->meta) return pick_server_meta(k, full);
     double now = sock_now();
     aserver *best = NULL;
     int best_rank = 0;
@@ -579,6 +614,7 @@ static void dispatch_locked(void)
             k->conn = a;
             s->in_flight++;
             s->work += k->flops;
+            if (k->meta) s->meta_backlog += k->meta_cost[s->index];
             if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
             a->outstanding++;
             a->heavy += !k->cheap;
@@ -601,6 +637,10 @@ void farm_submit_locked(call_obj *k, const endpoint *eps, int n)
     for (int i = 0; i < n; i++) {
         aserver *s = server_for_locked(k->pinned ? &k->pin : &eps[i]);
         if (s) k->allowed |= 1u << s->index;
+        if (s && k->meta && !k->pinned) {
+            k->meta_cost[s->index] = k->meta_pred[i];
+            s->meta_slots = k->meta_slots[i];
+        }
         if (k->pinned) break;
     }
     k->state = CALL_QUEUED;

@@ -1,0 +1,40 @@
+/* meta.h -- libnumrpc's use of a metaserver (NUMRPC_METASERVER): ranked
+ * servers for a call, leases, and reports of finished calls (meta.c). */
+#ifndef NUMRPC_CLIENT_META_H
+#define NUMRPC_CLIENT_META_H
+
+#include "client.h"
+
+/* Sets the metaserver from "host:port" (NULL or "" = none) and forgets
+ * leases; called by the configuration (config.c) with client_lock held. */
+int meta_configure(const char *hostport, err_t *err);
+/* True when a metaserver is configured. */
+int meta_enabled(void);
+/* Servers for a blocking call of routine with src's arguments, best first
+ * (up to CLIENT_MAX_SERVERS): the count, or an error when the metaserver
+ * cannot say (the caller then uses NUMRPC_SERVER or meta_last_servers).
+ * pred[i] is the predicted seconds on eps[i]; *flops the call's
+ * complexity.  src is not consumed (a va_list is copied). */
+int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *pred,
+                   double *flops, err_t *err);
+/* The same for an asynchronous call: captures src into k against the
+ * interface the metaserver holds, fills k->meta_pred / k->meta_slots in
+ * eps order and sets k->meta. */
+int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err);
+/* The servers for a call: the metaserver's ranking (*ranked = 1, pred
+ * filled), else NUMRPC_SERVER or the servers it named lately; when none,
+ * the metaserver's reason.  The count or an error. */
+int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, double *pred, double *flops,
+                          int *ranked, err_t *err);
+/* The same for an asynchronous call (*bound = 1: k was captured). */
+int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err);
+/* Records a finished call (server, bytes, times from info) to report to
+ * the metaserver with the next query.  Never does I/O; any lock may be
+ * held except client_lock. */
+void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info);
+/* The servers the metaserver named lately (no I/O); the count. */
+int meta_last_servers(endpoint *out, int max);
+/* Sends the reports still buffered (numrpc_finalize). */
+void meta_flush(void);
+
+#endif

@@ -1,0 +1,466 @@
+// meta_test.cc -- the metaserver with real processes: servers join and are
+// listed, leave when killed, drained or silent; calls follow the ranking;
+// as root, a CPU-quota server and one behind a rate-shaped veth.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "marshal.h"
+#include "numrpc.h"
+#include "protocol.h"
+#include "sock.h"
+#include "wire.h"
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+            const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
+            const int *ldc);
+}
+
+namespace {
+
+// A process of this build tree with a port file; optional cgroup (the
+// child joins it before exec) and network namespace (ip netns exec).
+class Proc {
+  public:
+    Proc(std::vector<std::string> args, const std::string &cgroup = "", const std::string &netns = "")
+    {
+        char tmpl[] = "/tmp/numrpc-meta-port-XXXXXX";
+        int fd = mkstemp(tmpl);
+        close(fd);
+        unlink(tmpl);
+        port_file_ = tmpl;
+        args.push_back("--port-file");
+        args.push_back(port_file_);
+        if (!netns.empty()) args.insert(args.begin(), {"/usr/sbin/ip", "netns", "exec", netns});
+        pid_ = fork();
+        if (pid_ == 0) {
+            if (!cgroup.empty()) {
+                std::ofstream procs(cgroup + "/cgroup.procs");
+                procs << getpid() << std::endl;
+            }
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            if (getenv("META_TEST_VERBOSE") == nullptr) dup2(null, 2);
+            std::vector<char *> argv;
+            for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        for (int i = 0; i < 1000 && port_ == 0 && alive(); i++) {
+            std::ifstream in(port_file_);
+            int p = 0;
+            if (in >> p && p > 0) port_ = p;
+            else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    ~Proc()
+    {
+        stop(SIGKILL);
+        unlink(port_file_.c_str());
+    }
+    int port() const { return port_; }
+    pid_t pid() const { return pid_; }
+    bool alive() const
+    {
+        int st;
+        return pid_ > 0 && waitpid(pid_, &st, WNOHANG) == 0;
+    }
+    void signal(int sig) const
+    {
+        if (pid_ > 0) kill(pid_, sig);
+    }
+    // Sends sig and waits for the exit (bounded; SIGKILL after 10 s).
+    void stop(int sig)
+    {
+        if (pid_ <= 0) return;
+        kill(pid_, sig);
+        for (int i = 0; i < 1000; i++) {
+            int st;
+            if (waitpid(pid_, &st, WNOHANG) == pid_) {
+                pid_ = -1;
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+
+  private:
+    pid_t pid_ = -1;
+    int port_ = 0;
+    std::string port_file_;
+};
+
+const std::string kMeta = TOP_BUILDDIR "/metaserver/numrpc-metaserver";
+const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";
+
+std::unique_ptr<Proc> start_meta(const std::string &drop_after = "1.5", const std::string &lease_ms = "200")
+{
+    return std::make_unique<Proc>(std::vector<std::string>{kMeta, "--port", "0", "--bind", "0.0.0.0", "--quiet",
+                                                           "--drop-after", drop_after, "--lease-ms", lease_ms});
+}
+
+std::unique_ptr<Proc> start_server(int meta_port, const std::vector<std::string> &extra = {},
+                                   const std::string &cgroup = "", const std::string &netns = "",
+                                   const std::string &meta_host = "127.0.0.1")
+{
+    std::vector<std::string> args = {kServer, "--port", "0", "--bind", netns.empty() ? "127.0.0.1" : "0.0.0.0",
+                                     "--stubs", TOP_BUILDDIR "/stubs/.libs", "--quiet", "--workers", "2",
+                                     "--blas-threads", "1", "--admin-socket", "none", "--metaserver",
+                                     meta_host + ":" + std::to_string(meta_port)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Proc>(args, cgroup, netns);
+}
+
+// The metaserver's status (JSON when json), through the protocol.
+std::string meta_status(int port, bool json = true)
+{
+    err_t err;
+    int fd = sock_connect("127.0.0.1", port, 2000, &err);
+    if (fd < 0) return "";
+    wire_reader r;
+    wire_writer w;
+    std::string out;
+    char *text = nullptr, *detail = nullptr;
+    uint32_t type, id, status;
+    if (wire_reader_init(&r, fd, PROTO_MAX_PACKET, &err) == 0 && wire_writer_init(&w, fd, 0, &err) == 0) {
+        wire_begin(&w, PROTO_META_STATUS, 9);
+        if (marshal_put_u32(&w, json ? 1 : 0, &err) == 0 && wire_end(&w, &err) == 0 &&
+            wire_next_message(&r, &type, &id, &err) == 0 && marshal_get_u32(&r, &status, &err) == 0 &&
+            marshal_get_string(&r, &detail, 4096, &err) == 0 && status == 0 &&
+            marshal_get_string(&r, &text, 1u << 24, &err) == 0)
+            out = text;
+        wire_reader_free(&r);
+        wire_writer_free(&w);
+    }
+    free(text);
+    free(detail);
+    close(fd);
+    return out;
+}
+
+std::string label(int port, const std::string &host = "127.0.0.1")
+{
+    return host + ":" + std::to_string(port);
+}
+
+bool listed(int meta_port, const std::string &server)
+{
+    return meta_status(meta_port).find("\"server\":\"" + server + "\"") != std::string::npos;
+}
+
+// Waits (bounded) until the server is listed (want) or gone (!want).
+bool wait_listed(int meta_port, const std::string &server, bool want, int seconds = 20)
+{
+    for (int i = 0; i < seconds * 50; i++) {
+        if (listed(meta_port, server) == want) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// Waits (bounded) until the server is draining or no longer listed.
+bool wait_draining_or_gone(int meta_port, const std::string &server)
+{
+    for (int i = 0; i < 1000; i++) {
+        std::string js = meta_status(meta_port);
+        size_t at = js.find("\"server\":\"" + server + "\"");
+        if (at == std::string::npos) return true;
+        if (js.substr(at, js.find('}', at) - at).find("\"draining\":1") != std::string::npos) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+void use_metaserver(int meta_port, const std::string &servers = "")
+{
+    std::string m = "127.0.0.1:" + std::to_string(meta_port);
+    setenv("NUMRPC_METASERVER", m.c_str(), 1);
+    if (servers.empty()) unsetenv("NUMRPC_SERVER");
+    else setenv("NUMRPC_SERVER", servers.c_str(), 1);
+    ASSERT_EQ(numrpc_init(nullptr), NUMRPC_OK);
+}
+
+struct Gemm {
+    int n;
+    std::vector<double> a, b, c, want;
+    int id = 0;
+    explicit Gemm(int n_, int seed) : n(n_), a((size_t)n_ * n_), b((size_t)n_ * n_), c((size_t)n_ * n_, 0.0), want((size_t)n_ * n_)
+    {
+        for (size_t i = 0; i < a.size(); i++) {
+            a[i] = std::sin(1.0 + (double)i + 7.0 * seed);
+            b[i] = std::cos(2.0 + (double)i - 3.0 * seed);
+        }
+        double one = 1, zero = 0;
+        dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n);
+    }
+    int call(const char *name = "dgemm")
+    {
+        return numrpc_call(name, 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    }
+    int start()
+    {
+        return numrpc_call_async(&id, "dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    }
+    double error() const
+    {
+        double e = 0;
+        for (size_t i = 0; i < c.size(); i++) e = std::max(e, std::fabs(c[i] - want[i]));
+        return e;
+    }
+};
+
+class MetaTest : public ::testing::Test {
+  protected:
+    void TearDown() override
+    {
+        numrpc_finalize();
+        unsetenv("NUMRPC_METASERVER");
+        unsetenv("NUMRPC_SERVER");
+    }
+};
+
+TEST_F(MetaTest, ServersJoinAndAreListedWithTheirRoutinesAndSpeed)
+{
+    auto meta = start_meta();
+    ASSERT_GT(meta->port(), 0);
+    auto a = start_server(meta->port()), b = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    ASSERT_TRUE(wait_listed(meta->port(), label(b->port()), true));
+    std::string js = meta_status(meta->port());
+    EXPECT_NE(js.find("\"dgemm\""), std::string::npos);
+    EXPECT_NE(js.find("{\"n\":512,\"flops\":"), std::string::npos) << js; // the measured curve
+    // The text table names both servers and dmmul's servers.
+    std::string text = meta_status(meta->port(), false);
+    EXPECT_NE(text.find(label(a->port())), std::string::npos);
+    EXPECT_NE(text.find("dmmul"), std::string::npos);
+
+    // A client with only NUMRPC_METASERVER calls and gets the right answer.
+    use_metaserver(meta->port());
+    Gemm g(40, 1);
+    ASSERT_EQ(g.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_LT(g.error(), 1e-9);
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    std::set<std::string> both = {label(a->port()), label(b->port())};
+    EXPECT_EQ(both.count(info.server), 1u) << info.server;
+    // numrpc_list without NUMRPC_SERVER: the servers the metaserver named.
+    char *names = nullptr;
+    ASSERT_EQ(numrpc_list(nullptr, &names), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_NE(std::string(names).find("dgemm\n"), std::string::npos);
+    free(names);
+}
+
+TEST_F(MetaTest, UnknownRoutineIsAClearErrorAndADownMetaserverFallsBack)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    use_metaserver(meta->port());
+    EXPECT_EQ(numrpc_call("no_such_routine"), NUMRPC_ENOENT);
+    EXPECT_STREQ(numrpc_last_error_detail(), "no server known to the metaserver offers \"no_such_routine\"");
+
+    // The metaserver goes away: NUMRPC_SERVER still works.
+    int dead_port = meta->port();
+    meta->stop(SIGKILL);
+    use_metaserver(dead_port, label(a->port()));
+    Gemm g(30, 2);
+    ASSERT_EQ(g.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_LT(g.error(), 1e-9);
+}
+
+TEST_F(MetaTest, KilledServerDuringAFarmOf100AllRightAndItLeavesTheRanking)
+{
+    auto meta = start_meta("1.0");
+    auto a = start_server(meta->port()), b = start_server(meta->port()), c = start_server(meta->port());
+    for (auto *p : {a.get(), b.get(), c.get()}) ASSERT_TRUE(wait_listed(meta->port(), label(p->port()), true));
+    use_metaserver(meta->port());
+    std::vector<std::unique_ptr<Gemm>> jobs;
+    for (int i = 0; i < 100; i++) jobs.push_back(std::make_unique<Gemm>(120, i));
+    for (auto &j : jobs) ASSERT_EQ(j->start(), NUMRPC_OK) << numrpc_last_error_detail();
+    // Kill one server (dispatcher and workers) once calls are running.
+    int first = 0;
+    ASSERT_EQ(numrpc_wait_any(&first), NUMRPC_OK) << numrpc_last_error_detail();
+    b->stop(SIGKILL);
+    // Its workers may still hold calls; they die with their dispatcher's group or finish.
+    for (auto &j : jobs) {
+        if (j->id == first) continue;
+        int rc = numrpc_wait(j->id);
+        EXPECT_EQ(rc, NUMRPC_OK) << numrpc_last_error_detail();
+    }
+    for (auto &j : jobs) EXPECT_LT(j->error(), 1e-9);
+    EXPECT_TRUE(wait_listed(meta->port(), label(b->port()), false));
+    // A stopped server (alive, silent) is dropped after the heartbeat limit.
+    c->signal(SIGSTOP);
+    EXPECT_TRUE(wait_listed(meta->port(), label(c->port()), false));
+    EXPECT_TRUE(listed(meta->port(), label(a->port())));
+    c->signal(SIGCONT);
+    // It comes back on its own: joins again.
+    EXPECT_TRUE(wait_listed(meta->port(), label(c->port()), true));
+}
+
+TEST_F(MetaTest, ServerStartedMidRunReceivesCallsAndADrainedOneStops)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    use_metaserver(meta->port());
+    Gemm g(150, 3);
+    ASSERT_EQ(g.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    auto b = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(b->port()), true));
+    // Farms (the lease is 200 ms) until one call lands on the new server.
+    bool reached = false;
+    for (int round = 0; round < 40 && !reached; round++) {
+        std::vector<std::unique_ptr<Gemm>> jobs;
+        for (int i = 0; i < 8; i++) jobs.push_back(std::make_unique<Gemm>(150, 10 * round + i));
+        for (auto &j : jobs) ASSERT_EQ(j->start(), NUMRPC_OK) << numrpc_last_error_detail();
+        for (auto &j : jobs) {
+            numrpc_call_info info;
+            ASSERT_EQ(numrpc_wait(j->id), NUMRPC_OK) << numrpc_last_error_detail();
+            ASSERT_EQ(numrpc_call_info_of(j->id, &info), NUMRPC_OK);
+            EXPECT_LT(j->error(), 1e-9);
+            reached |= std::string(info.server) == label(b->port());
+        }
+        if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(reached) << "no call reached the server that joined mid-run";
+
+    // SIGTERM: b drains (the metaserver hears it at once) and leaves;
+    // every later call runs on a.
+    b->signal(SIGTERM);
+    EXPECT_TRUE(wait_draining_or_gone(meta->port(), label(b->port())));
+    for (int i = 0; i < 20; i++) {
+        Gemm x(60, 100 + i);
+        ASSERT_EQ(x.call(), NUMRPC_OK) << numrpc_last_error_detail();
+        EXPECT_LT(x.error(), 1e-9);
+        numrpc_call_info info;
+        numrpc_last_call_info(&info);
+        EXPECT_EQ(std::string(info.server), label(a->port()));
+    }
+}
+
+// ---- Heterogeneous servers made real (root: cgroup v1 cpu, ip netns, tc tbf) ----
+
+int sh(const std::string &cmd)
+{
+    std::string quiet = cmd + " >/dev/null 2>&1";
+    return system(quiet.c_str());
+}
+
+class Hetero {
+  public:
+    std::string skip, cgroup, netns, veth_host, veth_ns, ns_ip, host_ip;
+    Hetero()
+    {
+        if (geteuid() != 0) {
+            skip = "needs root (cgroup v1 cpu controller, ip netns, tc)";
+            return;
+        }
+        struct stat st;
+        if (stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", &st) != 0) {
+            skip = "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu";
+            return;
+        }
+        int tag = getpid() % 200 + 20;
+        cgroup = "/sys/fs/cgroup/cpu/numrpc-meta-" + std::to_string(getpid());
+        if (mkdir(cgroup.c_str(), 0755) != 0) {
+            skip = "cannot create a cgroup under /sys/fs/cgroup/cpu";
+            cgroup.clear();
+            return;
+        }
+        std::ofstream(cgroup + "/cpu.cfs_period_us") << 100000 << std::endl;
+        std::ofstream(cgroup + "/cpu.cfs_quota_us") << 10000 << std::endl; // 10 % of one CPU
+        netns = "nrmeta" + std::to_string(getpid());
+        veth_host = "nrmh" + std::to_string(getpid() % 100000);
+        veth_ns = "nrmn" + std::to_string(getpid() % 100000);
+        host_ip = "10.231." + std::to_string(tag) + ".1";
+        ns_ip = "10.231." + std::to_string(tag) + ".2";
+        bool ok = sh("ip netns add " + netns) == 0 &&
+                  sh("ip link add " + veth_host + " type veth peer name " + veth_ns) == 0 &&
+                  sh("ip link set " + veth_ns + " netns " + netns) == 0 &&
+                  sh("ip addr add " + host_ip + "/24 dev " + veth_host) == 0 &&
+                  sh("ip link set " + veth_host + " up") == 0 &&
+                  sh("ip netns exec " + netns + " ip addr add " + ns_ip + "/24 dev " + veth_ns) == 0 &&
+                  sh("ip netns exec " + netns + " ip link set " + veth_ns + " up") == 0 &&
+                  sh("ip netns exec " + netns + " ip link set lo up") == 0 &&
+                  // 800 Mbit/s each way: a link far slower than loopback.
+                  sh("tc qdisc add dev " + veth_host + " root tbf rate 800mbit burst 1mb latency 100ms") == 0 &&
+                  sh("ip netns exec " + netns + " tc qdisc add dev " + veth_ns +
+                     " root tbf rate 800mbit burst 1mb latency 100ms") == 0;
+        if (!ok) skip = "cannot build a network namespace with a tbf-shaped veth (ip netns, tc)";
+    }
+    ~Hetero()
+    {
+        if (!veth_host.empty()) sh("ip link del " + veth_host);
+        if (!netns.empty()) sh("ip netns del " + netns);
+        if (!cgroup.empty()) rmdir(cgroup.c_str());
+    }
+};
+
+TEST_F(MetaTest, LargeDgemmGoesToTheFastServerBigDataToTheWellConnectedOne)
+{
+    Hetero h;
+    if (!h.skip.empty()) GTEST_SKIP() << h.skip;
+    auto meta = start_meta("3.0", "100");
+    ASSERT_GT(meta->port(), 0);
+    // slow: 10 % of a CPU, on loopback; fast: a whole CPU behind the veth.
+    auto slow = start_server(meta->port(), {}, h.cgroup);
+    auto fast = start_server(meta->port(), {}, "", h.netns, h.host_ip);
+    std::string slow_label = label(slow->port()), fast_label = label(fast->port(), h.ns_ip);
+    ASSERT_TRUE(wait_listed(meta->port(), slow_label, true, 30));
+    ASSERT_TRUE(wait_listed(meta->port(), fast_label, true, 30)) << meta_status(meta->port());
+    use_metaserver(meta->port());
+
+    // The client's own calls measure its throughput to each (reported with
+    // the next query): a few pinned daxpy calls with 8 MB each way.
+    int n = 1 << 20;
+    std::vector<double> x(n, 1.5), y(n, 0.5);
+    for (const std::string &where : {slow_label, fast_label})
+        for (int i = 0; i < 3; i++) {
+            std::string url = "numrpc://" + where + "/daxpy";
+            ASSERT_EQ(numrpc_call(url.c_str(), n, 1.0, x.data(), 1, y.data(), 1), NUMRPC_OK)
+                << numrpc_last_error_detail();
+        }
+    EXPECT_DOUBLE_EQ(y[n - 1], 0.5 + 6 * 1.5);
+
+    // A large dgemm (2 GFlop, 32 MB): computing is what counts.
+    Gemm big(1000, 7);
+    ASSERT_EQ(big.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_LT(big.error(), 1e-8);
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), fast_label) << meta_status(meta->port(), false);
+
+    // A daxpy of 2 M elements (32 MB, 4 MFlop): the network is what counts.
+    int m = 2 << 20;
+    std::vector<double> x2(m), y2(m), want(m);
+    for (int i = 0; i < m; i++) {
+        x2[i] = std::sin((double)i);
+        y2[i] = std::cos((double)i);
+        want[i] = 2.0 * x2[i] + y2[i];
+    }
+    ASSERT_EQ(numrpc_call("daxpy", m, 2.0, x2.data(), 1, y2.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), slow_label) << meta_status(meta->port(), false);
+    EXPECT_EQ(y2, want);
+}
+
+} // namespace
