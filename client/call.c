@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "marshal.h"
 #include "sock.h"
 
@@ -45,7 +46,8 @@ int numrpc_last_call_info(numrpc_call_info *info)
  * its char* (the caller's buffer of bound + 1 bytes for out and inout). */
 static int by_value(const iface_param *p)
 {
-    return p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING);
+    return p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING ||
+                            files_type_is_file(p->type)); /* files: their path */
 }
 
 static void read_vararg(const iface_param *p, va_list *ap, value_slot *v, void **ptr)
@@ -90,6 +92,8 @@ static int read_tagged(const iface_t *f, uint32_t i, const numrpc_arg *a, value_
     case NUMRPC_T_FLOAT: v->f = a->v.f; break;
     case NUMRPC_T_DOUBLE: v->d = a->v.d; break;
     case NUMRPC_T_STRING: v->s = a->v.s; break;
+    case NUMRPC_T_FILE:
+    case NUMRPC_T_RFILE: v->s = a->v.s; break; /* the file's path */
     default: /* complex scalars in a tagged array are passed by pointer */
         if (a->v.p == NULL) return err_set(err, NUMRPC_EINVAL, "%s: %s is NULL", f->name, p->name);
         memcpy(v, a->v.p, iface_type_size(p->type));
@@ -182,8 +186,10 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
         case NUMRPC_T_LONG: a->v.l = (long)v->l; break;
         case NUMRPC_T_FLOAT: a->v.f = v->f; break;
         case NUMRPC_T_DOUBLE: a->v.d = v->d; break;
+        case NUMRPC_T_FILE:
+        case NUMRPC_T_RFILE:
         case NUMRPC_T_STRING: {
-            if (p->mode != IFACE_IN) { /* the caller's buffer, theirs until the call ends */
+            if (p->mode != IFACE_IN && p->type == NUMRPC_T_STRING) { /* the caller's buffer, theirs until the call ends */
                 k->vals[i].s = NULL;
                 a->v.s = v->s;
                 break;
@@ -208,7 +214,8 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
 void call_release_args(call_obj *k)
 {
     for (int i = 0; i < k->nargs; i++) {
-        if (k->args[i].type == NUMRPC_T_STRING && k->vals[i].s) {
+        if ((k->args[i].type == NUMRPC_T_STRING || files_type_is_file(k->args[i].type)) &&
+            k->vals[i].s) {
             free((char *)k->vals[i].s);
             k->vals[i].s = NULL;
         }
@@ -241,6 +248,7 @@ int call_prepare(call_obj *k, const iface_t *f, err_t *err)
 {
     int rc = marshal_eval_shapes(f, k->argv, k->shapes, err);
     if (rc == 0) rc = check_arrays(f, k->argv, k->shapes, err);
+    if (rc == 0) rc = files_check(f, k->argv, MARSHAL_REQUEST, err);
     if (rc != 0) return rc;
     k->deadline_ms = 0;
     if (k->deadline > 0) {
@@ -265,6 +273,8 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     if (rc == 0) rc = marshal_put_u32(&c->writer, (uint32_t)c->writer.packet_size, err);
     if (rc == 0) rc = marshal_put_u32(&c->writer, f->nparams, err);
     if (rc == 0) rc = marshal_write(&c->writer, f, k->argv, k->shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = files_write(&c->writer, f, k->argv, MARSHAL_REQUEST, err);
+    if (rc == 0) client_files_attach(c, f, k->argv); /* rfile reads while waiting (files.c) */
     if (rc == 0) rc = hold ? wire_end_held(&c->writer, err) : wire_end(&c->writer, err);
     k->t_sent = sock_now();
     k->info.bytes_sent = c->writer.bytes_out - k->out0;
@@ -297,10 +307,12 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
 {
     int rc = marshal_read_scalars(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = marshal_read_arrays(&c->reader, f, k->argv, k->shapes, MARSHAL_REPLY, err);
+    if (rc == 0) rc = client_files_read_reply(c, f, k->argv, err); /* OUT files */
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc != 0) return rc;
     double t_end = sock_now();
     numrpc_call_info *info = &k->info;
+    info->bytes_sent = c->writer.bytes_out - k->out0; /* with remote-file data sent meanwhile */
     /* The reply's packets (the reader reads ahead, so its byte count may
      * hold the next replies of a pipelined connection too). */
     uint64_t payload = c->reader.msg_offset, per = c->writer.packet_size - PROTO_HEADER_SIZE;

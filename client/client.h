@@ -30,6 +30,13 @@ typedef struct client_conn {
     int reused;          /* it came from the pool (may have gone stale) */
     char label[CLIENT_HOST_MAX + 8];
     struct client_conn *next;
+    /* The call whose rfile arguments this connection serves while its reply
+     * is awaited (files.c); NULL when none. */
+    const iface_t *rfile_iface;
+    void *const *rfile_argv;
+    int rfile_fd;          /* the open file of rfile_index, or -1 */
+    uint32_t rfile_index;
+    uint64_t rfile_bytes;  /* file bytes sent for the last call */
 } client_conn;
 
 /* A cached interface: shared, reference counted; replaced when stale. */
@@ -65,6 +72,17 @@ int conn_finish_hello(client_conn *c, err_t *err);
 /* Reads a REPLY for call_id: status and detail.  A non-OK status is
  * returned with the server's detail in err; the message is then ended. */
 int conn_read_reply_status(client_conn *c, uint32_t call_id, err_t *err);
+
+/* ---- Files of a call (files.c) ---- */
+/* Remembers the call's arguments: its rfiles are served while it waits. */
+void client_files_attach(client_conn *c, const iface_t *f, void *const *argv);
+/* Closes the served file and forgets the call. */
+void client_files_detach(client_conn *c);
+/* Answers one FILE_READ (its header read) from the attached call's file. */
+int client_files_serve(client_conn *c, uint32_t call_id, err_t *err);
+/* Reads the reply's OUT files into the caller's paths; a path that cannot
+ * be written is the call's error (the rest of the reply is dropped). */
+int client_files_read_reply(client_conn *c, const iface_t *f, void *const *argv, err_t *err);
 /* Closes every pooled connection. */
 void conn_pool_clear(void);
 uint32_t client_next_call_id(void);

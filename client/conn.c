@@ -113,6 +113,12 @@ static int read_status(client_conn *c, uint32_t call_id, err_t *err)
     uint32_t type, id, status;
     char *detail = NULL;
     int rc = wire_next_message(&c->reader, &type, &id, err);
+    /* The routine reads the call's remote files meanwhile (files.c). */
+    while (rc == 0 && type == PROTO_FILE_READ && id == call_id && c->rfile_iface != NULL) {
+        rc = client_files_serve(c, call_id, err);
+        if (rc == 0) rc = wire_next_message(&c->reader, &type, &id, err);
+    }
+    client_files_detach(c);
     if (rc != 0) {
         if (rc == NUMRPC_EIO && strcmp(err->detail, "closed") == 0)
             err_set(err, NUMRPC_EIO, "%s closed the connection", c->label);

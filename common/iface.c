@@ -2,6 +2,8 @@
  * and IDL rendering of interface descriptors. */
 #include "iface.h"
 
+#include "files.h"
+
 #include <rpc/xdr.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,6 +167,7 @@ const char *iface_type_name(uint32_t type)
     case NUMRPC_T_DCOMPLEX: return "double complex";
     case NUMRPC_T_STRING: return "string";
     case NUMRPC_T_FILE: return "filename";
+    case NUMRPC_T_RFILE: return "rfile";
     default: return "?";
     }
 }
@@ -252,7 +255,8 @@ int iface_validate(const iface_t *f, err_t *err)
         char what[160];
         if (p->name == NULL || p->name[0] == '\0')
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %u has no name", f->name, i);
-        if (iface_type_size(p->type) == 0 && p->type != NUMRPC_T_STRING)
+        if (iface_type_size(p->type) == 0 && p->type != NUMRPC_T_STRING &&
+            !files_type_is_file(p->type))
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %s has unknown type %u",
                            f->name, p->name, p->type);
         if (p->mode < IFACE_IN || p->mode > IFACE_WORK)
@@ -262,6 +266,7 @@ int iface_validate(const iface_t *f, err_t *err)
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %s has rank %u > %d",
                            f->name, p->name, p->rank, IFACE_MAX_RANK);
         int rc = validate_string_param(f, p, err);
+        if (rc == 0) rc = files_validate_param(f, p, err); /* files.c */
         if (rc != 0) return rc;
         for (uint32_t d = 0; d < IFACE_MAX_RANK; d++) {
             const iface_dim *dim = &p->dims[d];
@@ -409,7 +414,8 @@ int iface_render_idl(const iface_t *f, char **out)
     sb_printf(&b, "Define %s(", f->name);
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        int by_ref = p->rank == 0 && p->mode != IFACE_IN && p->type != NUMRPC_T_STRING;
+        int by_ref = p->rank == 0 && p->mode != IFACE_IN && p->type != NUMRPC_T_STRING &&
+                     !files_type_is_file(p->type);
         sb_printf(&b, "%s%s %s", i ? ",\n          " : "", iface_mode_name(p->mode),
                   iface_type_name(p->type));
         if (p->bound.nwords) {

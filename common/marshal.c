@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "files.h"
 
 int marshal_travels(const iface_param *p, marshal_dir dir)
 {
@@ -259,6 +260,7 @@ static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
+        if (files_type_is_file(p->type)) continue; /* the file section: files.c */
         int rc;
         if (p->type == NUMRPC_T_STRING) {
             rc = marshal_put_string(w, *(char *const *)argv[i], err);
@@ -283,6 +285,7 @@ int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
+        if (files_type_is_file(p->type)) continue; /* the file section: files.c */
         int rc;
         if (p->type == NUMRPC_T_STRING) {
             rc = read_string(r, f, p, (char **)argv[i], shapes ? shapes[i].bound : -1, dir, err);

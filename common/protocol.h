@@ -23,7 +23,10 @@ enum proto_type {
     PROTO_KEEPALIVE = 6, /* (empty): the server is still computing           */
     PROTO_REPLY = 7,     /* i32 status, string detail, then per request type */
     PROTO_ADMIN = 8,     /* reserved: administration                         */
-    PROTO_STATUS = 9     /* reserved: server status                          */
+    PROTO_STATUS = 9,    /* reserved: server status                          */
+    /* Remote files (docs/protocol.md, "Files"); 12-15 reserved for them. */
+    PROTO_FILE_READ = 10, /* server -> client mid-call: u32 param, u64 offset, u32 length */
+    PROTO_FILE_DATA = 11  /* client -> server: i32 status, string detail, u64 n, bytes */
 };
 
 /* Metaserver messages (16-31; docs/protocol.md, docs/metaserver.md).  A

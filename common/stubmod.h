@@ -25,6 +25,35 @@ typedef struct stub_entry {
     stub_thunk_fn thunk;
 } stub_entry;
 
+/* ---- Files (docs/idl.md, "Files") ----
+ * An IN or OUT filename reaches the routine as a char* path in a private
+ * directory of the call (the server removes it afterwards).  An IN rfile
+ * reaches it as a numrpc_rfile*: a client file read on demand through the
+ * call's connection, in blocks cached for the call.  Owned by the server,
+ * valid during the call (also in a child the routine forks, as long as the
+ * worker waits for it and does nothing else meanwhile). */
+typedef struct numrpc_rfile {
+    const char *name;  /* the parameter's name, for messages */
+    uint64_t size;     /* bytes in the client's file         */
+    /* Copies up to len bytes at offset into buf; returns the count (0 at
+     * the end), or -1 with errno set (EIO) when the client could not send. */
+    long (*pread)(struct numrpc_rfile *rf, void *buf, size_t len, uint64_t offset);
+    /* A new seekable read-only stdio stream over the file (fopencookie),
+     * or NULL; the routine fcloses it. */
+    void *(*open_stream)(struct numrpc_rfile *rf);
+    void *impl;        /* the server's */
+} numrpc_rfile;
+
+/* Services the server offers a routine during a call.  A module that wants
+ * them exports `const stub_services *numrpc_stub_services;` (a variable):
+ * the server sets it when it loads the module. */
+#define NUMRPC_STUB_SERVICES_SYMBOL "numrpc_stub_services"
+typedef struct stub_services {
+    /* The call ends with error code (a NUMRPC_E*) and this detail instead
+     * of results.  Call at most once, from the worker, before returning. */
+    void (*fail)(int code, const char *detail);
+} stub_services;
+
 typedef struct stub_module {
     uint32_t abi; /* NUMRPC_STUB_ABI */
     const char *module;

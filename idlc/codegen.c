@@ -17,6 +17,8 @@ static const char *c_type(uint32_t type)
     case NUMRPC_T_SCOMPLEX: return "float _Complex";
     case NUMRPC_T_DCOMPLEX: return "double _Complex";
     case NUMRPC_T_STRING: return "char *";
+    case NUMRPC_T_FILE: return "char *";          /* the staged file's path */
+    case NUMRPC_T_RFILE: return "numrpc_rfile *"; /* stubmod.h */
     default: return "void";
     }
 }
@@ -25,6 +27,7 @@ static const char *c_type(uint32_t type)
 static int by_value(const iface_t *f, const iface_param *p)
 {
     if (p->type == NUMRPC_T_STRING) return p->rank == 0; /* the char * itself */
+    if (p->type == NUMRPC_T_FILE || p->type == NUMRPC_T_RFILE) return 1; /* path / handle */
     return f->lang == IFACE_LANG_C && p->rank == 0 && p->mode == IFACE_IN;
 }
 

@@ -142,6 +142,27 @@ static void compile_opt(ast_file *file, const ast_define *d, const char *what,
         ast_error(file, e->loc, "%s is too complex: %s", what, err.detail);
 }
 
+/* Files: a plain name (no dimensions, bound or '*'); filename IN or OUT,
+ * rfile IN only (docs/idl.md, "Files"). */
+static void check_file_param(ast_file *file, const ast_param *p, uint32_t rank)
+{
+    const char *type = p->type == NUMRPC_T_FILE ? "filename" : "rfile";
+    if (rank > 0)
+        ast_error(file, p->loc, "%s '%s' cannot have dimensions (one file per parameter)", type,
+                  p->name);
+    if (p->bound != NULL)
+        ast_error(file, p->bound_loc, "only strings have a bound; '%s' is a %s", p->name, type);
+    if (p->by_pointer)
+        ast_error(file, p->star_loc, "%s '%s' is a path, not a pointer: remove the '*'", type,
+                  p->name);
+    if (p->type == NUMRPC_T_FILE && p->mode != IFACE_IN && p->mode != IFACE_OUT)
+        ast_error(file, p->loc, "filename '%s' must be IN (sent to the server) or OUT (sent back)",
+                  p->name);
+    if (p->type == NUMRPC_T_RFILE && p->mode != IFACE_IN)
+        ast_error(file, p->loc, "rfile '%s' must be IN (the server reads the client's file)",
+                  p->name);
+}
+
 static void check_param(ast_file *file, const ast_define *d, const ast_param *p)
 {
     uint32_t rank = rank_of(p);
@@ -151,8 +172,8 @@ static void check_param(ast_file *file, const ast_define *d, const ast_param *p)
         ast_error(file, extra->loc, "'%s' has %u dimensions; at most %d are allowed",
                   p->name, rank, IFACE_MAX_RANK);
     }
-    if (p->type == NUMRPC_T_FILE) {
-        ast_error(file, p->type_loc, "type filename is not supported yet ('%s')", p->name);
+    if (p->type == NUMRPC_T_FILE || p->type == NUMRPC_T_RFILE) {
+        check_file_param(file, p, rank);
         return;
     }
     if (p->bound != NULL && p->type != NUMRPC_T_STRING)
@@ -248,7 +269,7 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
             ast_error(file, d->result_loc, "Calls result '%s' is not a parameter of '%s'",
                       d->calls_result, d->name);
         } else if (p->dims != NULL || p->mode != IFACE_OUT || p->type == NUMRPC_T_STRING ||
-                   p->type == NUMRPC_T_FILE) {
+                   p->type == NUMRPC_T_FILE || p->type == NUMRPC_T_RFILE) {
             ast_error(file, d->result_loc,
                       "Calls result '%s' must be an OUT scalar of a numeric or char type "
                       "(e.g. OUT double *%s)",

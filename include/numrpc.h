@@ -67,7 +67,9 @@ typedef enum numrpc_type {
     NUMRPC_T_SCOMPLEX = 6, /* float complex: two floats                    */
     NUMRPC_T_DCOMPLEX = 7, /* double complex: two doubles                  */
     NUMRPC_T_STRING = 8,   /* NUL-terminated char string                   */
-    NUMRPC_T_FILE = 9      /* a client file name (a later issue)           */
+    NUMRPC_T_FILE = 9,     /* filename: a client file shipped whole (path) */
+    NUMRPC_T_RFILE = 10    /* rfile: a client file the server reads on
+                              demand through the call's connection (path)  */
 } numrpc_type;
 
 /* ---- Blocking calls ----

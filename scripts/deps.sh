@@ -7,6 +7,7 @@ packages=(
   g++ make autoconf automake libtool pkg-config flex bison
   libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
   omniidl libomniorb4-dev libgrpc++-dev protobuf-compiler-grpc gnuplot-nox iproute2
+  sdpa libsdpa-dev
 )
 
 missing=()

@@ -131,6 +131,9 @@ static int load_module(registry *reg, const char *path, const module_list *skip,
     if (overridden(skip, m->module)) return 0; /* registered or removed live */
     if (reg->set_blas_threads == NULL)
         *(void **)&reg->set_blas_threads = dlsym(handle, "openblas_set_num_threads");
+    /* A module that wants the routine services (stubmod.h) gets them. */
+    const stub_services **services = dlsym(handle, NUMRPC_STUB_SERVICES_SYMBOL);
+    if (services != NULL) *services = &server_stub_services;
     for (size_t i = 0; i < m->count; i++) {
         int rc = add_routine(reg, m->entries[i].iface_blob, m->entries[i].iface_len,
                              m->entries[i].thunk, err);

@@ -100,7 +100,8 @@ enum slot_state {
     SLOT_READING = 1,   /* reading a request                              */
     SLOT_COMPUTING = 2, /* the routine runs; the dispatcher may keepalive */
     SLOT_KEEPALIVE = 3, /* the dispatcher is writing a keepalive packet   */
-    SLOT_REPLYING = 4   /* writing the reply                              */
+    SLOT_REPLYING = 4,  /* writing the reply                              */
+    SLOT_FILEIO = 5     /* the routine reads a client file: connection busy */
 };
 
 typedef struct worker_slot {
@@ -151,6 +152,34 @@ int session_serve_one(session *s, err_t *err);
 /* Writes a REPLY carrying only an error (used by the dispatcher too). */
 int session_reply_error(wire_writer *w, uint32_t call_id, int code,
                         const char *detail, err_t *err);
+
+/* ---- A call's files (files.c): staged files in a private directory
+ * (mkdtemp, removed after the call), remote files read through the
+ * connection in cached blocks, and the routine services of stubmod.h. ---- */
+typedef struct files_call {
+    session *s;
+    uint32_t call_id;
+    const iface_t *f;
+    void **argv;
+    char dir[512];                    /* "" when the call stages nothing */
+    void *rfiles[IFACE_MAX_PARAMS];   /* rfile handles, owned            */
+} files_call;
+
+extern const stub_services server_stub_services;
+/* Clears, and reports, a routine's stub_services.fail for the next call. */
+void files_routine_begin(void);
+int files_routine_failed(err_t *call_err);
+/* Fills the file slots of argv (paths in a new private directory). */
+int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t *f,
+                     void **argv, err_t *call_err);
+/* Reads the request's file section (limit: max_call_bytes per file). */
+int files_call_read(files_call *fc, err_t *call_err, err_t *err);
+/* True when a remote-file exchange broke the connection. */
+int files_call_broken(const files_call *fc);
+/* Remote-file bytes fetched by the call. */
+uint64_t files_call_fetched(const files_call *fc);
+/* Frees paths and handles and removes the directory; safe to repeat. */
+void files_call_end(files_call *fc);
 
 /* ---- Cancel (cancel.c) ---- */
 /* While slot's worker computes, takes a CANCEL for its call from the head

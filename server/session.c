@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "marshal.h"
 #include "sock.h"
 
@@ -345,6 +346,8 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         err_set(&call_err, NUMRPC_ENOMEM, "%s: argument table", f->name);
         return refuse(s, call_id, &call_err, err);
     }
+    files_call fc; /* the call's files (files.c) */
+    fc.f = NULL;
     for (uint32_t i = 0; i < f->nparams; i++) a->argv[i] = &a->scalars[i];
     rc = marshal_read_scalars(&s->reader, f, a->argv, NULL, MARSHAL_REQUEST, err);
     if (rc != 0) goto broken;
@@ -352,13 +355,20 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         if (f->params[i].rank > 0) a->argv[i] = NULL;
     if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
         allocate_arrays(s, f, a, &call_err) != 0 ||
-        allocate_string_tables(s, f, a, &call_err) != 0) {
+        allocate_string_tables(s, f, a, &call_err) != 0 ||
+        files_call_begin(&fc, s, call_id, f, a->argv, &call_err) != 0) {
+        files_call_end(&fc);
         free_call_args(f, a);
         free(a);
         arena_after_call(&s->arena);
         return refuse(s, call_id, &call_err, err);
     }
     rc = marshal_read_arrays(&s->reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
+    if (rc == 0 && (rc = files_call_read(&fc, &call_err, err)) != 0 && call_err.code != 0) {
+        files_call_end(&fc);
+        rc = refuse(s, call_id, &call_err, err); /* a file over the limit */
+        goto broken;
+    }
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc != 0) goto broken;
     if (marshal_check_strings(f, a->argv, a->shapes, MARSHAL_REQUEST, &call_err) != 0 ||
@@ -368,14 +378,27 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     }
 
     /* Replies held for cheap calls go out before anything long runs. */
-    int cheap = is_cheap(f, a->argv);
+    int cheap = is_cheap(f, a->argv) && !files_iface_has_files(f);
     if (!cheap && (rc = wire_flush(&s->writer, err)) != 0) goto broken;
     double compute_s = 0;
+    files_routine_begin();
     run_routine(s, r, call_id, a, deadline_ms, &compute_s);
+    if (files_call_broken(&fc)) {
+        rc = err_set(err, NUMRPC_EIO, "%s: the connection failed while the routine read a remote file",
+                     f->name);
+        goto broken;
+    }
+    if (files_routine_failed(&call_err)) { /* stub_services.fail */
+        files_call_end(&fc);
+        rc = session_reply_error(&s->writer, call_id, call_err.code, call_err.detail, err);
+        goto broken;
+    }
     trim_fortran_strings(f, a);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
+    if (rc == 0) rc = files_write(&s->writer, f, a->argv, MARSHAL_REPLY, err);
+    files_call_end(&fc); /* the call's files are gone before the caller hears of it */
     /* A cheap call's reply waits for the next request if it is here whole. */
     if (rc == 0 && cheap && wire_reader_has_message(&s->reader))
         rc = wire_end_held(&s->writer, err);
@@ -383,6 +406,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         rc = wire_end(&s->writer, err);
     atomic_fetch_add(&s->slot->calls, 1);
 broken:
+    files_call_end(&fc);
     free_call_args(f, a);
     free(a);
     arena_after_call(&s->arena);

@@ -1,0 +1,316 @@
+/* files.c -- a call's files on the server: the private directory staged
+ * files live in, remote files read through the caller's connection (cached
+ * blocks, stdio streams), and the services a routine may call. */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "marshal.h"
+
+/* ---- Routine services (stubmod.h) ---- */
+
+static err_t routine_err; /* the running call's failure; one call per worker */
+
+static void service_fail(int code, const char *detail)
+{
+    if (routine_err.code != 0) return;
+    if (code >= 0 || code < NUMRPC_EINTERNAL) code = NUMRPC_ESERVER;
+    err_set(&routine_err, code, "%s", detail ? detail : "the routine failed");
+}
+
+const stub_services server_stub_services = {service_fail};
+
+void files_routine_begin(void)
+{
+    err_clear(&routine_err);
+}
+
+int files_routine_failed(err_t *call_err)
+{
+    if (routine_err.code == 0) return 0;
+    *call_err = routine_err;
+    return 1;
+}
+
+/* ---- Remote files ---- */
+
+typedef struct rfile_impl {
+    numrpc_rfile pub;
+    session *s;
+    uint32_t call_id;
+    uint32_t index;
+    uint8_t **blocks;   /* FILES_BLOCK bytes each (the last one shorter); NULL = not fetched */
+    size_t nblocks;
+    int failed;         /* an exchange failed: the connection is unusable */
+} rfile_impl;
+
+/* Takes the connection from the dispatcher's keepalives and cancel checks. */
+static void hold_connection(worker_slot *slot)
+{
+    int expected = SLOT_COMPUTING;
+    while (!atomic_compare_exchange_weak(&slot->state, &expected, SLOT_FILEIO)) {
+        if (expected != SLOT_KEEPALIVE) return; /* not computing: ours already */
+        expected = SLOT_COMPUTING;
+        usleep(50);
+    }
+}
+
+/* Asks the client for block b and caches it. */
+static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
+{
+    session *s = rf->s;
+    uint64_t offset = (uint64_t)b * FILES_BLOCK;
+    uint64_t want = rf->pub.size - offset < FILES_BLOCK ? rf->pub.size - offset : FILES_BLOCK;
+    uint8_t *block = malloc(want ? want : 1);
+    if (block == NULL) return err_set(err, NUMRPC_ENOMEM, "remote file block");
+    hold_connection(s->slot);
+    int rc = 0;
+    if (s->reader.tail > s->reader.head)
+        rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
+    if (rc == 0) {
+        wire_begin(&s->writer, PROTO_FILE_READ, rf->call_id);
+        rc = marshal_put_u32(&s->writer, rf->index, err);
+        if (rc == 0) rc = marshal_put_u64(&s->writer, offset, err);
+        if (rc == 0) rc = marshal_put_u32(&s->writer, (uint32_t)want, err);
+        if (rc == 0) rc = wire_end(&s->writer, err);
+    }
+    uint32_t type, id, status;
+    uint64_t n = 0;
+    char *detail = NULL;
+    if (rc == 0) rc = wire_next_message(&s->reader, &type, &id, err);
+    if (rc == 0 && (type != PROTO_FILE_DATA || id != rf->call_id))
+        rc = err_set(err, NUMRPC_EPROTO, "message %u for call %u while reading file %s", type,
+                     id, rf->pub.name);
+    if (rc == 0) rc = marshal_get_u32(&s->reader, &status, err);
+    if (rc == 0) rc = marshal_get_string(&s->reader, &detail, ERR_DETAIL_MAX, err);
+    if (rc == 0 && status != 0) {
+        rc = wire_skip_message(&s->reader, err);
+        if (rc == 0) rc = err_set(err, NUMRPC_EIO, "%s", detail);
+        else rf->failed = 1;
+        free(detail);
+        free(block);
+        atomic_store(&s->slot->state, SLOT_COMPUTING);
+        return NUMRPC_EIO;
+    }
+    free(detail);
+    if (rc == 0) rc = marshal_get_u64(&s->reader, &n, err);
+    if (rc == 0 && n != want)
+        rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
+                     (unsigned long long)n, (unsigned long long)want);
+    if (rc == 0) rc = wire_get(&s->reader, block, (size_t)want, err);
+    if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
+    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    atomic_store(&s->slot->state, SLOT_COMPUTING);
+    if (rc != 0) {
+        rf->failed = 1;
+        free(block);
+        return rc;
+    }
+    rf->blocks[b] = block;
+    return 0;
+}
+
+static long rfile_pread(numrpc_rfile *pub, void *buf, size_t len, uint64_t offset)
+{
+    rfile_impl *rf = pub->impl;
+    if (offset >= pub->size || len == 0) return 0;
+    if (len > pub->size - offset) len = (size_t)(pub->size - offset);
+    if (len > LONG_MAX) len = LONG_MAX;
+    size_t done = 0;
+    while (done < len) {
+        uint64_t at = offset + done;
+        size_t b = (size_t)(at / FILES_BLOCK);
+        if (rf->blocks[b] == NULL) {
+            err_t err;
+            if (rf->failed || fetch_block(rf, b, &err) != 0) {
+                if (!rf->failed) service_fail(NUMRPC_EIO, err.detail);
+                else if (routine_err.code == 0)
+                    service_fail(NUMRPC_EIO, "reading a remote file through the connection failed");
+                errno = EIO;
+                return -1;
+            }
+        }
+        size_t in = (size_t)(at % FILES_BLOCK);
+        size_t block_len = b + 1 == rf->nblocks ? (size_t)(pub->size - (uint64_t)b * FILES_BLOCK)
+                                                : FILES_BLOCK;
+        size_t k = block_len - in < len - done ? block_len - in : len - done;
+        memcpy((uint8_t *)buf + done, rf->blocks[b] + in, k);
+        done += k;
+    }
+    return (long)done;
+}
+
+/* One stdio stream: a position over the shared handle. */
+typedef struct rfile_stream {
+    numrpc_rfile *rf;
+    uint64_t pos;
+} rfile_stream;
+
+static ssize_t stream_read(void *cookie, char *buf, size_t size)
+{
+    rfile_stream *st = cookie;
+    long k = rfile_pread(st->rf, buf, size, st->pos);
+    if (k > 0) st->pos += (uint64_t)k;
+    return k;
+}
+
+static int stream_seek(void *cookie, off64_t *offset, int whence)
+{
+    rfile_stream *st = cookie;
+    int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? (int64_t)st->pos
+                                                               : (int64_t)st->rf->size;
+    int64_t to = base + *offset;
+    if (to < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    st->pos = (uint64_t)to;
+    *offset = to;
+    return 0;
+}
+
+static int stream_close(void *cookie)
+{
+    free(cookie);
+    return 0;
+}
+
+static void *rfile_open_stream(numrpc_rfile *rf)
+{
+    rfile_stream *st = malloc(sizeof *st);
+    if (st == NULL) return NULL;
+    st->rf = rf;
+    st->pos = 0;
+    cookie_io_functions_t io = {stream_read, NULL, stream_seek, stream_close};
+    FILE *fp = fopencookie(st, "r", io);
+    if (fp == NULL) free(st);
+    return fp;
+}
+
+/* ---- A call's files ---- */
+
+/* files_read's callback: makes the handle of rfile index. */
+static int make_rfile(void *ctx, uint32_t index, uint64_t size, err_t *call_err)
+{
+    files_call *fc = ctx;
+    rfile_impl *rf = calloc(1, sizeof *rf);
+    size_t nblocks = (size_t)((size + FILES_BLOCK - 1) / FILES_BLOCK);
+    if (rf) rf->blocks = calloc(nblocks ? nblocks : 1, sizeof *rf->blocks);
+    if (rf == NULL || rf->blocks == NULL) {
+        free(rf);
+        return err_set(call_err, NUMRPC_ENOMEM, "%s: remote file table", fc->f->name);
+    }
+    rf->pub = (numrpc_rfile){fc->f->params[index].name, size, rfile_pread, rfile_open_stream, rf};
+    rf->s = fc->s;
+    rf->call_id = fc->call_id;
+    rf->index = index;
+    rf->nblocks = nblocks;
+    fc->rfiles[index] = rf;
+    *(numrpc_rfile **)fc->argv[index] = &rf->pub;
+    return 0;
+}
+
+int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t *f,
+                     void **argv, err_t *call_err)
+{
+    memset(fc, 0, sizeof *fc);
+    fc->s = s;
+    fc->call_id = call_id;
+    fc->f = f;
+    fc->argv = argv;
+    int staged = 0;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        if (f->params[i].type == NUMRPC_T_FILE) staged = 1;
+        if (files_type_is_file(f->params[i].type)) *(char **)argv[i] = NULL;
+    }
+    if (!staged) return 0;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(fc->dir, sizeof fc->dir, "%s/numrpc-call-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(fc->dir) == NULL) { /* mode 0700 */
+        int e = errno;
+        fc->dir[0] = '\0';
+        return err_set(call_err, NUMRPC_ESERVER, "%s: no private directory for the call's files: %s",
+                       f->name, strerror(e));
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        if (f->params[i].type != NUMRPC_T_FILE) continue;
+        char *path = malloc(strlen(fc->dir) + strlen(f->params[i].name) + 2);
+        if (path == NULL) return err_set(call_err, NUMRPC_ENOMEM, "%s: file path", f->name);
+        sprintf(path, "%s/%s", fc->dir, f->params[i].name);
+        *(char **)argv[i] = path;
+    }
+    return 0;
+}
+
+int files_call_read(files_call *fc, err_t *call_err, err_t *err)
+{
+    return files_read(&fc->s->reader, fc->f, fc->argv, MARSHAL_REQUEST,
+                      fc->s->cfg->max_call_bytes, make_rfile, fc, call_err, err);
+}
+
+int files_call_broken(const files_call *fc)
+{
+    for (uint32_t i = 0; i < fc->f->nparams; i++)
+        if (fc->rfiles[i] && ((rfile_impl *)fc->rfiles[i])->failed) return 1;
+    return 0;
+}
+
+uint64_t files_call_fetched(const files_call *fc)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < fc->f->nparams; i++) {
+        rfile_impl *rf = fc->rfiles[i];
+        for (size_t b = 0; rf && b < rf->nblocks; b++)
+            if (rf->blocks[b]) bytes += b + 1 == rf->nblocks ? rf->pub.size - (uint64_t)b * FILES_BLOCK : FILES_BLOCK;
+    }
+    return bytes;
+}
+
+/* Removes dir and everything the routine left in it (it may have made
+ * subdirectories). */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        char path[PATH_MAX];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (e->d_type == DT_DIR) remove_tree(path);
+            else unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+void files_call_end(files_call *fc)
+{
+    if (fc->f == NULL) return;
+    for (uint32_t i = 0; i < fc->f->nparams; i++) {
+        const iface_param *p = &fc->f->params[i];
+        if (p->type == NUMRPC_T_FILE) {
+            free(*(char **)fc->argv[i]);
+            *(char **)fc->argv[i] = NULL;
+        }
+        rfile_impl *rf = fc->rfiles[i];
+        if (rf == NULL) continue;
+        for (size_t b = 0; b < rf->nblocks; b++) free(rf->blocks[b]);
+        free(rf->blocks);
+        free(rf);
+        fc->rfiles[i] = NULL;
+        *(char **)fc->argv[i] = NULL;
+    }
+    if (fc->dir[0]) remove_tree(fc->dir);
+    fc->dir[0] = '\0';
+    fc->f = NULL;
+}

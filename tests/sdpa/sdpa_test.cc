@@ -1,0 +1,252 @@
+// sdpa_test.cc -- SDPA run remotely on SDPLIB problems in both modes (remote
+// file, whole-file shipping): published optima, bad files, limits, cleanup.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "numrpc.h"
+#include "support/server_proc.h"
+
+namespace {
+
+const std::string kSdplib = "/work/shared/data/sdplib";
+
+struct Optimum {
+    double value;
+    double half_unit;  // half a unit in the last published digit
+};
+
+// optimal.tsv: problem, m, n, optimum as published (e.g. 1.778463e+01).
+std::map<std::string, Optimum> load_optima()
+{
+    std::map<std::string, Optimum> out;
+    std::ifstream in(kSdplib + "/optimal.tsv");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream fields(line);
+        std::string name, m, n, text;
+        if (!std::getline(fields, name, '\t') || !std::getline(fields, m, '\t') ||
+            !std::getline(fields, n, '\t') || !std::getline(fields, text, '\t'))
+            continue;
+        size_t e = text.find_first_of("eE"), dot = text.find('.');
+        if (e == std::string::npos || dot == std::string::npos || dot > e) continue;
+        int digits = (int)(e - dot - 1);
+        int exponent = std::stoi(text.substr(e + 1));
+        out[name] = {std::stod(text), 0.5 * std::pow(10.0, exponent - digits)};
+    }
+    return out;
+}
+
+struct Result {
+    int rc = 0;
+    std::string detail;
+    double primal = 0, dual = 0, solve = 0;
+    char phase[16] = "";
+    int code = -1, iterations = -1;
+    numrpc_call_info info{};
+};
+
+Result solve(const std::string &server, const std::string &mode, const char *problem,
+             const char *param = nullptr, const char *solution = nullptr)
+{
+    Result r;
+    std::string url = "numrpc://" + server + "/sdpa_" + mode;
+    r.rc = numrpc_call(url.c_str(), problem, param, solution != nullptr, solution, &r.primal,
+                       &r.dual, r.phase, &r.code, &r.iterations, &r.solve);
+    r.detail = numrpc_last_error_detail();
+    numrpc_last_call_info(&r.info);
+    return r;
+}
+
+std::string temp_dir(const char *tag)
+{
+    std::string t = std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/" + tag + "-XXXXXX";
+    std::string dir = t;
+    if (mkdtemp(&dir[0]) == nullptr) return "";
+    return dir;
+}
+
+int entries(const std::string &dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir.c_str());
+    if (d == nullptr) return -1;
+    while (struct dirent *e = readdir(d))
+        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") n++;
+    closedir(d);
+    return n;
+}
+
+void remove_tree(const std::string &dir)
+{
+    std::string cmd = "rm -rf '" + dir + "'";
+    if (system(cmd.c_str()) != 0) {
+    }
+}
+
+// One server for the suite; its calls stage files in a TMPDIR of our own,
+// so that what a call leaves behind can be counted.
+class SdpaTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite()
+    {
+        stage_dir_ = temp_dir("sdpa-test-stage");
+        work_dir_ = temp_dir("sdpa-test-work");
+        const char *old = getenv("TMPDIR");
+        std::string saved = old ? old : "";
+        setenv("TMPDIR", stage_dir_.c_str(), 1);
+        server_ = new ServerProc();
+        limited_ = new ServerProc({"--max-call-bytes", "100000"});
+        if (saved.empty()) unsetenv("TMPDIR");
+        else setenv("TMPDIR", saved.c_str(), 1);
+        optima_ = load_optima();
+    }
+    static void TearDownTestSuite()
+    {
+        delete server_;
+        delete limited_;
+        server_ = limited_ = nullptr;
+        remove_tree(stage_dir_);
+        remove_tree(work_dir_);
+    }
+    void TearDown() override
+    {
+        // Every call's private directory is gone when its reply is read.
+        EXPECT_EQ(entries(stage_dir_), 0) << "files left in " << stage_dir_;
+        EXPECT_TRUE(server_->alive());
+        EXPECT_TRUE(limited_->alive());
+    }
+    std::string write_file(const std::string &name, const std::string &text)
+    {
+        std::string path = work_dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+    void expect_optimum(const std::string &problem, const std::string &mode)
+    {
+        std::string path = kSdplib + "/" + problem + ".dat-s";
+        Result r = solve(server_->address(), mode, path.c_str());
+        ASSERT_EQ(r.rc, NUMRPC_OK) << problem << " " << mode << ": " << r.detail;
+        std::string phase = r.phase;
+        EXPECT_TRUE(phase == "pdOPT" || phase == "pdFEAS") << problem << ": phase " << phase;
+        ASSERT_TRUE(optima_.count(problem)) << problem << " is not in optimal.tsv";
+        const Optimum &o = optima_[problem];
+        EXPECT_NEAR(r.primal, o.value, o.half_unit * (1 + 1e-9))
+            << problem << " " << mode << ": primal objective vs the published optimum";
+        EXPECT_GT(r.iterations, 0);
+    }
+    static std::string stage_dir_, work_dir_;
+    static ServerProc *server_, *limited_;
+    static std::map<std::string, Optimum> optima_;
+};
+
+std::string SdpaTest::stage_dir_, SdpaTest::work_dir_;
+ServerProc *SdpaTest::server_, *SdpaTest::limited_;
+std::map<std::string, Optimum> SdpaTest::optima_;
+
+const char *const kProblems[] = {"truss1", "control1", "theta1", "control2",
+                                 "mcp100", "arch0",    "theta3"};
+
+TEST_F(SdpaTest, PublishedOptimaWithRemoteFile)
+{
+    for (const char *p : kProblems) expect_optimum(p, "rfile");
+}
+
+TEST_F(SdpaTest, PublishedOptimaWithShippedFile)
+{
+    for (const char *p : kProblems) expect_optimum(p, "ship");
+}
+
+TEST_F(SdpaTest, RemoteFileCrossesTheWireOnceAlthoughReadTwice)
+{
+    std::string path = kSdplib + "/theta3.dat-s";
+    struct stat st;
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    Result r = solve(server_->address(), "rfile", path.c_str());
+    ASSERT_EQ(r.rc, NUMRPC_OK) << r.detail;
+    EXPECT_GE(r.info.bytes_sent, (uint64_t)st.st_size);
+    EXPECT_LE((double)r.info.bytes_sent, 1.02 * (double)st.st_size);
+    Result s = solve(server_->address(), "ship", path.c_str());
+    ASSERT_EQ(s.rc, NUMRPC_OK) << s.detail;
+    EXPECT_GE(s.info.bytes_sent, (uint64_t)st.st_size);
+    EXPECT_EQ(r.primal, s.primal);  // the same bytes, the same solve
+}
+
+TEST_F(SdpaTest, SolutionFileComesBackAndParametersApply)
+{
+    std::string path = kSdplib + "/control1.dat-s";
+    std::string solution = work_dir_ + "/control1.out";
+    for (const char *mode : {"rfile", "ship"}) {
+        unlink(solution.c_str());
+        Result r = solve(server_->address(), mode, path.c_str(), nullptr, solution.c_str());
+        ASSERT_EQ(r.rc, NUMRPC_OK) << r.detail;
+        std::ifstream in(solution);
+        std::stringstream text;
+        text << in.rdbuf();
+        EXPECT_NE(text.str().find("objValPrimal"), std::string::npos) << mode;
+        EXPECT_NE(text.str().find("yMat"), std::string::npos) << mode;
+    }
+    // SDPA's parameter file with maxIteration 5: the solve stops there.
+    std::ifstream defaults("/usr/share/sdpa/param.sdpa");
+    std::stringstream params;
+    params << defaults.rdbuf();
+    std::string text = params.str();
+    ASSERT_EQ(text.compare(0, 3, "100"), 0) << "unexpected param.sdpa";
+    std::string param = write_file("five.param", "5" + text.substr(3));
+    for (const char *mode : {"rfile", "ship"}) {
+        Result r = solve(server_->address(), mode, path.c_str(), param.c_str());
+        ASSERT_EQ(r.rc, NUMRPC_OK) << r.detail;
+        EXPECT_EQ(r.iterations, 5) << mode;
+        EXPECT_STRNE(r.phase, "pdOPT") << mode;
+    }
+}
+
+TEST_F(SdpaTest, MalformedProblemIsAClearErrorAndTheServerGoesOn)
+{
+    std::string bad = write_file("bad.dat-s", "1 2\n3 x\n");
+    std::string good = kSdplib + "/truss1.dat-s";
+    for (const char *mode : {"rfile", "ship"}) {
+        Result r = solve(server_->address(), mode, bad.c_str());
+        EXPECT_EQ(r.rc, NUMRPC_EINVAL) << mode;
+        EXPECT_NE(r.detail.find("sdpa: SDPA stopped:"), std::string::npos) << r.detail;
+        Result ok = solve(server_->address(), mode, good.c_str());
+        EXPECT_EQ(ok.rc, NUMRPC_OK) << ok.detail;
+        EXPECT_STREQ(ok.phase, "pdOPT");
+    }
+}
+
+TEST_F(SdpaTest, MissingProblemFileIsRefusedBeforeSending)
+{
+    std::string missing = work_dir_ + "/no-such.dat-s";
+    for (const char *mode : {"rfile", "ship"}) {
+        Result r = solve(server_->address(), mode, missing.c_str());
+        EXPECT_EQ(r.rc, NUMRPC_EINVAL) << mode;
+        EXPECT_EQ(r.detail, "sdpa_" + std::string(mode) + ": cannot read file problem (" +
+                                missing + "): No such file or directory");
+    }
+}
+
+TEST_F(SdpaTest, FileOverTheServerLimitIsRefused)
+{
+    std::string big = kSdplib + "/theta3.dat-s";  // 206836 bytes > 100000
+    for (const char *mode : {"rfile", "ship"}) {
+        Result r = solve(limited_->address(), mode, big.c_str());
+        EXPECT_EQ(r.rc, NUMRPC_ELIMIT) << mode;
+        EXPECT_EQ(r.detail, "sdpa_" + std::string(mode) +
+                                ": file problem has 206836 bytes, over the limit of 100000 bytes per file");
+        Result ok = solve(limited_->address(), mode, (kSdplib + "/control1.dat-s").c_str());
+        EXPECT_EQ(ok.rc, NUMRPC_OK) << ok.detail;
+    }
+}
+
+}  // namespace
