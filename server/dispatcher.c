@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -358,6 +359,10 @@ static void worker_message(dispatcher *d, int w)
 {
     ctl_msg m;
     int fd;
+    /* The event may be stale: a SIGCHLD earlier in the same batch replaced
+     * the worker of this index, whose new socket has nothing to read yet. */
+    struct pollfd pending = {d->workers[w].ctl, POLLIN, 0};
+    if (d->workers[w].state == WORKER_DEAD || poll(&pending, 1, 0) <= 0) return;
     ssize_t k = sock_recv_fd(d->workers[w].ctl, &fd, &m, sizeof m);
     if (fd >= 0) close(fd);
     if (k <= 0) {
