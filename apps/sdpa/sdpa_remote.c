@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     printf("iteration    = %d\n", iterations);
     printf("solve_seconds = %.6f\ncompute_seconds = %.6f\nwall_seconds = %.6f\n", solve_s,
            info.compute_seconds, wall);
+    printf("send_seconds = %.6f\nreceive_seconds = %.6f\n", info.send_seconds, info.receive_seconds);
     printf("bytes_sent = %llu\nbytes_received = %llu\n", (unsigned long long)info.bytes_sent,
            (unsigned long long)info.bytes_received);
     return 0;
