@@ -1,8 +1,9 @@
-/* bench_transfer.c -- numrpc-bench-transfer: round-trip throughput and latency
- * of numrpc (dcopy, ping) against raw TCP (tuned, naive), interleaved rounds. */
+/* bench_transfer.c -- numrpc-bench-transfer: round-trip and one-way throughput
+ * and latency of numrpc against raw TCP, omniORB and gRPC, interleaved rounds. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
@@ -11,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,22 +48,34 @@ enum system_id {
     SYS_GRPC_PING,
     SYS_RAW_COLD,    /* connect + one 8-byte ping-pong */
     SYS_NUMRPC_COLD, /* a first ping: connect, hello + interface, call */
+    SYS_RAW_SINK,    /* one-way bulk (TTCP): array out, 8-byte ack back */
+    SYS_NUMRPC_SINK,
+    SYS_CORBA_SINK,
+    SYS_GRPC_SINK,
     SYS_COUNT
 };
 static const char *const sys_name[SYS_COUNT] = {
     "raw-tuned",    "raw-naive",   "numrpc-dcopy", "omniorb-dcopy", "grpc-dcopy",
-    "raw-pingpong", "numrpc-ping", "omniorb-ping", "grpc-ping", "raw-cold", "numrpc-cold"};
+    "raw-pingpong", "numrpc-ping", "omniorb-ping", "grpc-ping", "raw-cold", "numrpc-cold",
+    "raw-sink",     "numrpc-sink", "omniorb-sink", "grpc-sink"};
 /* The peer systems reported against numrpc: bulk and ping ids, and names. */
 static const struct baseline {
-    int bulk, ping;
+    int bulk, ping, sink;
     const char *name;
-} baselines[] = {{SYS_CORBA, SYS_CORBA_PING, "omniORB"}, {SYS_GRPC, SYS_GRPC_PING, "gRPC"}};
+} baselines[] = {{SYS_CORBA, SYS_CORBA_PING, SYS_CORBA_SINK, "omniORB"},
+                 {SYS_GRPC, SYS_GRPC_PING, SYS_GRPC_SINK, "gRPC"}};
 #define NBASELINES (sizeof baselines / sizeof baselines[0])
 
 /* The systems this placement measures (the baselines only if built and up). */
-static int sys_on[SYS_COUNT] = {1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+static int sys_on[SYS_COUNT] = {1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0};
 #define FOR_BULK(sys) for (int sys = SYS_RAW_TUNED; sys <= SYS_GRPC; sys++) if (sys_on[sys])
 #define FOR_PING(sys) for (int sys = SYS_RAW_PING; sys <= SYS_GRPC_PING; sys++) if (sys_on[sys])
+#define FOR_SINK(sys) for (int sys = SYS_RAW_SINK; sys <= SYS_GRPC_SINK; sys++) if (sys_on[sys])
+
+static int is_ping(int sys)
+{
+    return sys >= SYS_RAW_PING && sys <= SYS_NUMRPC_COLD;
+}
 
 struct placement {
     const char *name;
@@ -78,6 +94,7 @@ struct sample {
     double send_s, compute_s, receive_s; /* numrpc: means over the reps */
     double jitter_all, jitter_rest;      /* std dev of the reps, without the first */
     uint64_t wire_sent, wire_received;   /* numrpc: last call's wire bytes */
+    int sockbuf, nodelay;                /* buffer sweep: NUMRPC_SOCKBUF (0 = default), NODELAY */
 };
 
 static struct {
@@ -96,6 +113,19 @@ static struct {
     const char *markdown;
     int placement_only; /* -1 all, else index */
     int reps;           /* calls per round and size; 0 = by size */
+    const char *host;   /* servers' address (NUMRPC_BENCH_HOST), default 127.0.0.1 */
+    const char *server_netns; /* servers run in this network namespace (ip netns name) */
+    int netns_fd, home_netns_fd;
+    const char *link;   /* label of the link in CSVs and reports */
+    int buffer_sweep;   /* run only the packet x socket buffer x NODELAY sweep */
+    size_t sweep_bytes;
+    size_t sweep_packets[16];
+    int nsweep_packets;
+    int sweep_bufs[8];
+    int nsweep_bufs;
+    const char *sweep_csv;
+    char stubs_tmp[64]; /* a stubs dir: opt.stubs' modules + benchsink, removed at exit */
+    const char *stubs_given; /* the stubs dir the links point into */
 } opt;
 
 static struct sample *samples;
@@ -134,12 +164,27 @@ static void pin_self(int cpu)
                 strerror(errno));
 }
 
+/* Moves the calling thread into the servers' network namespace (when
+ * --server-netns is set) or back; sockets opened meanwhile live there. */
+static void enter_server_netns(void)
+{
+    if (opt.netns_fd >= 0 && setns(opt.netns_fd, CLONE_NEWNET) != 0)
+        fprintf(stderr, "numrpc-bench-transfer: setns: %s\n", strerror(errno));
+}
+
+static void leave_server_netns(void)
+{
+    if (opt.netns_fd >= 0 && setns(opt.home_netns_fd, CLONE_NEWNET) != 0)
+        fprintf(stderr, "numrpc-bench-transfer: setns back: %s\n", strerror(errno));
+}
+
 /* Forks and executes args (args[0] a path) pinned to cpu, one BLAS thread,
- * stdout to /dev/null.  Returns the pid or -1. */
+ * stdout to /dev/null, in the servers' namespace.  Returns the pid or -1. */
 static pid_t start_pinned(int cpu, const char *const *args)
 {
     pid_t pid = fork();
     if (pid != 0) return pid;
+    if (opt.netns_fd >= 0 && setns(opt.netns_fd, CLONE_NEWNET) != 0) _exit(126);
     pin_self(cpu);
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
     int devnull = open("/dev/null", O_WRONLY);
@@ -189,13 +234,13 @@ static pid_t spawn_with_port(int cpu, const char *const *argv, int *port)
 
 static pid_t spawn_numrpc_server(int cpu, int *port)
 {
-    const char *argv[] = {opt.server_bin, "--port", "0", "--bind", "127.0.0.1", "--stubs",
+    const char *argv[] = {opt.server_bin, "--port", "0", "--bind", opt.host, "--stubs",
                           opt.stubs, "--port-file", "@PORTFILE", "--blas-threads", "1",
                           "--quiet", NULL};
     return spawn_with_port(cpu, argv, port);
 }
 
-/* A delay proxy in front of 127.0.0.1:*port (which it replaces with its own
+/* A delay proxy in front of host:*port (which it replaces with its own
  * port) when --delay-ms is set; returns its pid, 0 when not needed, or -1. */
 static pid_t spawn_delay_proxy(int cpu, int *port)
 {
@@ -211,14 +256,50 @@ static pid_t spawn_delay_proxy(int cpu, int *port)
 #ifdef HAVE_CORBA
 /* Starts the omniORB baseline server pinned like the numrpc one and opens the
  * client on it.  Returns its pid or -1. */
-static pid_t spawn_corba_server(int cpu)
+/* A port free on the servers' host right now (bound, read, closed), or 0. */
+static int pick_free_port(void)
+{
+    enter_server_netns();
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    inet_pton(AF_INET, opt.host, &sa.sin_addr);
+    socklen_t len = sizeof sa;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0) close(fd);
+    leave_server_netns();
+    return port;
+}
+
+/* With --delay-ms the ORB listens on a port chosen here, a delay proxy
+ * forwards to it, and the IOR names the proxy (endPointPublish). */
+static pid_t spawn_corba_server(int cpu, pid_t *proxy)
 {
     char dir[] = "/tmp/numrpc-bench-XXXXXX";
     if (!mkdtemp(dir)) return -1;
     char ior[PATH_MAX], err[256];
     snprintf(ior, sizeof ior, "%s/ior", dir);
     const char *args[] = {opt.corba_bin, "--ior-file", ior, NULL};
+    *proxy = 0;
+    if (opt.delay_ms > 0) {
+        int port = pick_free_port(), via = port;
+        *proxy = port > 0 ? spawn_delay_proxy(cpu, &via) : -1;
+        if (*proxy < 0) {
+            rmdir(dir);
+            return -1;
+        }
+        char p[16], pub[96];
+        snprintf(p, sizeof p, "%d", port);
+        snprintf(pub, sizeof pub, "%s:%d", opt.host, via);
+        setenv("NUMRPC_BENCH_CORBA_PORT", p, 1);
+        setenv("NUMRPC_BENCH_PUBLISH", pub, 1);
+    }
     pid_t pid = start_pinned(cpu, args);
+    unsetenv("NUMRPC_BENCH_CORBA_PORT");
+    unsetenv("NUMRPC_BENCH_PUBLISH");
     if (pid < 0) return -1;
     int ok = 0;
     for (int i = 0; i < 1000 && !ok; i++) {
@@ -295,12 +376,14 @@ static const char *failure_text(int sys, int rc)
 {
     static char text[600];
 #ifdef HAVE_CORBA
-    if (sys == SYS_CORBA || sys == SYS_CORBA_PING) return corba_last_error();
+    if (sys == SYS_CORBA || sys == SYS_CORBA_PING || sys == SYS_CORBA_SINK)
+        return corba_last_error();
 #endif
 #ifdef HAVE_GRPC
-    if (sys == SYS_GRPC || sys == SYS_GRPC_PING) return grpc_baseline_error();
+    if (sys == SYS_GRPC || sys == SYS_GRPC_PING || sys == SYS_GRPC_SINK)
+        return grpc_baseline_error();
 #endif
-    if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING) {
+    if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING || sys == SYS_NUMRPC_SINK) {
         snprintf(text, sizeof text, "%s: %s", numrpc_strerror(rc), numrpc_last_error_detail());
         return text;
     }
@@ -318,7 +401,30 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
     memset(&info, 0, sizeof info);
     for (int r = 0; r < reps; r++) {
         int rc = 0;
-        if (sys >= SYS_RAW_PING) {
+        if (sys >= SYS_RAW_SINK) {
+            tag_arrays(n, ++tag_counter);
+            double ack = 0, want = rawtcp_sink_ack(xbuf, n * 8);
+            double t0 = bench_now();
+            if (sys == SYS_NUMRPC_SINK)
+                rc = numrpc_call("sink", (int)n, xbuf, &ack);
+#ifdef HAVE_CORBA
+            else if (sys == SYS_CORBA_SINK)
+                rc = corba_sink(xbuf, n, &ack);
+#endif
+#ifdef HAVE_GRPC
+            else if (sys == SYS_GRPC_SINK)
+                rc = grpc_baseline_sink(xbuf, n, &ack);
+#endif
+            else
+                rc = rawtcp_sink(c->fd[RAWTCP_TUNED], RAWTCP_TUNED, xbuf, n * 8, &ack);
+            t[r] = bench_now() - t0;
+            if (rc == 0 && ack != want) {
+                fprintf(stderr, "numrpc-bench-transfer: %s %zu bytes: acknowledged %.17g, "
+                                "want %.17g\n",
+                        sys_name[sys], n * 8, ack, want);
+                verify_failures++;
+            }
+        } else if (is_ping(sys)) {
             unsigned long long w = ++tag_counter;
             double t0 = bench_now();
             if (sys == SYS_RAW_PING)
@@ -364,7 +470,7 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
             free(t);
             return -1;
         }
-        if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING) {
+        if (sys == SYS_NUMRPC || sys == SYS_NUMRPC_PING || sys == SYS_NUMRPC_SINK) {
             numrpc_last_call_info(&info);
             send += info.send_seconds;
             comp += info.compute_seconds;
@@ -372,7 +478,7 @@ static int measure(struct ctx *c, int sys, size_t bytes, int reps, struct sample
         }
     }
     s->system = sys;
-    s->bytes = sys >= SYS_RAW_PING ? 8 : n * 8;
+    s->bytes = is_ping(sys) ? 8 : n * 8;
     s->reps = reps;
     s->jitter_all = fit_stddev(t, (size_t)reps, 0);
     s->jitter_rest = fit_stddev(t, (size_t)reps, 1);
@@ -433,7 +539,7 @@ static int reps_for(size_t bytes)
 static int numrpc_setup(int port, size_t packet)
 {
     char servers[64];
-    snprintf(servers, sizeof servers, "127.0.0.1:%d", port);
+    snprintf(servers, sizeof servers, "%s:%d", opt.host, port);
     numrpc_config cfg = {servers, packet};
     int rc = numrpc_init(&cfg);
     if (rc != 0)
@@ -442,12 +548,17 @@ static int numrpc_setup(int port, size_t packet)
     return rc;
 }
 
+static int buffer_sweep(int pi, const struct placement *pl, struct ctx *c);
+
 static int run_placement(int pi, const struct placement *pl)
 {
     pin_self(pl->client_cpu);
     int port = 0;
     rawtcp_server raw = {0, {0, 0}};
-    if (rawtcp_server_spawn(&raw, pl->server_cpu) != 0) {
+    enter_server_netns(); /* the listeners are opened here, before the fork */
+    int raw_rc = rawtcp_server_spawn(&raw, pl->server_cpu);
+    leave_server_netns();
+    if (raw_rc != 0) {
         perror("numrpc-bench-transfer: raw server");
         return -1;
     }
@@ -457,30 +568,27 @@ static int run_placement(int pi, const struct placement *pl)
         return -1;
     }
     /* With --delay-ms every connection goes through a delay proxy. */
-    pid_t proxies[4] = {0, 0, 0, 0};
+    pid_t proxies[5] = {0, 0, 0, 0, 0};
     rawtcp_server raw_via = raw;
     proxies[0] = spawn_delay_proxy(pl->server_cpu, &port);
     proxies[1] = spawn_delay_proxy(pl->server_cpu, &raw_via.port[RAWTCP_TUNED]);
     proxies[2] = spawn_delay_proxy(pl->server_cpu, &raw_via.port[RAWTCP_NAIVE]);
     pid_t corba = -1;
 #ifdef HAVE_CORBA
-    if (opt.corba_bin && opt.delay_ms > 0) {
-        printf("# omniORB baseline: skipped with --delay-ms (its IOR names the server, not the "
-               "proxy)\n");
-    } else if (opt.corba_bin) {
-        corba = spawn_corba_server(pl->server_cpu);
+    if (opt.corba_bin && !opt.buffer_sweep) {
+        corba = spawn_corba_server(pl->server_cpu, &proxies[4]);
         if (corba < 0) fprintf(stderr, "numrpc-bench-transfer: omniORB baseline skipped\n");
     }
 #endif
     pid_t grpc = -1;
 #ifdef HAVE_GRPC
-    if (opt.grpc_bin) {
+    if (opt.grpc_bin && !opt.buffer_sweep) {
         grpc = spawn_grpc_server(pl->server_cpu, &proxies[3]);
         if (grpc < 0) fprintf(stderr, "numrpc-bench-transfer: gRPC baseline skipped\n");
     }
 #endif
-    sys_on[SYS_CORBA] = sys_on[SYS_CORBA_PING] = corba > 0;
-    sys_on[SYS_GRPC] = sys_on[SYS_GRPC_PING] = grpc > 0;
+    sys_on[SYS_CORBA] = sys_on[SYS_CORBA_PING] = sys_on[SYS_CORBA_SINK] = corba > 0;
+    sys_on[SYS_GRPC] = sys_on[SYS_GRPC_PING] = sys_on[SYS_GRPC_SINK] = grpc > 0;
     struct ctx c;
     c.fd[RAWTCP_TUNED] = rawtcp_connect(&raw_via, RAWTCP_TUNED);
     c.fd[RAWTCP_NAIVE] = rawtcp_connect(&raw_via, RAWTCP_NAIVE);
@@ -493,10 +601,15 @@ static int run_placement(int pi, const struct placement *pl)
     }
     int snd, rcv;
     rawtcp_bufsizes(c.fd[RAWTCP_TUNED], &snd, &rcv);
-    printf("# placement %s: client cpu %d, servers cpu %d; numrpc-server 127.0.0.1:%d "
+    printf("# placement %s: client cpu %d, servers cpu %d; link %s; numrpc-server %s:%d "
            "(pid %d); raw tuned SO_SNDBUF/SO_RCVBUF as reported %d/%d\n",
-           pl->name, pl->client_cpu, pl->server_cpu, port, (int)srv, snd, rcv);
+           pl->name, pl->client_cpu, pl->server_cpu, opt.link, opt.host, port, (int)srv, snd,
+           rcv);
     fflush(stdout);
+    if (opt.buffer_sweep) {
+        rc = buffer_sweep(pi, pl, &c);
+        goto out;
+    }
     if (numrpc_setup(port, 0) != 0) goto out;
 
     struct sample s;
@@ -504,6 +617,8 @@ static int run_placement(int pi, const struct placement *pl)
     s.placement = pi;
     /* Warm-up: connections, interface cache, server worker pages. */
     FOR_BULK(sys) for (int i = 0; i < opt.nsizes; i++)
+        if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
+    FOR_SINK(sys) for (int i = 0; i < opt.nsizes; i++)
         if (measure(&c, sys, opt.sizes[i], 1, &s) != 0) goto out;
     FOR_PING(sys) if (measure(&c, sys, 8, 50, &s) != 0) goto out;
 
@@ -530,6 +645,11 @@ static int run_placement(int pi, const struct placement *pl)
         int reps = reps_for(opt.sizes[i]);
         for (int r = 0; r < opt.rounds; r++) {
             FOR_BULK(sys) {
+                if (measure(&c, sys, opt.sizes[i], reps, &s) != 0) goto out;
+                s.round = r;
+                add_sample(&s);
+            }
+            FOR_SINK(sys) {
                 if (measure(&c, sys, opt.sizes[i], reps, &s) != 0) goto out;
                 s.round = r;
                 add_sample(&s);
@@ -577,11 +697,160 @@ out:
     if (grpc > 0) grpc_baseline_close();
 #endif
     stop_process(grpc);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (proxies[i] > 0) stop_process(proxies[i]);
     rawtcp_server_stop(&raw);
     pin_self(-1);
     return rc;
+}
+
+/* ---- the buffer-size sweep (the Ninf paper's figure) ---- */
+
+static const char *size_label(size_t b, char *buf, size_t len);
+static double mbps(size_t bytes, double s);
+
+#define SWEEP_MAX_SERVERS 16
+
+/* numrpc dcopy round trips of opt.sweep_bytes for every packet size x socket
+ * buffer x TCP_NODELAY, raw tuned in the same rounds.  One numrpc server per
+ * (buffer, NODELAY), started with NUMRPC_SOCKBUF / NUMRPC_TCP_NODELAY in its
+ * environment (common/sock.c applies them to every socket); the client sets
+ * the same variables before it reconnects. */
+static int buffer_sweep(int pi, const struct placement *pl, struct ctx *c)
+{
+    pid_t srv[SWEEP_MAX_SERVERS], prox[SWEEP_MAX_SERVERS];
+    int port[SWEEP_MAX_SERVERS], ncombo = 0, rc = -1;
+    int combo_buf[SWEEP_MAX_SERVERS], combo_nd[SWEEP_MAX_SERVERS];
+    for (int b = 0; b < opt.nsweep_bufs; b++)
+        for (int nd = 1; nd >= 0 && ncombo < SWEEP_MAX_SERVERS; nd--) {
+            combo_buf[ncombo] = opt.sweep_bufs[b];
+            combo_nd[ncombo] = nd;
+            char v[32];
+            snprintf(v, sizeof v, "%d", opt.sweep_bufs[b]);
+            setenv("NUMRPC_SOCKBUF", v, 1);
+            setenv("NUMRPC_TCP_NODELAY", nd ? "1" : "0", 1);
+            prox[ncombo] = 0;
+            srv[ncombo] = spawn_numrpc_server(pl->server_cpu, &port[ncombo]);
+            if (srv[ncombo] > 0) prox[ncombo] = spawn_delay_proxy(pl->server_cpu, &port[ncombo]);
+            ncombo++;
+            if (srv[ncombo - 1] < 0 || prox[ncombo - 1] < 0) goto out;
+        }
+    struct sample s;
+    memset(&s, 0, sizeof s);
+    s.placement = pi;
+    size_t bytes = opt.sweep_bytes;
+    int reps = opt.reps > 0 ? opt.reps : bytes >= (1u << 20) ? 3 : 5;
+    for (int r = 0; r < opt.rounds; r++) {
+        unsetenv("NUMRPC_SOCKBUF");
+        unsetenv("NUMRPC_TCP_NODELAY");
+        s.packet = 1;
+        s.sockbuf = -1;
+        if (measure(c, SYS_RAW_TUNED, bytes, reps, &s) != 0) goto out;
+        s.round = r;
+        add_sample(&s);
+        for (int k = 0; k < ncombo; k++) {
+            char v[32];
+            snprintf(v, sizeof v, "%d", combo_buf[k]);
+            setenv("NUMRPC_SOCKBUF", v, 1);
+            setenv("NUMRPC_TCP_NODELAY", combo_nd[k] ? "1" : "0", 1);
+            for (int j = 0; j < opt.nsweep_packets; j++) {
+                if (numrpc_setup(port[k], opt.sweep_packets[j]) != 0) goto out;
+                /* Warm-up: connect, HELLO, the interface, on a small copy. */
+                if (measure(c, SYS_NUMRPC, 64, 1, &s) != 0) goto out;
+                if (measure(c, SYS_NUMRPC, bytes, reps, &s) != 0) goto out;
+                s.round = r;
+                s.packet = opt.sweep_packets[j];
+                s.sockbuf = combo_buf[k];
+                s.nodelay = combo_nd[k];
+                add_sample(&s);
+            }
+        }
+        printf("# buffer sweep: round %d of %d done\n", r + 1, opt.rounds);
+        fflush(stdout);
+    }
+    rc = 0;
+out:
+    numrpc_finalize();
+    unsetenv("NUMRPC_SOCKBUF");
+    unsetenv("NUMRPC_TCP_NODELAY");
+    for (int k = 0; k < ncombo; k++) {
+        if (prox[k] > 0) stop_process(prox[k]);
+        stop_process(srv[k]);
+    }
+    return rc;
+}
+
+static void sweep_report(FILE *md)
+{
+    size_t bytes = opt.sweep_bytes;
+    char lab[32], blab[32];
+    double v[MAX_ROUNDS];
+    size_t k = 0;
+    for (size_t i = 0; i < nsamples; i++)
+        if (samples[i].system == SYS_RAW_TUNED && samples[i].packet == 1) v[k++] = samples[i].median_s;
+    double raw = bench_median(v, k);
+    printf("\n== buffer sweep on %s: numrpc dcopy %s each way, MB/s (median over %d rounds); raw "
+           "tuned %.1f MB/s ==\n",
+           opt.link, size_label(bytes, lab, sizeof lab), opt.rounds, mbps(bytes, raw));
+    printf("%-18s", "sockbuf/nodelay");
+    for (int j = 0; j < opt.nsweep_packets; j++)
+        printf(" %10s", size_label(opt.sweep_packets[j], lab, sizeof lab));
+    printf("\n");
+    if (md) {
+        fprintf(md, "Buffer sweep on %s: numrpc dcopy round trips of %s each way, MB/s (median of "
+                    "%d interleaved rounds); raw tuned TCP in the same rounds: %.2f MB/s.\n\n"
+                    "| socket buffer | TCP_NODELAY |",
+                opt.link, size_label(bytes, lab, sizeof lab), opt.rounds, mbps(bytes, raw));
+        for (int j = 0; j < opt.nsweep_packets; j++)
+            fprintf(md, " packet %s |", size_label(opt.sweep_packets[j], lab, sizeof lab));
+        fprintf(md, "\n|---|---|");
+        for (int j = 0; j < opt.nsweep_packets; j++) fprintf(md, "---|");
+        fprintf(md, "\n");
+    }
+    for (int b = 0; b < opt.nsweep_bufs; b++)
+        for (int nd = 1; nd >= 0; nd--) {
+            if (opt.sweep_bufs[b] > 0)
+                size_label((size_t)opt.sweep_bufs[b], blab, sizeof blab);
+            else
+                snprintf(blab, sizeof blab, "default");
+            printf("%-10s %-7s", blab, nd ? "on" : "off");
+            if (md) fprintf(md, "| %s | %s |", blab, nd ? "on" : "off");
+            for (int j = 0; j < opt.nsweep_packets; j++) {
+                k = 0;
+                for (size_t i = 0; i < nsamples; i++) {
+                    const struct sample *x = &samples[i];
+                    if (x->system == SYS_NUMRPC && x->packet == opt.sweep_packets[j] &&
+                        x->sockbuf == opt.sweep_bufs[b] && x->nodelay == nd)
+                        v[k++] = x->median_s;
+                }
+                double m = bench_median(v, k);
+                printf(" %10.2f", mbps(bytes, m));
+                if (md) fprintf(md, " %.2f |", mbps(bytes, m));
+            }
+            printf("\n");
+            if (md) fprintf(md, "\n");
+        }
+}
+
+static int write_sweep_csv(const char *path, const struct placement *pls)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fprintf(f, "link,placement,bytes_each_way,packet,sockbuf,nodelay,system,round,reps,median_s,"
+               "mb_per_s\n");
+    for (size_t i = 0; i < nsamples; i++) {
+        const struct sample *x = &samples[i];
+        int raw = x->system == SYS_RAW_TUNED;
+        fprintf(f, "%s,%s,%zu,%zu,%d,%d,%s,%d,%d,%.9g,%.6g\n", opt.link,
+                pls[x->placement].name, x->bytes, raw ? 0 : x->packet, raw ? -1 : x->sockbuf,
+                raw ? 1 : x->nodelay, sys_name[x->system], x->round, x->reps, x->median_s,
+                mbps(x->bytes, x->median_s));
+    }
+    fclose(f);
+    return 0;
 }
 
 /* ---- reporting ---- */
@@ -658,6 +927,54 @@ static double ping_target(const struct placement *pl, int ncpu)
     return 1.3;
 }
 
+/* One-way bulk (TTCP style): every system's MB/s per size, ratios to raw. */
+static void report_oneway(int pi, FILE *md)
+{
+    char lab[32];
+    double tmp[MAX_ROUNDS];
+    if (collect(pi, opt.sizes[0] / 8 ? opt.sizes[0] / 8 * 8 : 8, 0, SYS_RAW_SINK, tmp) == 0) return;
+    printf("-- one-way bulk (array out, 8-byte ack back): MB/s; ratio = time / raw-sink time, "
+           "same round (90%% CI)\n");
+    printf("%-9s %-13s %12s %10s %8s %15s\n", "size", "system", "median_s", "MB/s", "ratio",
+           "90% CI median");
+    if (md) {
+        fprintf(md, "\nOne-way bulk (TTCP style: the array out, an 8-byte acknowledgement back), "
+                    "MB/s of payload; in brackets time / raw time in the same round (90 %% CI):\n\n"
+                    "| size | raw TCP | numrpc | omniORB | gRPC | numrpc / omniORB |\n"
+                    "|---|---|---|---|---|---|\n");
+    }
+    for (int i = 0; i < opt.nsizes; i++) {
+        size_t b = opt.sizes[i] / 8 ? opt.sizes[i] / 8 * 8 : 8;
+        size_label(b, lab, sizeof lab);
+        double raw = median_of(pi, b, 0, SYS_RAW_SINK);
+        if (md) fprintf(md, "| %s | %.2f |", lab, mbps(b, raw));
+        for (int sys = SYS_RAW_SINK; sys <= SYS_GRPC_SINK; sys++) {
+            int have = collect(pi, b, 0, sys, tmp) > 0;
+            if (sys == SYS_RAW_SINK) {
+                printf("%-9s %-13s %12.3e %10.2f %8s\n", lab, sys_name[sys], raw, mbps(b, raw), "1");
+                continue;
+            }
+            if (!have) {
+                if (md) fprintf(md, " – |");
+                continue;
+            }
+            double m = median_of(pi, b, 0, sys);
+            struct ratio_stats r = ratio_of(pi, b, 0, 0, sys, SYS_RAW_SINK);
+            printf("%-9s %-13s %12.3e %10.2f %8.3f %7.3f..%-7.3f\n", lab, sys_name[sys], m,
+                   mbps(b, m), r.median, r.lo, r.hi);
+            if (md) fprintf(md, " %.2f (%.3f; %.3f..%.3f) |", mbps(b, m), r.median, r.lo, r.hi);
+        }
+        if (md) {
+            if (collect(pi, b, 0, SYS_CORBA_SINK, tmp) > 0) {
+                struct ratio_stats r = ratio_of(pi, b, 0, 0, SYS_NUMRPC_SINK, SYS_CORBA_SINK);
+                fprintf(md, " **%.3f** (%.3f..%.3f) |\n", r.median, r.lo, r.hi);
+            } else {
+                fprintf(md, " – |\n");
+            }
+        }
+    }
+}
+
 /* The linear model T = b0 + b1*m of each system over every (size, round)
  * median of one placement, and the jitter of its largest size. */
 static void report_fits(int pi, FILE *md)
@@ -671,7 +988,10 @@ static void report_fits(int pi, FILE *md)
         fprintf(md, "\nLinear model T = b0 + b1·m over all sizes and rounds (90 %% CI); jitter "
                     "at the largest size, all calls / without the first:\n\n| system | t0 = b0 "
                     "| b1 | r_max | n½ | jitter all / rest |\n|---|---|---|---|---|---|\n");
-    for (int sys = SYS_RAW_TUNED; sys <= SYS_GRPC; sys++) {
+    static const int fitted[] = {SYS_RAW_TUNED, SYS_RAW_NAIVE, SYS_NUMRPC, SYS_CORBA, SYS_GRPC,
+                                 SYS_RAW_SINK, SYS_NUMRPC_SINK, SYS_CORBA_SINK, SYS_GRPC_SINK};
+    for (size_t fi = 0; fi < sizeof fitted / sizeof *fitted; fi++) {
+        int sys = fitted[fi];
         size_t n = 0;
         double jit_all = 0, jit_rest = 0;
         size_t largest = 0;
@@ -820,6 +1140,7 @@ static void report(const struct placement *pls, int npl, int ncpu, FILE *md)
                         ncb.lo, ncb.hi);
             }
         }
+        report_oneway(pi, md);
         report_fits(pi, md);
         if (opt.packet_sweep) {
             size_t b = 8u << 20;
@@ -871,13 +1192,14 @@ static int write_csv(const char *path, const struct placement *pls)
     for (size_t i = 0; i < nsamples; i++) {
         const struct sample *s = &samples[i];
         const struct placement *pl = &pls[s->placement];
-        int num = s->system == SYS_NUMRPC || s->system == SYS_NUMRPC_PING;
+        int num = s->system == SYS_NUMRPC || s->system == SYS_NUMRPC_PING ||
+                  s->system == SYS_NUMRPC_SINK;
         fprintf(f, "%s,%d,%d,%zu,%zu,%s,%d,%d,%.9g,%.6g,", pl->name, pl->client_cpu,
                 pl->server_cpu, s->bytes, s->packet == 1 ? 0 : s->packet,
                 s->system == SYS_RAW_TUNED && s->packet == 1 ? "raw-tuned-sweep"
                                                              : sys_name[s->system],
                 s->round, s->reps, s->median_s,
-                s->system >= SYS_RAW_PING ? 0.0 : mbps(s->bytes, s->median_s));
+                is_ping(s->system) ? 0.0 : mbps(s->bytes, s->median_s));
         if (num)
             fprintf(f, "%.9g,%.9g,%.9g,%llu,%llu\n", s->send_s, s->compute_s, s->receive_s,
                     (unsigned long long)s->wire_sent, (unsigned long long)s->wire_received);
@@ -919,6 +1241,59 @@ static void usage(FILE *f)
             (int)(CI_LEVEL * 100), BOOTSTRAP_RESAMPLES);
 }
 
+static char *default_path(const char *rel);
+
+static void remove_stubs_dir(void)
+{
+    if (!opt.stubs_tmp[0]) return;
+    DIR *d = opendir(opt.stubs_tmp);
+    if (d) {
+        struct dirent *e;
+        char path[PATH_MAX];
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s", opt.stubs_tmp, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(opt.stubs_tmp);
+}
+
+/* The servers' stubs dir: links to every module of opt.stubs and to this
+ * folder's benchsink module (numrpc's one-way sink).  Without benchsink the
+ * numrpc one-way run is off. */
+static void make_stubs_dir(void)
+{
+    char *sink = default_path(".libs/benchsink.so");
+    snprintf(opt.stubs_tmp, sizeof opt.stubs_tmp, "/tmp/numrpc-bench-stubs-XXXXXX");
+    DIR *d = NULL;
+    if (!sink || access(sink, R_OK) != 0 || !mkdtemp(opt.stubs_tmp) ||
+        !(d = opendir(opt.stubs))) {
+        opt.stubs_tmp[0] = '\0';
+        sys_on[SYS_NUMRPC_SINK] = 0;
+        printf("# numrpc one-way sink: no benchsink module next to this program; skipped\n");
+        free(sink);
+        return;
+    }
+    atexit(remove_stubs_dir);
+    char from[PATH_MAX], to[PATH_MAX], real[PATH_MAX];
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".so") != 0) continue;
+        snprintf(from, sizeof from, "%s/%s", opt.stubs, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", opt.stubs_tmp, e->d_name);
+        if (realpath(from, real) && symlink(real, to) != 0) perror(to);
+    }
+    closedir(d);
+    snprintf(to, sizeof to, "%s/benchsink.so", opt.stubs_tmp);
+    if (!realpath(sink, real) || symlink(real, to) != 0) sys_on[SYS_NUMRPC_SINK] = 0;
+    free(sink);
+    opt.stubs_given = opt.stubs; /* still reachable: default_path's copy is not a leak */
+    opt.stubs = opt.stubs_tmp;
+}
+
 static char *default_path(const char *rel)
 {
     char exe[PATH_MAX];
@@ -953,7 +1328,12 @@ int main(int argc, char **argv)
         {"reps", required_argument, 0, 'R'},
         {"grpc-server", required_argument, 0, 'G'}, {"no-grpc", no_argument, 0, 'g'},
         {"delay-ms", required_argument, 0, 'D'},
+        {"host", required_argument, 0, 'H'},       {"server-netns", required_argument, 0, 'S'},
+        {"link", required_argument, 0, 'L'},       {"buffer-sweep", no_argument, 0, 'B'},
+        {"sweep-bytes", required_argument, 0, 'y'}, {"sweep-packets", required_argument, 0, 'k'},
+        {"sweep-bufs", required_argument, 0, 'u'}, {"sweep-csv", required_argument, 0, 'v'},
         {0, 0, 0, 0}};
+    const char *sweep_packets_arg = "1K,4K,16K,64K,256K,1M", *sweep_bufs_arg = "0,64K,256K,4M";
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -972,6 +1352,14 @@ int main(int argc, char **argv)
         case 'g': no_grpc = 1; break;
         case 'D': opt.delay_ms = atof(optarg); break;
         case 'N': no_corba = 1; break;
+        case 'H': opt.host = optarg; break;
+        case 'S': opt.server_netns = optarg; break;
+        case 'L': opt.link = optarg; break;
+        case 'B': opt.buffer_sweep = 1; break;
+        case 'y': opt.sweep_bytes = parse_size(optarg); break;
+        case 'k': sweep_packets_arg = optarg; break;
+        case 'u': sweep_bufs_arg = optarg; break;
+        case 'v': opt.sweep_csv = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -982,8 +1370,46 @@ int main(int argc, char **argv)
     }
     if (!opt.server_bin) opt.server_bin = default_path("../server/numrpc-server");
     if (!opt.stubs) opt.stubs = default_path("../stubs/.libs");
-#ifdef HAVE_CORBA
+    if (!opt.host) opt.host = "127.0.0.1";
+    if (!opt.link) opt.link = strcmp(opt.host, "127.0.0.1") == 0 ? "loopback" : opt.host;
+    {
+        struct in_addr a;
+        if (inet_pton(AF_INET, opt.host, &a) != 1) {
+            fprintf(stderr, "numrpc-bench-transfer: --host wants an IPv4 address\n");
+            return 2;
+        }
+    }
+    setenv("NUMRPC_BENCH_HOST", opt.host, 1); /* rawtcp, proxies, baselines */
+    opt.netns_fd = opt.home_netns_fd = -1;
+    if (opt.server_netns) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "/var/run/netns/%s", opt.server_netns);
+        opt.netns_fd = open(path, O_RDONLY | O_CLOEXEC);
+        opt.home_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (opt.netns_fd < 0 || opt.home_netns_fd < 0) {
+            fprintf(stderr, "numrpc-bench-transfer: network namespace %s: %s\n", path,
+                    strerror(errno));
+            return 2;
+        }
+        printf("# servers in network namespace %s at %s; this client in its own\n",
+               opt.server_netns, opt.host);
+    }
+    if (!opt.sweep_bytes) opt.sweep_bytes = opt.delay_ms > 0 ? 256u << 10 : 8u << 20;
+    {
+        char *copy = strdup(sweep_packets_arg), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t && opt.nsweep_packets < 16;
+             t = strtok_r(NULL, ",", &save))
+            opt.sweep_packets[opt.nsweep_packets++] = parse_size(t);
+        free(copy);
+        copy = strdup(sweep_bufs_arg);
+        for (char *t = strtok_r(copy, ",", &save); t && opt.nsweep_bufs < 8;
+             t = strtok_r(NULL, ",", &save))
+            opt.sweep_bufs[opt.nsweep_bufs++] = strcmp(t, "0") == 0 ? 0 : (int)parse_size(t);
+        free(copy);
+    }
+    make_stubs_dir();
     opt.proxy_bin = default_path("numrpc-delay-proxy");
+#ifdef HAVE_CORBA
     if (opt.delay_ms > 0 && access(opt.proxy_bin, X_OK) != 0) {
         fprintf(stderr, "numrpc-bench-transfer: --delay-ms needs %s\n", opt.proxy_bin);
         return 2;
@@ -1039,6 +1465,7 @@ int main(int argc, char **argv)
         if (b > maxbytes) maxbytes = b;
     }
     if (opt.packet_sweep && maxbytes < (8u << 20)) maxbytes = 8u << 20;
+    if (opt.buffer_sweep && maxbytes < opt.sweep_bytes) maxbytes = opt.sweep_bytes;
     xbuf = malloc(maxbytes);
     ybuf = malloc(maxbytes);
     if (!xbuf || !ybuf) {
@@ -1060,6 +1487,10 @@ int main(int argc, char **argv)
     if (place_arg) {
         for (int i = 0; i < npl; i++)
             if (strncmp(pls[i].name, place_arg, strlen(place_arg)) == 0) opt.placement_only = i;
+        if (opt.placement_only < 0 && npl == 1) {
+            printf("# placement '%s': one CPU here, running unpinned\n", place_arg);
+            opt.placement_only = 0;
+        }
         if (opt.placement_only < 0) {
             fprintf(stderr, "numrpc-bench-transfer: placement '%s' not available here\n",
                     place_arg);
@@ -1080,15 +1511,20 @@ int main(int argc, char **argv)
         md = fopen(opt.markdown, "w");
         if (!md) perror(opt.markdown);
     }
-    if (md)
+    if (md && !opt.buffer_sweep)
         fprintf(md, "Round trip: N bytes each way (dcopy: x out, y back; raw: echo). "
                     "Cells: median of per-round medians. Ratio: numrpc time / raw tuned "
                     "time (lower is better), median over %d rounds (round min..max; "
                     "bootstrap 90%% CI of the median).\n",
                 opt.rounds);
-    report(pls, npl, ncpu, md);
+    if (opt.buffer_sweep) {
+        sweep_report(md);
+        if (opt.sweep_csv && write_sweep_csv(opt.sweep_csv, pls) != 0) failed = 1;
+    } else {
+        report(pls, npl, ncpu, md);
+        if (opt.csv && write_csv(opt.csv, pls) != 0) failed = 1;
+    }
     if (md) fclose(md);
-    if (opt.csv && write_csv(opt.csv, pls) != 0) failed = 1;
     if (verify_failures) {
         fprintf(stderr, "numrpc-bench-transfer: %d transfers returned wrong data\n",
                 verify_failures);

@@ -128,7 +128,10 @@ static int loopback_socket(int port, int listening)
     struct sockaddr_in sa = {0};
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* NUMRPC_BENCH_HOST (e.g. a veth address) for both ends, else loopback. */
+    const char *host = getenv("NUMRPC_BENCH_HOST");
+    if (!host || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (listening) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -154,8 +157,9 @@ int main(int argc, char **argv)
     }
     if (!port_file || to <= 0 || delay_ms < 0) {
         fprintf(stderr, "usage: numrpc-delay-proxy --port-file F --to PORT --delay-ms D\n"
-                        "Forwards 127.0.0.1:(chosen port) to 127.0.0.1:PORT, holding each chunk\n"
-                        "D ms in each direction (a round trip gains 2 D).\n");
+                        "Forwards HOST:(chosen port) to HOST:PORT, holding each chunk\n"
+                        "D ms in each direction (a round trip gains 2 D).  HOST: env\n"
+                        "NUMRPC_BENCH_HOST (an IPv4 address), else 127.0.0.1.\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);

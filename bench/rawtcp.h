@@ -19,7 +19,7 @@ typedef struct rawtcp_server {
     int port[2]; /* indexed by rawtcp_mode */
 } rawtcp_server;
 
-/* Opens both listeners on 127.0.0.1 (ephemeral ports) and forks the echo
+/* Opens both listeners on NUMRPC_BENCH_HOST or 127.0.0.1 (ephemeral ports) and forks the echo
  * server; the child pins itself to cpu (if cpu >= 0) before serving.  Call
  * while the process has a single thread.  Returns 0 or -1 (errno set). */
 int rawtcp_server_spawn(rawtcp_server *s, int cpu);
@@ -33,6 +33,13 @@ int rawtcp_connect(const rawtcp_server *s, enum rawtcp_mode mode);
  * dst: the server reads the whole array before it replies (as numrpc's
  * server does).  Returns 0 or -1. */
 int rawtcp_echo(int fd, enum rawtcp_mode mode, const void *src, void *dst, size_t n);
+/* One-way bulk (TTCP style): sends an 8-byte length then n bytes of src;
+ * the server reads them all and answers rawtcp_sink_ack of what it got
+ * (stored in *ack).  Returns 0 or -1. */
+int rawtcp_sink(int fd, enum rawtcp_mode mode, const void *src, size_t n, double *ack);
+/* The acknowledgement every one-way baseline answers: x[0] + x[k/2] +
+ * x[k-1] of the k = n/8 doubles received (0 if none). */
+double rawtcp_sink_ack(const void *data, size_t n);
 /* One 8-byte ping-pong: sends word, expects it back.  Returns 0 or -1. */
 int rawtcp_ping(int fd, unsigned long long word);
 /* Effective SO_SNDBUF / SO_RCVBUF of fd (as getsockopt reports them). */

@@ -21,9 +21,10 @@ static const struct stage {
     const char *label;
 } stages[] = {
     {"### transfer", "transfer: numrpc vs raw TCP, omniORB, gRPC"},
+    {"### buffer sweep", "packet x socket buffer x NODELAY sweep"},
     {"### codec", "array codec"},
     {"### Linpack", "Linpack: local, numrpc, omniORB"},
-    {"### Emulated WAN", "emulated WAN"},
+    {"### veth LAN", "veth LAN and 3 Mbit/s WAN (needs root)"},
     {"report:", "report written"},
 };
 #define NSTAGES (sizeof stages / sizeof stages[0])

@@ -52,11 +52,24 @@ int sock_parse_hostport(const char *text, char *host, size_t hostlen,
     return 0;
 }
 
+/* Socket buffer size from NUMRPC_SOCKBUF (bytes; unset or 0 = the kernel's
+ * default), for the benchmarks' buffer-size sweep.  Applied to fd if set. */
+static void sock_apply_bufsize(int fd)
+{
+    const char *env = getenv("NUMRPC_SOCKBUF");
+    int size = env ? atoi(env) : 0;
+    if (size <= 0) return;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+}
+
 void sock_tune(int fd)
 {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const char *nodelay_env = getenv("NUMRPC_TCP_NODELAY"); /* "0" turns Nagle back on */
+    int one = 1, nodelay = nodelay_env && strcmp(nodelay_env, "0") == 0 ? 0 : 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    sock_apply_bufsize(fd);
 }
 
 void sock_set_timeouts(int fd, int send_ms, int recv_ms)
@@ -82,6 +95,7 @@ int sock_listen(const char *bind_addr, int port, int *port_out, err_t *err)
     if (fd < 0) goto fail;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sock_apply_bufsize(fd); /* before listen: counts for the window scale */
     if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 512) != 0) goto fail;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;

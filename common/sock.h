@@ -16,7 +16,8 @@ int sock_parse_hostport(const char *text, char *host, size_t hostlen,
 int sock_listen(const char *bind_addr, int port, int *port_out, err_t *err);
 /* A connected, tuned TCP socket, or a negative code. */
 int sock_connect(const char *host, int port, int timeout_ms, err_t *err);
-/* TCP_NODELAY and keepalive. */
+/* TCP_NODELAY and keepalive; env NUMRPC_TCP_NODELAY=0 leaves Nagle on and
+ * NUMRPC_SOCKBUF=BYTES sets SO_SNDBUF/SO_RCVBUF (benchmark sweeps). */
 void sock_tune(int fd);
 /* Socket time limits for sends and receives (0 = none). */
 void sock_set_timeouts(int fd, int send_ms, int recv_ms);

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ make autoconf automake libtool pkg-config flex bison
   libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
-  omniidl libomniorb4-dev libgrpc++-dev protobuf-compiler-grpc gnuplot-nox iproute2
+  omniidl libomniorb4-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc gnuplot-nox iproute2
   sdpa libsdpa-dev
 )
 

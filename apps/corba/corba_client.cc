@@ -97,6 +97,18 @@ extern "C" int corba_dcopy(const double *x, double *y, size_t n)
     return 0;
 }
 
+extern "C" int corba_sink(const double *x, size_t n, double *ack)
+{
+    try {
+        NumBench::DoubleSeq xs(static_cast<CORBA::ULong>(n), static_cast<CORBA::ULong>(n),
+                               const_cast<double *>(x), false);
+        *ack = solver->sink(xs);
+    } catch (const CORBA::Exception &e) {
+        return fail(e);
+    }
+    return 0;
+}
+
 extern "C" int corba_linpack(const double *a, int lda, int n, int *ipvt, double *b, int *info)
 {
     try {

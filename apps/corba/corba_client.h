@@ -18,6 +18,8 @@ void corba_client_close(void);
 int corba_ping(void);
 /* Sends x[0..n) and stores the copy the server returns in y. */
 int corba_dcopy(const double *x, double *y, size_t n);
+/* One-way: sends x[0..n); *ack = the server's x[0] + x[n/2] + x[n-1]. */
+int corba_sink(const double *x, size_t n, double *ack);
 /* The Linpack calls, with numrpc's arguments: a is lda x n, column-major. */
 int corba_linpack(const double *a, int lda, int n, int *ipvt, double *b, int *info);
 int corba_dgefa(double *a, int lda, int n, int *ipvt, int *info);

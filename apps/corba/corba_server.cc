@@ -3,6 +3,7 @@
 #include <omniORB4/CORBA.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -27,6 +28,12 @@ class SolverImpl : public POA_NumBench::Solver {
         out->length(x.length());
         dcopy_(&n, x.get_buffer(), &one, out->get_buffer(), &one);
         y = out;
+    }
+
+    CORBA::Double sink(const NumBench::DoubleSeq &x) override
+    {
+        CORBA::ULong n = x.length();
+        return n ? x[0] + x[n / 2] + x[n - 1] : 0.0;
     }
 
     void linpack(const NumBench::DoubleSeq &a, CORBA::Long lda, CORBA::Long n,
@@ -76,9 +83,18 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "usage: numrpc-corba-server --ior-file FILE [-ORB options]\n");
         return 2;
     }
-    // Loopback only, any free port, messages as large as the benchmarks need.
-    const char *options[][2] = {{"endPoint", "giop:tcp:127.0.0.1:"},
+    // Loopback (or env NUMRPC_BENCH_HOST[:port], e.g. a veth address), any
+    // free port, messages as large as the benchmarks need.  A benchmark that
+    // puts a delay proxy in front sets NUMRPC_BENCH_PUBLISH=host:port, the
+    // proxy's address, which the IOR then names.
+    const char *host = std::getenv("NUMRPC_BENCH_HOST");
+    const char *publish = std::getenv("NUMRPC_BENCH_PUBLISH");
+    std::string end_point = std::string("giop:tcp:") + (host && *host ? host : "127.0.0.1") + ":";
+    if (const char *port = std::getenv("NUMRPC_BENCH_CORBA_PORT")) end_point += port;
+    std::string publish_point = publish ? std::string("giop:tcp:") + publish : "";
+    const char *options[][2] = {{"endPoint", end_point.c_str()},
                                 {"giopMaxMsgSize", "1073741824"},
+                                {publish ? "endPointPublish" : nullptr, publish_point.c_str()},
                                 {nullptr, nullptr}};
     CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);
     CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");

@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -24,7 +25,21 @@ class SolverImpl final : public numbench::Solver::Service {
         *y->mutable_v() = x->v();
         return grpc::Status::OK;
     }
+    grpc::Status Sink(grpc::ServerContext *, const numbench::Doubles *x,
+                      numbench::Ack *ack) override
+    {
+        int n = x->v_size();
+        ack->set_sum(n ? x->v(0) + x->v(n / 2) + x->v(n - 1) : 0.0);
+        return grpc::Status::OK;
+    }
 };
+
+// NUMRPC_BENCH_HOST (e.g. a veth address) or loopback.
+std::string bench_host()
+{
+    const char *h = std::getenv("NUMRPC_BENCH_HOST");
+    return h && *h ? h : "127.0.0.1";
+}
 
 std::unique_ptr<numbench::Solver::Stub> stub;
 std::string last_error;
@@ -42,7 +57,7 @@ extern "C" int grpc_baseline_serve(const char *port_file)
     SolverImpl service;
     grpc::ServerBuilder builder;
     int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.AddListeningPort(bench_host() + ":0", grpc::InsecureServerCredentials(), &port);
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
     builder.RegisterService(&service);
@@ -62,7 +77,7 @@ extern "C" int grpc_baseline_open(int port)
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);
-    auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+    auto channel = grpc::CreateCustomChannel(bench_host() + ":" + std::to_string(port),
                                              grpc::InsecureChannelCredentials(), args);
     stub = numbench::Solver::NewStub(channel);
     return stub ? 0 : -1;
@@ -98,5 +113,17 @@ extern "C" int grpc_baseline_dcopy(const double *x, double *y, size_t n)
         return -1;
     }
     std::memcpy(y, out.v().data(), n * sizeof(double));
+    return 0;
+}
+
+extern "C" int grpc_baseline_sink(const double *x, size_t n, double *ack)
+{
+    grpc::ClientContext ctx;
+    numbench::Doubles in;
+    numbench::Ack out;
+    in.mutable_v()->Add(x, x + n);
+    grpc::Status s = stub->Sink(&ctx, in, &out);
+    if (!s.ok()) return fail(s);
+    *ack = out.sum();
     return 0;
 }

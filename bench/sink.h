@@ -1,0 +1,9 @@
+/* sink.h -- bench_sink(n, x, ack): the one-way bulk routine of the transfer
+ * benchmark (module benchsink, bench/sink.idl). */
+#ifndef NUMRPC_BENCH_SINK_H
+#define NUMRPC_BENCH_SINK_H
+
+/* *ack := x[0] + x[n/2] + x[n-1], or 0 when n < 1; x is not changed. */
+void bench_sink(int n, double *x, double *ack);
+
+#endif
