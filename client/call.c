@@ -412,7 +412,7 @@ static int call_common(const char *name, arg_source *src)
         if (rc != NUMRPC_ECONNECT && !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO))) break;
     }
     if (rc != 0) return client_fail(err);
-    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info);
+    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, 0);
     last_info = k.info;
     client_succeed();
     return 0;

@@ -38,6 +38,7 @@ typedef struct meta_report {
     char routine[IFACE_MAX_NAME + 1];
     double flops, predicted, total, compute;
     uint64_t sent, received;
+    uint32_t flags; /* 1: total includes time queued in the farm */
 } meta_report;
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,6 +116,7 @@ static void put_reports(client_conn *c, const meta_report *r, int n, err_t *err,
         if (*rc == 0) *rc = marshal_put_double(&c->writer, r[i].predicted, err);
         if (*rc == 0) *rc = marshal_put_double(&c->writer, r[i].total, err);
         if (*rc == 0) *rc = marshal_put_double(&c->writer, r[i].compute, err);
+        if (*rc == 0) *rc = marshal_put_u32(&c->writer, r[i].flags, err);
     }
     if (*rc == 0) *rc = wire_end_held(&c->writer, err);
 }
@@ -359,7 +361,8 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     return n;
 }
 
-void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info)
+void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,
+                    int queued)
 {
     pthread_mutex_lock(&meta_lock);
     if (mc.enabled) {
@@ -376,6 +379,7 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
         r->compute = info->compute_seconds;
         r->sent = info->bytes_sent;
         r->received = info->bytes_received;
+        r->flags = queued ? 1 : 0;
     }
     pthread_mutex_unlock(&meta_lock);
 }

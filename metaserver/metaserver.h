@@ -111,10 +111,11 @@ void table_reap(void);
  * placement on the first.  Returns the count. */
 int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
                uint64_t bytes_out, const char *client, meta_estimate *out, int max);
-/* A client's report of one finished call. */
+/* A client's report of one finished call (flags 1: its total time
+ * includes a wait in the client's queues; only compute time counts). */
 void table_report(const char *client, const char *server, const char *routine,
                   double flops, uint64_t bytes_sent, uint64_t bytes_received,
-                  double predicted, double total, double compute);
+                  double predicted, double total, double compute, uint32_t flags);
 /* The descriptor of routine from any server (malloc'd copy in *blob). */
 int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err);
 /* Every routine name and hash, once each, as "name\n" + hashes. */

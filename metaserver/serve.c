@@ -269,6 +269,7 @@ static int serve_report(mconn *c, err_t *err)
         char *server = NULL, *routine = NULL;
         double flops, predicted, total, compute;
         uint64_t sent, received;
+        uint32_t flags = 0;
         rc = marshal_get_string(&c->r, &server, META_HOST_MAX + 7, err);
         if (rc == 0) rc = marshal_get_string(&c->r, &routine, IFACE_MAX_NAME, err);
         if (rc == 0) rc = marshal_get_double(&c->r, &flops, err);
@@ -277,10 +278,11 @@ static int serve_report(mconn *c, err_t *err)
         if (rc == 0) rc = marshal_get_double(&c->r, &predicted, err);
         if (rc == 0) rc = marshal_get_double(&c->r, &total, err);
         if (rc == 0) rc = marshal_get_double(&c->r, &compute, err);
+        if (rc == 0) rc = marshal_get_u32(&c->r, &flags, err);
         /* Nonsense figures are ignored, never believed. */
         if (rc == 0 && flops >= 0 && flops < 1e30 && total >= 0 && total < 1e7 && compute >= 0 &&
             compute <= total + 1 && predicted >= 0 && predicted < 1e9)
-            table_report(c->peer, server, routine, flops, sent, received, predicted, total, compute);
+            table_report(c->peer, server, routine, flops, sent, received, predicted, total, compute, flags);
         free(server);
         free(routine);
     }

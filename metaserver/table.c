@@ -289,7 +289,7 @@ static double ewma(double old, double sample)
 
 void table_report(const char *client, const char *server, const char *routine, double flops,
                   uint64_t bytes_sent, uint64_t bytes_received, double predicted, double total,
-                  double compute)
+                  double compute, uint32_t flags)
 {
     pthread_mutex_lock(&meta.lock);
     meta.reports++;
@@ -301,7 +301,9 @@ void table_report(const char *client, const char *server, const char *routine, d
     if (xfer < 0) xfer = 0;
     uint64_t bytes = bytes_sent + bytes_received;
     p->samples++;
-    if (bytes < SMALL_CALL_BYTES) {
+    if (flags & 1) {
+        /* queued in the client: the transfer time is unknown */
+    } else if (bytes < SMALL_CALL_BYTES) {
         p->latency = ewma(p->latency, xfer);
     } else {
         double moving = xfer - (p->latency > 0 ? p->latency : 0);
@@ -313,7 +315,7 @@ void table_report(const char *client, const char *server, const char *routine, d
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
             r->calib = ewma(r->calib, compute * speed_at(s, flops) / flops);
-        if (predicted > 0 && total > 0.01) {
+        if (!(flags & 1) && predicted > 0 && total > 0.01) {
             double e = fabs(predicted - total) / total;
             record_error(s->err, &s->nerr, &s->err_pos, e);
             record_error(meta.err_all, &meta.nerr_all, &meta.err_all_pos, e);

@@ -1,0 +1,374 @@
+/* bench_meta.c -- the metaserver's figures: a farm of 200 mixed calls over
+ * heterogeneous servers (ranked vs the farm's default vs round-robin, against
+ * the work/capacity bound), query cost vs raw TCP, prediction error. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "marshal.h"
+#include "numrpc.h"
+#include "protocol.h"
+#include "rawtcp.h"
+#include "sock.h"
+#include "wire.h"
+
+#define MAX_SERVERS 8
+#define NCALLS 200
+
+static const char *meta_addr;
+static char servers[MAX_SERVERS][128];
+static int nservers;
+
+/* ---- The metaserver's protocol, spoken directly ---- */
+
+typedef struct mconn {
+    int fd;
+    wire_reader r;
+    wire_writer w;
+} mconn;
+
+static int mconn_open(mconn *c, const char *where)
+{
+    char host[256];
+    int port;
+    err_t err;
+    if (sock_parse_hostport(where, host, sizeof host, &port, &err) != 0) return -1;
+    c->fd = sock_connect(host, port, 5000, &err);
+    if (c->fd < 0) return -1;
+    if (wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, &err) != 0 || wire_writer_init(&c->w, c->fd, 0, &err) != 0)
+        return -1;
+    return 0;
+}
+
+static void mconn_close(mconn *c)
+{
+    close(c->fd);
+    wire_reader_free(&c->r);
+    wire_writer_free(&c->w);
+}
+
+static int read_status(mconn *c)
+{
+    uint32_t type, id, status;
+    char *detail = NULL;
+    err_t err;
+    int rc = wire_next_message(&c->r, &type, &id, &err);
+    if (rc == 0) rc = marshal_get_u32(&c->r, &status, &err);
+    if (rc == 0) rc = marshal_get_string(&c->r, &detail, 4096, &err);
+    if (rc == 0 && status != 0) {
+        fprintf(stderr, "bench_meta: metaserver: %s\n", detail);
+        rc = -1;
+    }
+    free(detail);
+    return rc;
+}
+
+/* The status JSON (malloc'd) or NULL. */
+static char *meta_json(void)
+{
+    mconn c;
+    char *text = NULL;
+    err_t err;
+    if (mconn_open(&c, meta_addr) != 0) return NULL;
+    wire_begin(&c.w, PROTO_META_STATUS, 1);
+    if (marshal_put_u32(&c.w, 1, &err) == 0 && wire_end(&c.w, &err) == 0 && read_status(&c) == 0)
+        marshal_get_string(&c.r, &text, 1u << 24, &err);
+    mconn_close(&c);
+    return text;
+}
+
+/* One QUERY's round trip (the answer is read whole). */
+static int one_query(mconn *c, double flops)
+{
+    err_t err;
+    wire_begin(&c->w, PROTO_META_QUERY, 2);
+    int rc = marshal_put_string(&c->w, "ping", &err);
+    if (rc == 0) rc = marshal_put_u64(&c->w, 0, &err);
+    if (rc == 0) rc = marshal_put_double(&c->w, flops, &err);
+    if (rc == 0) rc = marshal_put_u64(&c->w, 16, &err);
+    if (rc == 0) rc = marshal_put_u64(&c->w, 16, &err);
+    if (rc == 0) rc = marshal_put_u32(&c->w, 16, &err);
+    if (rc == 0) rc = wire_end(&c->w, &err);
+    if (rc == 0) rc = read_status(c);
+    if (rc == 0) rc = wire_skip_message(&c->r, &err);
+    return rc;
+}
+
+/* ---- Figures ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A server's measured speed at n = 512 (flops/s) from the status JSON. */
+static double speed_of(const char *json, const char *label)
+{
+    char key[200];
+    snprintf(key, sizeof key, "\"server\":\"%s\"", label);
+    const char *at = strstr(json, key);
+    const char *pt = at ? strstr(at, "{\"n\":512,\"flops\":") : NULL;
+    double v = 0;
+    if (pt && sscanf(pt, "{\"n\":512,\"flops\":%lf", &v) != 1) v = 0;
+    return v;
+}
+
+/* ---- The farm ---- */
+
+typedef struct job {
+    int kind; /* 0 dgemm, 1 daxpy */
+    int n;
+    double *c; /* dgemm: result; daxpy: y */
+    int id;
+} job;
+
+static double *ga[4], *gb[4], *gx;
+static const int sizes[4] = {150, 300, 500, 700};
+#define AXPY_N (1 << 19)
+
+static void make_jobs(job *jobs, double *work)
+{
+    unsigned seed = 12345;
+    *work = 0;
+    for (int i = 0; i < NCALLS; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned r = (seed >> 16) % 100;
+        job *j = &jobs[i];
+        if (r < 10) {
+            j->kind = 1;
+            j->n = AXPY_N;
+            j->c = malloc(sizeof(double) * AXPY_N);
+            *work += 2.0 * AXPY_N;
+        } else {
+            j->kind = 0;
+            j->n = sizes[r < 45 ? 0 : r < 75 ? 1 : r < 92 ? 2 : 3];
+            j->c = malloc(sizeof(double) * (size_t)j->n * j->n);
+            *work += 2.0 * j->n * j->n * (double)j->n;
+        }
+    }
+}
+
+static int size_index(int n)
+{
+    for (int i = 0; i < 4; i++)
+        if (sizes[i] == n) return i;
+    return 0;
+}
+
+/* Runs the 200 calls; mode 0 ranked by the metaserver, 1 the farm's
+ * default over NUMRPC_SERVER, 2 round-robin.  Returns the makespan. */
+static double run_farm(job *jobs, int mode)
+{
+    char list[MAX_SERVERS * 130] = "";
+    for (int i = 0; i < nservers; i++) {
+        if (i) strcat(list, ",");
+        strcat(list, servers[i]);
+    }
+    if (mode == 0) {
+        setenv("NUMRPC_METASERVER", meta_addr, 1);
+        unsetenv("NUMRPC_SERVER");
+    } else {
+        unsetenv("NUMRPC_METASERVER");
+        setenv("NUMRPC_SERVER", list, 1);
+    }
+    numrpc_init(NULL);
+    double t0 = sock_now();
+    for (int i = 0; i < NCALLS; i++) {
+        job *j = &jobs[i];
+        char name[300];
+        const char *routine = j->kind == 0 ? "dgemm" : "daxpy";
+        if (mode == 2) snprintf(name, sizeof name, "numrpc://%s/%s", servers[i % nservers], routine);
+        else snprintf(name, sizeof name, "%s", routine);
+        int rc;
+        if (j->kind == 0) {
+            int k = size_index(j->n);
+            rc = numrpc_call_async(&j->id, name, 'N', 'N', j->n, j->n, j->n, 1.0, ga[k], j->n, gb[k], j->n, 0.0, j->c,
+                                   j->n);
+        } else {
+            for (int e = 0; e < AXPY_N; e++) j->c[e] = 1.0;
+            rc = numrpc_call_async(&j->id, name, AXPY_N, 2.0, gx, 1, j->c, 1);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "bench_meta: call %d: %s\n", i, numrpc_last_error_detail());
+            exit(1);
+        }
+    }
+    int rc = numrpc_wait_all();
+    double t = sock_now() - t0;
+    if (rc != 0) {
+        fprintf(stderr, "bench_meta: farm: %s\n", numrpc_last_error_detail());
+        exit(1);
+    }
+    /* Spot checks: daxpy exactly, dgemm element (0,0) against a dot. */
+    for (int i = 0; i < NCALLS; i += 7) {
+        job *j = &jobs[i];
+        int k = size_index(j->n);
+        double want = 0;
+        if (j->kind == 1) want = 2.0 * gx[AXPY_N - 1] + 1.0;
+        else
+            for (int l = 0; l < j->n; l++) want += ga[k][(size_t)l * j->n] * gb[k][l];
+        double got = j->kind == 1 ? j->c[AXPY_N - 1] : j->c[0];
+        if (fabs(got - want) > 1e-9 * (1 + fabs(want))) {
+            fprintf(stderr, "bench_meta: wrong result in call %d: %g, want %g\n", i, got, want);
+            exit(1);
+        }
+    }
+    numrpc_finalize();
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = 3;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--meta") == 0 && i + 1 < argc) meta_addr = argv[++i];
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--servers") == 0 && i + 1 < argc) {
+            char *list = strdup(argv[++i]), *save = NULL;
+            for (char *t = strtok_r(list, ",", &save); t && nservers < MAX_SERVERS; t = strtok_r(NULL, ",", &save))
+                snprintf(servers[nservers++], sizeof servers[0], "%s", t);
+            free(list);
+        }
+    }
+    if (meta_addr == NULL || nservers == 0) {
+        fprintf(stderr, "usage: numrpc-bench-meta --meta HOST:PORT --servers A,B,C [--rounds R]\n"
+                        "(bench/bench_meta.sh builds the heterogeneous servers and runs this)\n");
+        return 2;
+    }
+    rawtcp_server raw;
+    if (rawtcp_server_spawn(&raw, -1) != 0) {
+        perror("bench_meta: raw TCP server");
+        return 1;
+    }
+    for (int k = 0; k < 4; k++) {
+        size_t nn = (size_t)sizes[k] * sizes[k];
+        ga[k] = malloc(nn * sizeof(double));
+        gb[k] = malloc(nn * sizeof(double));
+        for (size_t e = 0; e < nn; e++) {
+            ga[k][e] = sin(1.0 + (double)e);
+            gb[k][e] = cos(2.0 + (double)e);
+        }
+    }
+    gx = malloc(sizeof(double) * AXPY_N);
+    for (int e = 0; e < AXPY_N; e++) gx[e] = 0.25 + e % 5;
+
+    /* 1. The client's throughput to each server, from its own calls. */
+    setenv("NUMRPC_METASERVER", meta_addr, 1);
+    numrpc_init(NULL);
+    double *y = malloc(sizeof(double) * AXPY_N);
+    for (int s = 0; s < nservers; s++)
+        for (int i = 0; i < 3; i++) {
+            char url[200];
+            snprintf(url, sizeof url, "numrpc://%s/daxpy", servers[s]);
+            for (int e = 0; e < AXPY_N; e++) y[e] = 1;
+            if (numrpc_call(url, AXPY_N, 1.0, gx, 1, y, 1) != 0) {
+                fprintf(stderr, "bench_meta: warm-up: %s\n", numrpc_last_error_detail());
+                return 1;
+            }
+        }
+    numrpc_finalize();
+
+    /* 2. The farm, three rules interleaved. */
+    job jobs[NCALLS];
+    double work;
+    make_jobs(jobs, &work);
+    char *json = meta_json();
+    double capacity = 0;
+    printf("servers (measured P_calc at n=512):");
+    for (int s = 0; s < nservers; s++) {
+        double v = json ? speed_of(json, servers[s]) : 0;
+        capacity += v;
+        printf(" %s %.2f GFlop/s;", servers[s], v / 1e9);
+    }
+    printf("\n");
+    free(json);
+    double bound = capacity > 0 ? work / capacity : 0;
+    double t[3][16];
+    static const char *names[3] = {"metaserver ranking", "farm default (least outstanding flops)", "round-robin"};
+    if (rounds > 16) rounds = 16;
+    for (int r = 0; r < rounds; r++)
+        for (int m = 0; m < 3; m++) t[m][r] = run_farm(jobs, m);
+    printf("farm of %d mixed calls (dgemm n=150..700, daxpy 4 MB; %.1f GFlop) over %d servers, %d rounds:\n", NCALLS,
+           work / 1e9, nservers, rounds);
+    printf("  lower bound (work / sum of measured speeds): %.3f s\n", bound);
+    double med[3];
+    for (int m = 0; m < 3; m++) {
+        med[m] = median(t[m], rounds);
+        printf("  %-40s median makespan %.3f s = %.2fx the bound", names[m], med[m], bound > 0 ? med[m] / bound : 0);
+        if (m > 0) printf("; metaserver %.0f%% shorter", 100 * (1 - med[0] / med[m]));
+        printf("\n");
+    }
+
+    /* 3. A query's cost against a raw TCP round trip. */
+    mconn c;
+    if (mconn_open(&c, meta_addr) != 0) return 1;
+    int fd = rawtcp_connect(&raw, RAWTCP_TUNED);
+    double q[2000], rt[2000], ping[2], pings[2000];
+    char b8[8] = {0}, r8[8];
+    for (int i = 0; i < 2000; i++) {
+        double t0 = sock_now();
+        if (one_query(&c, 1) != 0) return 1;
+        double t1 = sock_now();
+        if (rawtcp_echo(fd, RAWTCP_TUNED, b8, r8, 8) != 0) return 1;
+        q[i] = t1 - t0;
+        rt[i] = sock_now() - t1;
+    }
+    mconn_close(&c);
+    close(fd);
+    double mq = median(q, 2000), mr = median(rt, 2000);
+    printf("metaserver QUERY round trip: median %.1f us; raw TCP round trip (8 bytes): %.1f us; difference %+.1f us\n",
+           mq * 1e6, mr * 1e6, (mq - mr) * 1e6);
+    /* A call under a lease vs the same call without a metaserver. */
+    for (int m = 0; m < 2; m++) {
+        if (m == 0) setenv("NUMRPC_METASERVER", meta_addr, 1);
+        else unsetenv("NUMRPC_METASERVER");
+        setenv("NUMRPC_SERVER", servers[0], 1);
+        numrpc_init(NULL);
+        char url[200];
+        snprintf(url, sizeof url, "numrpc://%s/ping", servers[0]);
+        for (int i = 0; i < 2000; i++) {
+            double t0 = sock_now();
+            if (numrpc_call(m == 0 ? "ping" : url) != 0) return 1;
+            pings[i] = sock_now() - t0;
+        }
+        ping[m] = median(pings, 2000);
+        numrpc_finalize();
+    }
+    printf("ping: median %.1f us through a metaserver lease vs %.1f us to the server named directly (%+.1f us)\n",
+           ping[0] * 1e6, ping[1] * 1e6, (ping[0] - ping[1]) * 1e6);
+
+    /* 4. Prediction error of blocking calls longer than 10 ms. */
+    setenv("NUMRPC_METASERVER", meta_addr, 1);
+    unsetenv("NUMRPC_SERVER");
+    numrpc_init(NULL);
+    for (int i = 0; i < 40; i++) {
+        job *j = &jobs[i];
+        int k = size_index(j->n);
+        if (j->kind == 0 && numrpc_call("dgemm", 'N', 'N', j->n, j->n, j->n, 1.0, ga[k], j->n, gb[k], j->n, 0.0, j->c,
+                                        j->n) != 0)
+            return 1;
+        if (j->kind == 1 && numrpc_call("daxpy", AXPY_N, 2.0, gx, 1, j->c, 1) != 0) return 1;
+    }
+    numrpc_finalize(); /* sends the reports */
+    usleep(100000);
+    json = meta_json();
+    double err = -1;
+    int samples = 0;
+    const char *at = json ? strstr(json, "\"prediction_error_median\":") : NULL;
+    if (at) sscanf(at, "\"prediction_error_median\":%lf,\"prediction_samples\":%d", &err, &samples);
+    printf("prediction error (|predicted - measured| / measured, calls > 10 ms): median %.1f%% over %d calls\n",
+           100 * err, samples);
+    free(json);
+    rawtcp_server_stop(&raw);
+    for (int i = 0; i < NCALLS; i++) free(jobs[i].c);
+    return 0;
+}
