@@ -2,7 +2,7 @@
 # sdpa_bench.sh -- SDPA standalone vs numrpc (remote file, whole-file shipping)
 # vs CORBA on SDPLIB problems, on loopback and through a delay proxy (WAN).
 # usage: bench/sdpa_bench.sh [--build DIR] [--out DIR] [--reps N] [--wan-ms D]
-#                            [--quick] [PROBLEM ...]
+#                            [--quick] [--report-only] [PROBLEM ...]
 # Writes OUT/sdpa.csv, OUT/sdpa.md (medians, ratios) and OUT/sdpa.png.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +12,7 @@ reps=3
 wan_ms=0
 data=/work/shared/data/sdplib
 problems=()
+report_only=0
 while [[ $# -gt 0 ]]; do
     case $1 in
     --build) build=$2; shift 2 ;;
@@ -19,19 +20,23 @@ while [[ $# -gt 0 ]]; do
     --reps) reps=$2; shift 2 ;;
     --wan-ms) wan_ms=$2; shift 2 ;;
     --quick) reps=1; problems=(truss1 control1 theta1); shift ;;
+    --report-only) report_only=1; shift ;; # the table and plot of OUT/sdpa.csv again
     -*) echo "usage: $0 [--build DIR] [--out DIR] [--reps N] [--wan-ms D] [--quick] [PROBLEM ...]" >&2; exit 2 ;;
     *) problems+=("$1"); shift ;;
     esac
 done
-[[ ${#problems[@]} -gt 0 ]] || problems=(truss1 control1 theta1 control2 mcp100 arch0 theta3 gpp100 maxG32 theta4 theta5 control8)
+[[ ${#problems[@]} -gt 0 ]] || problems=(truss1 control1 theta1 control2 mcp100 arch0 theta3 gpp100 theta4 theta5 control8)
 apps=$build/apps/sdpa
+csv=$out/sdpa.csv
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [[ $report_only == 0 ]]; then
 for exe in "$apps/sdpa-local" "$apps/sdpa-remote" "$build/server/numrpc-server"; do
     [[ -x $exe ]] || { echo "sdpa_bench: $exe is not built" >&2; exit 1; }
 done
 have_corba=0
 [[ -x $apps/sdpa-corba && -x $apps/sdpa-corba-server ]] && have_corba=1
 mkdir -p "$out"
-tmp=$(mktemp -d)
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -75,7 +80,6 @@ fi
 field() { awk -v k="$1" '$1 == k { print $3 }' "$2"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-csv=$out/sdpa.csv
 echo "link,problem,file_bytes,system,reps,median_wall_s,ratio_standalone,median_compute_s,send_s,overhead_s,bytes_moved,bytes_ratio,throughput_MBps,phase,primal" > "$csv"
 for p in "${problems[@]}"; do
     f=$data/$p.dat-s
@@ -123,6 +127,9 @@ for p in "${problems[@]}"; do
     done
     echo "sdpa_bench: $p done" >&2
 done
+
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+fi
 
 # Markdown: per problem and link, wall time normalised by standalone, the
 # targets (remote <= 1.10 x standalone + ship send time; rfile bytes <=
