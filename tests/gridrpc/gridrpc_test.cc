@@ -332,6 +332,34 @@ TEST_F(Grpc, ServicesThatCrashOrExit)
     EXPECT_EQ(sum, 2);
 }
 
+TEST_F(Grpc, ServerThatRefusesTheCall)
+{
+    // One connection at most: while a held call keeps it, any other is refused.
+    std::vector<std::string> args = dir_->server_args(2);
+    args.insert(args.end(), {"--max-connections", "1"});
+    ServerProc busy(args);
+    init();
+    grpc_function_handle_t hold, add, late;
+    ASSERT_EQ(grpc_function_handle_init(&hold, busy.address().c_str(), "hold"), GRPC_NO_ERROR) << detail();
+    ASSERT_EQ(grpc_function_handle_init(&add, busy.address().c_str(), "add_int"), GRPC_NO_ERROR) << detail();
+    std::string gate = dir_->gate("refuse");
+    int result = 0;
+    grpc_error_t held = GRPC_OTHER_ERROR_CODE;
+    std::thread holder([&] { held = grpc_call(&hold, gate.c_str(), 1, &result); });
+    ASSERT_GT(AsyncDir::started_pid(gate), 0); // the one connection is in use
+    int sum = 0;
+    EXPECT_EQ(grpc_call(&add, 1, 2, &sum), GRPC_RPC_REFUSED);
+    EXPECT_NE(detail().find("connection limit"), std::string::npos) << detail();
+    EXPECT_EQ(grpc_function_handle_init(&late, busy.address().c_str(), "scale"), GRPC_RPC_REFUSED);
+    AsyncDir::release(gate);
+    holder.join();
+    EXPECT_EQ(held, GRPC_NO_ERROR);
+    EXPECT_EQ(result, 2);
+    ASSERT_EQ(grpc_call(&add, 1, 2, &sum), GRPC_NO_ERROR) << detail(); // served again
+    EXPECT_EQ(sum, 3);
+    ASSERT_EQ(grpc_finalize(), GRPC_NO_ERROR);
+}
+
 // ---- Waiting and probing on services held until the test releases them ----
 
 TEST_F(Grpc, WaitOrReturnsTheReleasedSessionOnce)
