@@ -21,6 +21,7 @@ typedef struct meta_choice {
     endpoint ep;
     int slots;
     double latency, bytes_per_second, flops_per_second, share;
+    double adjust; /* EWMA of measured / predicted compute under this lease */
 } meta_choice;
 
 /* An answer that may be reused until `until` for calls of the same
@@ -97,7 +98,7 @@ static double predict(const meta_choice *c, double flops, uint64_t bytes, int id
 {
     double share = idle || c->share <= 0 ? 1 : c->share;
     double t = c->latency + (c->bytes_per_second > 0 ? (double)bytes / c->bytes_per_second : 0);
-    if (flops > 0 && c->flops_per_second > 0) t += flops / (c->flops_per_second * share);
+    if (flops > 0 && c->flops_per_second > 0) t += flops * (c->adjust > 0 ? c->adjust : 1) / (c->flops_per_second * share);
     return t;
 }
 
@@ -185,6 +186,7 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
             ch->ep.port = (int)port;
             snprintf(ch->ep.label, sizeof ch->ep.label, "%s:%u", host, port);
             ch->slots = slots > 0 ? (int)slots : 1;
+            ch->adjust = 1;
         }
         free(host);
     }
@@ -380,6 +382,21 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
         r->sent = info->bytes_sent;
         r->received = info->bytes_received;
         r->flags = queued ? 1 : 0;
+        /* Until the lease ends, this client corrects the compute time it
+         * predicts on that server from what it measures (the metaserver's
+         * calibration arrives with the next lease). */
+        int cls = size_class(flops);
+        double now = sock_now();
+        for (int i = 0; flops > 0 && info->compute_seconds > 5e-4 && i < LEASES; i++) {
+            meta_lease *l = &mc.leases[i];
+            if (l->until <= now || l->size_class != cls || strcmp(l->routine, routine) != 0) continue;
+            for (int j = 0; j < l->count; j++) {
+                meta_choice *ch = &l->choice[j];
+                if (strcmp(ch->ep.label, info->server) != 0 || ch->flops_per_second <= 0) continue;
+                double ratio = info->compute_seconds * ch->flops_per_second / flops;
+                ch->adjust = 0.6 * ch->adjust + 0.4 * ratio;
+            }
+        }
     }
     pthread_mutex_unlock(&meta_lock);
 }

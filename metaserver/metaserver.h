@@ -68,6 +68,14 @@ typedef struct meta_pair {
     uint64_t samples;
 } meta_pair;
 
+/* One reported call with its prediction (for the status). */
+#define META_RECENT 20
+typedef struct meta_recent {
+    char server[META_HOST_MAX + 8];
+    char routine[IFACE_MAX_NAME + 1];
+    double flops, predicted, measured;
+} meta_recent;
+
 /* What the model says about one server for one call. */
 typedef struct meta_estimate {
     const meta_server *srv;
@@ -84,6 +92,8 @@ typedef struct meta_table {
     meta_pair pairs[META_MAX_PAIRS];
     int npairs;
     double err_all[META_ERRORS];
+    meta_recent recent[META_RECENT]; /* the last calls reported with a prediction */
+    int nrecent, recent_pos;
     int nerr_all, err_all_pos;
     uint64_t queries, reports;
     double started;

@@ -312,9 +312,30 @@ void table_report(const char *client, const char *server, const char *routine, d
     }
     if (s) {
         s->reports++;
+        /* The call is over: it no longer loads the server, whatever the
+         * server's last LOAD (sent when its dispatcher next wakes) says,
+         * and its placement ends. */
+        if (!(flags & 1)) {
+            if (s->in_flight > 0) s->in_flight--;
+            int end = -1;
+            double now = sock_now();
+            for (int i = 0; i < META_MAX_PLACED; i++)
+                if (s->placed_until[i] > now && (end < 0 || s->placed_until[i] < s->placed_until[end])) end = i;
+            if (end >= 0) s->placed_until[end] = 0;
+        }
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
             r->calib = ewma(r->calib, compute * speed_at(s, flops) / flops);
+        if (!(flags & 1) && predicted > 0) {
+            meta_recent *x = &meta.recent[meta.recent_pos];
+            snprintf(x->server, sizeof x->server, "%s", server);
+            snprintf(x->routine, sizeof x->routine, "%s", routine);
+            x->flops = flops;
+            x->predicted = predicted;
+            x->measured = total;
+            meta.recent_pos = (meta.recent_pos + 1) % META_RECENT;
+            if (meta.nrecent < META_RECENT) meta.nrecent++;
+        }
         if (!(flags & 1) && predicted > 0 && total > 0.01) {
             double e = fabs(predicted - total) / total;
             record_error(s->err, &s->nerr, &s->err_pos, e);
@@ -485,6 +506,14 @@ static void status_text_locked(sbuf *b, double now)
         sb_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
                   (unsigned long long)p->samples);
     }
+    sb_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
+              "MFLOP", "PREDICTED", "MEASURED", "ERROR");
+    for (int i = 0; i < meta.nrecent; i++) {
+        const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
+        sb_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
+                  x->predicted * 1e3, x->measured * 1e3,
+                  x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
+    }
     double med = median(meta.err_all, meta.nerr_all);
     if (med < 0) sb_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
     else
@@ -521,6 +550,12 @@ static void status_json_locked(sbuf *b, double now)
         sb_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
                   i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
                   (unsigned long long)p->samples);
+    }
+    sb_printf(b, "],\"recent\":[");
+    for (int i = 0; i < meta.nrecent; i++) {
+        const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
+        sb_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
+                  i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
     }
     sb_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
               median(meta.err_all, meta.nerr_all), meta.nerr_all);

@@ -357,6 +357,42 @@ TEST_F(MetaTest, ServerStartedMidRunReceivesCallsAndADrainedOneStops)
     }
 }
 
+TEST_F(MetaTest, RoutineRegisteredLiveIsOfferedThroughTheMetaserver)
+{
+    std::string module = TOP_BUILDDIR "/bench/.libs/benchsink.so";
+    struct stat st;
+    if (stat(module.c_str(), &st) != 0) GTEST_SKIP() << "no " << module << " in this build";
+    auto meta = start_meta();
+    char dir[] = "/tmp/numrpc-meta-admin-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    std::string sock = std::string(dir) + "/admin.sock";
+    std::vector<std::string> extra = {"--admin-socket", sock};
+    auto a = start_server(meta->port(), extra);
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    use_metaserver(meta->port());
+    EXPECT_EQ(numrpc_call("sink", 0, (double *)nullptr, (double *)nullptr), NUMRPC_ENOENT);
+
+    std::string cmd = kServer + " admin --socket " + sock + " register " + module + " >/dev/null 2>&1";
+    ASSERT_EQ(system(cmd.c_str()), 0);
+    bool offered = false;
+    for (int i = 0; i < 500 && !offered; i++) {
+        std::string js = meta_status(meta->port());
+        offered = js.find("\"sink\"") != std::string::npos;
+        if (!offered) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(offered) << meta_status(meta->port());
+    std::vector<double> x = {1.0, 2.0, 3.0, 4.0, 5.0};
+    double ack = 0;
+    ASSERT_EQ(numrpc_call("sink", 5, x.data(), &ack), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(ack, 1.0 + 3.0 + 5.0);
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(a->port()));
+    a.reset();
+    std::string rm = std::string("rm -rf ") + dir;
+    ASSERT_EQ(system(rm.c_str()), 0);
+}
+
 // ---- Heterogeneous servers made real (root: cgroup v1 cpu, ip netns, tc tbf) ----
 
 int sh(const std::string &cmd)
