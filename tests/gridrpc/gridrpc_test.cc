@@ -360,6 +360,43 @@ TEST_F(Grpc, ServerThatRefusesTheCall)
     ASSERT_EQ(grpc_finalize(), GRPC_NO_ERROR);
 }
 
+TEST_F(Grpc, ServerLostOrNeverThere)
+{
+    // No configured server answers: the default handle finds none.
+    std::string nobody = write_file("nobody.conf", "servers = 127.0.0.1:" + std::to_string(dead_port()) + "\n");
+    init(nobody);
+    grpc_function_handle_t h;
+    EXPECT_EQ(grpc_function_handle_default(&h, "add_int"), GRPC_SERVER_NOT_FOUND);
+    ASSERT_EQ(grpc_finalize(), GRPC_NO_ERROR);
+    // A server killed while it runs a blocking call and a session.
+    ServerProc doomed(dir_->server_args(3));
+    init();
+    grpc_function_handle_t hold;
+    ASSERT_EQ(grpc_function_handle_init(&hold, doomed.address().c_str(), "hold"), GRPC_NO_ERROR);
+    std::string g1 = dir_->gate("lost1"), g2 = dir_->gate("lost2");
+    int r1 = 0, r2 = 0;
+    grpc_sessionid_t id;
+    ASSERT_EQ(grpc_call_async(&hold, &id, g2.c_str(), 1, &r2), GRPC_NO_ERROR);
+    grpc_error_t blocking = GRPC_NO_ERROR;
+    std::thread caller([&] { blocking = grpc_call(&hold, g1.c_str(), 1, &r1); });
+    int w1 = AsyncDir::started_pid(g1), w2 = AsyncDir::started_pid(g2);
+    ASSERT_GT(w1, 0);
+    ASSERT_GT(w2, 0);
+    // The whole server goes: the dispatcher first, then its workers (they
+    // hold the connections).
+    kill(doomed.pid(), SIGKILL);
+    siginfo_t gone{};
+    ASSERT_EQ(waitid(P_PID, (id_t)doomed.pid(), &gone, WEXITED | WNOWAIT), 0); // left for stop() to reap
+    kill(w1, SIGKILL);
+    kill(w2, SIGKILL);
+    caller.join();
+    EXPECT_EQ(blocking, GRPC_COMMUNICATION_FAILED);
+    EXPECT_EQ(grpc_wait(id), GRPC_SESSION_FAILED);
+    EXPECT_EQ(grpc_get_error(id), GRPC_COMMUNICATION_FAILED);
+    EXPECT_EQ(r1, 0);
+    EXPECT_EQ(r2, 0);
+}
+
 // ---- Waiting and probing on services held until the test releases them ----
 
 TEST_F(Grpc, WaitOrReturnsTheReleasedSessionOnce)
