@@ -19,8 +19,11 @@ static void usage(FILE *out)
             "  describe --c-header MODULE [HOST:PORT]  a typed C header of wrappers\n"
             "  ping [HOST:PORT] [COUNT]  round trips through a server's worker\n"
             "  bench [--quick] [--out DIR]  the benchmark suite of this build tree\n"
+            "  status [--json] HOST:PORT  a server's routines, counters, workers, load\n"
             "  status --metaserver HOST:PORT [--json]  servers, load, throughput and\n"
             "                            prediction errors a metaserver knows\n"
+            "  admin --server HOST:PORT [--secret-file F] register MODULE.so | unregister NAME | list\n"
+            "                            remote administration (challenge-response)\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
 }
 
@@ -102,9 +105,11 @@ int main(int argc, char **argv)
         }
         return ping(server, count > 0 ? count : 1);
     }
+    if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 2, argv + 2);
     if (strcmp(cmd, "status") == 0 && cli_meta_wanted(argc - 2, argv + 2))
         return cli_meta_status(argc - 2, argv + 2); /* cli_meta.c */
-    if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "status") == 0) return cli_status(argc - 2, argv + 2);
+    if (strcmp(cmd, "admin") == 0) return cli_admin(argc - 2, argv + 2);
     usage(stderr);
     return 2;
 }

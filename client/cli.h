@@ -9,4 +9,9 @@ int cli_bench(int argc, char **argv);
 /* numrpc describe --c-header MODULE [HOST:PORT]; server may be NULL. */
 int cli_c_header(const char *module, const char *server);
 
+/* numrpc status [--json] HOST:PORT (cli_status.c) */
+int cli_status(int argc, char **argv);
+/* numrpc admin --server HOST:PORT [--secret-file F] COMMAND (cli_status.c) */
+int cli_admin(int argc, char **argv);
+
 #endif

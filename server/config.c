@@ -13,7 +13,7 @@
 #define NUMRPC_STUBDIR "/usr/local/lib/numrpc/stubs"
 #endif
 
-enum opt_kind { OPT_INT, OPT_U64, OPT_SIZE, OPT_STR, OPT_FLAG };
+enum opt_kind { OPT_INT, OPT_U64, OPT_SIZE, OPT_STR, OPT_FLAG, OPT_LEVEL };
 
 typedef struct option_def {
     const char *name;
@@ -53,7 +53,11 @@ static const option_def options[] = {
     {"io-timeout", 0, OPT_INT, F(io_timeout_ms), "MS", "a stalled transfer inside a call fails (default 60000)"},
     {"blas-threads", 0, OPT_INT, F(blas_threads), "N", "BLAS threads per call (default: all cores)"},
     {"keepalive-ms", 0, OPT_INT, F(keepalive_ms), "MS", "keepalive period while a routine computes (default 5000)"},
-    {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "no per-event log lines"},
+    {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "errors only in the log (as --log-level error)"},
+    {"log-level", 0, OPT_LEVEL, F(log_level), "LEVEL",
+     "error, warn, notice (default) or info (one line per call) or debug"},
+    {"admin-secret-file", 0, OPT_STR, F(admin_secret_file), "FILE",
+     "secret (mode 0600) for remote admin by challenge-response (default: remote admin off)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -74,7 +78,10 @@ void config_defaults(server_config *cfg)
     cfg->drain_timeout_ms = 600000;
     cfg->io_timeout_ms = 60000;
     cfg->keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000;
+    cfg->log_level = LOG_LEVEL_NOTICE;
 }
+
+static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
 
 void config_usage(FILE *out)
 {
@@ -139,6 +146,13 @@ int config_set(server_config *cfg, const char *key, const char *value, err_t *er
         else
             return err_set(err, NUMRPC_EINVAL, "%s wants yes or no, got \"%s\"", key, value);
         return 0;
+    case OPT_LEVEL:
+        for (int i = 0; i < (int)(sizeof level_names / sizeof level_names[0]); i++) {
+            if (strcmp(value, level_names[i]) != 0) continue;
+            *(int *)field = i;
+            return 0;
+        }
+        return err_set(err, NUMRPC_EINVAL, "%s wants error, warn, notice, info or debug, got \"%s\"", key, value);
     case OPT_INT:
         if (parse_number(key, value, 0, &v, err) != 0) return err->code;
         if (v > 0x7fffffffULL) return err_set(err, NUMRPC_EINVAL, "%s: %s is too large", key, value);

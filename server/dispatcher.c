@@ -38,8 +38,11 @@ typedef struct conn {
     int state;
     int worker;   /* index when HELD */
     double since; /* monotonic seconds: idle since (when IDLE) */
-    uint64_t calls;      /* calls completed on it (as of its last loan)  */
+    uint64_t calls;      /* calls completed on it (as of its last loan), and
+                            control messages the dispatcher answered on it */
     uint64_t calls_base; /* its worker's slot->calls when lent            */
+    int fresh;           /* new, waiting for its first bytes: counts as queued */
+    control_state ctl;   /* a STATUS or ADMIN being read; admin challenge */
 } conn;
 
 typedef struct worker {
@@ -71,6 +74,7 @@ typedef struct dispatcher {
     int linger_fd[LINGER_MAX];
     double linger_since[LINGER_MAX];
     uint64_t restarts;   /* workers that died and were replaced          */
+    double started;      /* monotonic seconds at start (uptime)          */
     wire_writer notice; /* writes error replies for crashed calls */
 } dispatcher;
 
@@ -99,6 +103,8 @@ static int spawn_worker(dispatcher *d, int index)
     worker_slot *slot = &d->slots[index];
     memset(slot, 0, sizeof *slot);
     atomic_store(&slot->draining, d->stopping);
+    slot->stat_index = -1;
+    slot->generation = d->generation;
     pid_t pid = fork();
     if (pid < 0) {
         close(sv[0]);
@@ -164,6 +170,7 @@ static int count_workers(const dispatcher *d)
 static void close_conn(dispatcher *d, int c)
 {
     if (d->conns[c].state == CONN_IDLE) unwatch(d, d->conns[c].fd);
+    control_forget(&d->conns[c].ctl);
     close(d->conns[c].fd);
     d->conns[c].state = CONN_FREE;
     d->conns[c].fd = -1;
@@ -214,6 +221,7 @@ static void linger_event(dispatcher *d, int i, int force)
 static void refuse_conn(dispatcher *d, int c, int code, const char *detail)
 {
     if (d->conns[c].state == CONN_IDLE) unwatch(d, d->conns[c].fd);
+    control_forget(&d->conns[c].ctl);
     refuse_fd(d, d->conns[c].fd, code, detail);
     d->conns[c].state = CONN_FREE;
     d->conns[c].fd = -1;
@@ -235,6 +243,7 @@ static void make_idle(dispatcher *d, int c, double since)
 
 static void enqueue(dispatcher *d, int c)
 {
+    d->conns[c].fresh = 0;
     d->queue[(d->qhead + d->qlen) % d->nconns_cap] = c;
     d->qlen++;
     d->conns[c].state = CONN_QUEUED;
@@ -290,14 +299,24 @@ static void schedule(dispatcher *d)
 static void log_line(const dispatcher *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(const dispatcher *d, const char *fmt, ...)
 {
-    if (d->cfg->quiet) return;
+    if (!server_log_enabled(d->cfg, LOG_LEVEL_NOTICE)) return;
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "numrpc-server: %s\n", line);
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "%s", line);
 }
+
+/* New connections still waiting for their first bytes. */
+static int count_fresh(const dispatcher *d)
+{
+    int n = 0;
+    for (int c = 0; c < d->nconns_cap; c++) n += d->conns[c].state == CONN_IDLE && d->conns[c].fresh;
+    return n;
+}
+
+static void route(dispatcher *d, int c);
 
 static void accept_all(dispatcher *d)
 {
@@ -316,11 +335,15 @@ static void accept_all(dispatcher *d)
             log_line(d, "refused a connection: %s", detail);
             continue;
         }
-        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) schedule(d);
-        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) {
+        int waiting = d->cfg->max_queue > 0 ? d->qlen + count_fresh(d) : 0;
+        if (waiting >= d->cfg->max_queue && d->cfg->max_queue > 0) {
+            schedule(d);
+            waiting = d->qlen + count_fresh(d);
+        }
+        if (d->cfg->max_queue > 0 && waiting >= d->cfg->max_queue) {
             snprintf(detail, sizeof detail,
                      "server busy: %d connections already wait for a worker (limit %d, %d workers)",
-                     d->qlen, d->cfg->max_queue, d->cfg->max_workers);
+                     waiting, d->cfg->max_queue, d->cfg->max_workers);
             refuse_fd(d, fd, NUMRPC_EBUSY, detail);
             log_line(d, "refused a connection: %s", detail);
             continue;
@@ -331,8 +354,14 @@ static void accept_all(dispatcher *d)
         d->conns[c].fd = fd;
         d->conns[c].since = sock_now();
         d->conns[c].calls = 0;
+        memset(&d->conns[c].ctl, 0, sizeof d->conns[c].ctl);
         d->nconns_open++;
-        enqueue(d, c);
+        /* Its first message decides: STATUS and ADMIN are answered here,
+         * anything else waits for a worker. */
+        d->conns[c].state = CONN_QUEUED; /* not in epoll */
+        d->conns[c].fresh = 1;
+        if (readable(fd)) route(d, c);
+        else make_idle(d, c, d->conns[c].since);
     }
 }
 
@@ -425,6 +454,11 @@ static void worker_exited(dispatcher *d, int w, int status)
             else
                 snprintf(detail, sizeof detail, "%s crashed: %s", slot->routine, how);
             log_line(d, "%s", detail);
+            /* Counted before the caller hears of it (a STATUS right after
+             * the reply sees the call). */
+            double seconds = sock_now() - slot->started;
+            stats_record(server_stats, slot->stat_index, 1, 0, 0, seconds);
+            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
             err_t err;
             d->notice.fd = d->conns[c].fd;
             if (session_reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
@@ -517,6 +551,9 @@ static void roll_workers(dispatcher *d)
 static void start_drain(dispatcher *d)
 {
     if (d->stopping) return;
+    /* Connections the kernel completed before the signal was read are
+     * accepted: their clients saw connect() succeed before the signal. */
+    accept_all(d);
     d->stopping = 1;
     d->drain_until = sock_now() + d->cfg->drain_timeout_ms / 1000.0;
     log_line(d, "SIGTERM: finishing calls in flight, refusing new ones");
@@ -525,7 +562,8 @@ static void start_drain(dispatcher *d)
         if (d->conns[c].state != CONN_IDLE) continue;
         if (readable(d->conns[c].fd)) {
             unwatch(d, d->conns[c].fd);
-            enqueue(d, c);
+            d->conns[c].state = CONN_QUEUED; /* not in epoll */
+            route(d, c);
         } else if (d->conns[c].calls > 0) {
             close_conn(d, c);
         }
@@ -693,6 +731,21 @@ static void admin_list(dispatcher *d, char *reply, size_t len)
     }
 }
 
+/* One admin command line (from the local socket, or checked by control.c
+ * for a remote administrator): 0 with "ok ..." in reply, or -1. */
+static int admin_exec(void *owner, const char *line, char *reply, size_t len)
+{
+    dispatcher *d = owner;
+    if (strncmp(line, "register ", 9) == 0) return admin_register(d, line + 9, reply, len);
+    if (strncmp(line, "unregister ", 11) == 0) return admin_unregister(d, line + 11, reply, len);
+    if (strcmp(line, "list") == 0) {
+        admin_list(d, reply, len);
+        return 0;
+    }
+    snprintf(reply, len, "error unknown admin request \"%.64s\"", line);
+    return -1;
+}
+
 static void admin_request(dispatcher *d)
 {
     int fd = accept4(d->admin_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -702,16 +755,10 @@ static void admin_request(dispatcher *d)
     if (admin_read_request(fd, line, sizeof line, &err) != 0) {
         log_line(d, "admin: refused: %s", err.detail);
         snprintf(reply, sizeof reply, "error %s", err.detail);
-    } else if (strncmp(line, "register ", 9) == 0) {
-        admin_register(d, line + 9, reply, sizeof reply);
-    } else if (strncmp(line, "unregister ", 11) == 0) {
-        admin_unregister(d, line + 11, reply, sizeof reply);
-    } else if (strcmp(line, "list") == 0) {
-        admin_list(d, reply, sizeof reply);
     } else {
-        snprintf(reply, sizeof reply, "error unknown admin request \"%.64s\"", line);
+        admin_exec(d, line, reply, sizeof reply);
     }
-    if (!d->cfg->quiet && strncmp(line, "list", 4) != 0) fprintf(stderr, "numrpc-server: admin: %s\n", reply);
+    if (strncmp(line, "list", 4) != 0) log_line(d, "admin: %s", reply);
     size_t n = strlen(reply);
     reply[n++] = '\n';
     ssize_t k = write(fd, reply, n);
@@ -719,16 +766,68 @@ static void admin_request(dispatcher *d)
     close(fd);
 }
 
+/* ---- Messages answered here (control.c) ---- */
+
+static void serve_control(dispatcher *d, int c)
+{
+    control_ctx ctx = {.cfg = d->cfg, .writer = &d->notice, .admin_exec = admin_exec, .owner = d};
+    status_view *v = &ctx.view;
+    v->uptime = sock_now() - d->started;
+    v->workers = count_workers(d);
+    v->max_workers = d->cfg->max_workers;
+    v->restarts = d->restarts;
+    v->queued = d->qlen + count_fresh(d);
+    v->connections = d->nconns_open;
+    v->draining = d->stopping;
+    v->generation = d->generation;
+    for (int i = 0; i < d->nworkers_cap; i++)
+        v->in_flight += d->workers[i].state == WORKER_HOLDING && atomic_load(&d->slots[i].state) != SLOT_IDLE;
+    d->conns[c].calls++;
+    if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) make_idle(d, c, sock_now());
+    else close_conn(d, c);
+}
+
+/* A connection in the dispatcher's hands (not in epoll) with something to
+ * read: a control message is answered here; anything else waits for a
+ * worker, or is refused if it comes after SIGTERM on a connection that
+ * already had its calls. */
+static void route(dispatcher *d, int c)
+{
+    switch (control_next(d->conns[c].fd, &d->conns[c].ctl)) {
+    case CONTROL_READY: serve_control(d, c); return;
+    case CONTROL_PARTIAL: make_idle(d, c, d->conns[c].since); return;
+    case CONTROL_BROKEN: close_conn(d, c); return;
+    case CONTROL_BAD:
+        refuse_conn(d, c, NUMRPC_EPROTO, "malformed control message (STATUS and ADMIN fit one packet of 4 KiB)");
+        return;
+    default: break;
+    }
+    if (d->stopping && d->conns[c].calls > 0) refuse_conn(d, c, NUMRPC_EBUSY, "server shutting down");
+    else enqueue(d, c);
+}
+
 static void setup_admin(dispatcher *d)
 {
     d->admin_fd = -1;
     server_config *cfg = d->cfg;
-    if (strcmp(cfg->admin_socket, "none") == 0) return;
-    if (cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
+    int local = strcmp(cfg->admin_socket, "none") != 0;
+    char where[CONFIG_PATH_MAX];
+    if (local && cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
+    if (local) snprintf(where, sizeof where, "%s", cfg->admin_socket);
+    else admin_default_socket(cfg->port, where, sizeof where); /* remote admin copies modules too */
     if (cfg->module_dir[0] == '\0') {
-        int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", cfg->admin_socket);
+        int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", where);
         if (n < 0 || (size_t)n >= sizeof cfg->module_dir) cfg->module_dir[0] = '\0';
     }
+    if (cfg->admin_secret_file[0]) { /* a bad secret file is said at start, not at the first request */
+        uint8_t secret[4096];
+        size_t len;
+        err_t e;
+        if (control_load_secret(cfg->admin_secret_file, secret, sizeof secret, &len, &e) != 0)
+            server_log(cfg, LOG_LEVEL_ERROR, "remote admin will refuse every request: %s", e.detail);
+        memset(secret, 0, sizeof secret);
+    }
+    if (!local) return;
     err_t err;
     d->admin_fd = admin_listen(cfg->admin_socket, &err);
     if (d->admin_fd < 0) {
@@ -761,12 +860,16 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     d.workers = calloc((size_t)d.nworkers_cap, sizeof *d.workers);
     d.slots = mmap(NULL, (size_t)d.nworkers_cap * sizeof *d.slots, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED ||
+    d.started = sock_now();
+    server_stats = stats_create();
+    if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED || server_stats == NULL ||
         wire_writer_init(&d.notice, -1, 0, err) != 0) {
         free(d.conns);
         free(d.queue);
         free(d.workers);
         if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+        stats_destroy(server_stats);
+        server_stats = NULL;
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
@@ -803,12 +906,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
             else if (kind == EV_LINGER) linger_event(&d, index, 0);
             else if (kind == EV_CONN && d.conns[index].state == CONN_IDLE) {
                 unwatch(&d, d.conns[index].fd);
-                if (d.stopping && d.conns[index].calls > 0) {
-                    d.conns[index].state = CONN_QUEUED;
-                    refuse_conn(&d, index, NUMRPC_EBUSY, "server shutting down");
-                } else {
-                    enqueue(&d, index);
-                }
+                d.conns[index].state = CONN_QUEUED; /* not in epoll */
+                route(&d, index);
             }
         }
         schedule(&d);
@@ -825,8 +924,10 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;
     }
     shutdown_workers(&d);
-    for (int c = 0; c < d.nconns_cap; c++)
+    for (int c = 0; c < d.nconns_cap; c++) {
         if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);
+        control_forget(&d.conns[c].ctl);
+    }
     for (int i = 0; i < LINGER_MAX; i++)
         if (d.linger_fd[i] >= 0) close(d.linger_fd[i]);
     if (d.admin_fd >= 0) {
@@ -835,6 +936,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     }
     wire_writer_free(&d.notice);
     munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+    stats_destroy(server_stats);
+    server_stats = NULL;
     free(d.mods.items);
     free(d.conns);
     free(d.queue);

@@ -39,7 +39,12 @@ typedef struct server_config {
     int blas_threads;          /* BLAS threads per call (0 = cores)          */
     int keepalive_ms;          /* keepalive period while a routine computes  */
     int quiet;
+    int log_level;             /* enum log_level (default notice)           */
+    char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
 } server_config;
+
+/* Log levels: a line is written when its level <= the configured one. */
+enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_NOTICE, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
 /* The defaults of every option. */
 void config_defaults(server_config *cfg);
@@ -60,6 +65,7 @@ typedef struct routine {
     uint8_t *blob;             /* its encoding, sent to clients (owned)      */
     size_t blob_len;
     stub_thunk_fn thunk;
+    int stat_index;            /* its counters in the shared table, or -1   */
 } routine;
 
 typedef struct registry {
@@ -117,6 +123,8 @@ typedef struct worker_slot {
     _Atomic int draining; /* SIGTERM: give the connection back after a call */
     char routine[IFACE_MAX_NAME + 1];
     _Atomic uint64_t calls;      /* calls completed by this worker       */
+    int stat_index;      /* counters of the routine running (-1 = none)    */
+    unsigned generation; /* of the configuration the worker loaded         */
 } worker_slot;
 
 /* ---- Argument memory, reused across a worker's calls (arena.c) ---- */
@@ -133,7 +141,61 @@ int arena_reserve(call_arena *a, size_t bytes, err_t *err);
 void arena_after_call(call_arena *a);
 void arena_release(call_arena *a);
 
+/* ---- Per-routine counters, shared by every worker (stats.c) ----
+ * One entry per routine version (name + hash), claimed by the first worker
+ * that loads it, updated with atomic adds by every call, read by the
+ * dispatcher for STATUS.  Times go into log-spaced buckets (4 per octave
+ * from 1 us): p99 is the upper edge of its bucket, at most 19% high. */
+#define STATS_MAX_ROUTINES 512
+#define STATS_BUCKETS 128
+typedef struct routine_stats {
+    _Atomic int state;                 /* 0 free, 1 being filled, 2 ready */
+    char name[IFACE_MAX_NAME + 1];
+    char module[IFACE_MAX_NAME + 1];
+    uint64_t hash;
+    _Atomic unsigned generation;       /* newest worker generation offering it */
+    _Atomic uint64_t calls, errors, bytes_in, bytes_out, nanos;
+    _Atomic uint64_t buckets[STATS_BUCKETS];
+} routine_stats;
+
+typedef struct stats_table {
+    _Atomic unsigned newest; /* newest generation whose workers registered */
+    _Atomic int lock;        /* held while an entry is claimed            */
+    routine_stats items[STATS_MAX_ROUTINES];
+} stats_table;
+
+/* The dispatcher maps it before the first fork; workers inherit it. */
+extern stats_table *server_stats;
+/* Maps the table (shared, zeroed); NULL on failure. */
+stats_table *stats_create(void);
+void stats_destroy(stats_table *t);
+/* A worker of this generation offers f: its entry's index, or -1. */
+int stats_register(stats_table *t, const iface_t *f, unsigned generation);
+/* One call of entry index (ignored when index < 0). */
+void stats_record(stats_table *t, int index, int failed, uint64_t bytes_in, uint64_t bytes_out,
+                  double seconds);
+/* The 99th percentile of an entry's times in seconds (0 when no call). */
+double stats_p99(const routine_stats *r);
+
+/* Writes one log line "numrpc-server[pid]: text" in one write(2) when
+ * level is enabled by cfg (--log-level; --quiet keeps errors only). */
+void server_log(const server_config *cfg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int server_log_enabled(const server_config *cfg, int level);
+/* The structured line of one call (level info): routine, bytes, seconds,
+ * outcome and, for an error, its code and cause. */
+void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_in, uint64_t bytes_out,
+                     double seconds, int code, const char *cause);
+
 /* ---- Sessions: what a worker does with one message ---- */
+/* The CALL being served: what its counters and log line need. */
+typedef struct call_record {
+    const routine *r;   /* NULL until the routine is found              */
+    int done;           /* recorded already                             */
+    double t0;          /* monotonic seconds when its header arrived    */
+    uint64_t in0, out0; /* reader bytes consumed / writer bytes framed  */
+} call_record;
+
 typedef struct session {
     const server_config *cfg;
     const registry *reg;
@@ -144,7 +206,16 @@ typedef struct session {
     int fd;
     int conn_id;
     uint32_t last_type; /* type of the last message served */
+    call_record rec;    /* of the CALL being served */
 } session;
+
+/* A CALL's header arrived (in0: reader bytes consumed before it). */
+void session_call_begin(session *s, uint64_t in0);
+/* The CALL ends with code (detail for an error): counters and log line,
+ * before its reply goes out (so a STATUS after the reply sees it). */
+void session_call_done(session *s, int code, const char *detail);
+/* Bytes consumed from the connection so far (read-ahead excluded). */
+uint64_t session_bytes_consumed(const session *s);
 
 /* Reads one message from s->fd and answers it.  Returns 0 when the
  * connection may go on, or an error when it must be closed. */
@@ -207,6 +278,51 @@ int admin_listen(const char *path, err_t *err);
 int admin_read_request(int fd, char *line, size_t len, err_t *err);
 /* Copies the module at src into dir as <hash>.so (content-addressed). */
 int admin_store_module(const char *src, const char *dir, module_entry *out, err_t *err);
+
+/* ---- Messages the dispatcher answers itself (control.c) ----
+ * STATUS and ADMIN, on a connection the dispatcher holds (a new one, or
+ * one that came back idle): read without blocking, answered at once, so
+ * that status works while every worker is busy. */
+#define CONTROL_MAX_PAYLOAD 4096u
+#define ADMIN_NONCE_BYTES 32u
+typedef struct control_state {
+    uint8_t *buf;       /* malloc'd while a control message is read   */
+    size_t got;         /* bytes of it in buf                         */
+    uint8_t nonce[ADMIN_NONCE_BYTES]; /* remote admin challenge       */
+    int has_nonce;      /* one use: cleared by the answer             */
+} control_state;
+
+/* What STATUS reports beside the shared counters (the dispatcher's view). */
+typedef struct status_view {
+    double uptime;
+    int workers, max_workers, in_flight, queued, connections, draining;
+    uint64_t restarts;
+    unsigned generation;
+} status_view;
+
+typedef struct control_ctx {
+    const server_config *cfg;
+    status_view view;
+    wire_writer *writer; /* the dispatcher's reply writer */
+    /* Runs a checked admin command line ("register /abs/path.so",
+     * "unregister NAME", "list"); the reply "ok ..." or "error ...". */
+    int (*admin_exec)(void *owner, const char *line, char *reply, size_t len);
+    void *owner;
+} control_ctx;
+
+enum control_next { CONTROL_NONE = 0, CONTROL_PARTIAL, CONTROL_READY, CONTROL_BROKEN, CONTROL_BAD };
+/* Looks at what fd has to read: not a control message (CONTROL_NONE: a
+ * worker reads it), part of one (PARTIAL: wait), one whole (READY), a
+ * peer that closed (BROKEN) or a control message too large or cut (BAD). */
+int control_next(int fd, control_state *cs);
+/* Answers the message read by control_next (READY).  0, or -1 when the
+ * connection must be closed. */
+int control_serve(control_ctx *ctx, int fd, control_state *cs);
+/* Frees what cs holds (the connection closes or is reused). */
+void control_forget(control_state *cs);
+/* Loads --admin-secret-file (checked: a regular file not readable by group
+ * or others, at least 16 bytes).  0, or an error. */
+int control_load_secret(const char *path, uint8_t *secret, size_t cap, size_t *len, err_t *err);
 
 /* Messages on the dispatcher <-> worker control socket. */
 enum ctl_kind {

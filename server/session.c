@@ -35,6 +35,7 @@ static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *er
 {
     int rc = s->reader.in_message ? wire_skip_message(&s->reader, err) : 0;
     if (rc != 0) return rc;
+    if (s->last_type == PROTO_CALL) session_call_done(s, call_err->code, call_err->detail);
     return session_reply_error(&s->writer, call_id, call_err->code, call_err->detail, err);
 }
 
@@ -323,6 +324,8 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         return rc;
     }
     const routine *r = registry_find(s->reg, name);
+    s->rec.r = r; /* counters and log line (stats.c) */
+    s->slot->stat_index = r ? r->stat_index : -1;
     if (r == NULL) {
         unknown_routine(s->reg, name, &call_err);
         free(name);
@@ -390,6 +393,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     }
     if (files_routine_failed(&call_err)) { /* stub_services.fail */
         files_call_end(&fc);
+        session_call_done(s, call_err.code, call_err.detail);
         rc = session_reply_error(&s->writer, call_id, call_err.code, call_err.detail, err);
         goto broken;
     }
@@ -399,6 +403,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->writer, f, a->argv, MARSHAL_REPLY, err);
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */
+    if (rc == 0) session_call_done(s, NUMRPC_OK, "");
     /* A cheap call's reply waits for the next request if it is here whole. */
     if (rc == 0 && cheap && wire_reader_has_message(&s->reader))
         rc = wire_end_held(&s->writer, err);
@@ -416,10 +421,12 @@ broken:
 int session_serve_one(session *s, err_t *err)
 {
     uint32_t type, call_id;
+    uint64_t in0 = session_bytes_consumed(s);
     int rc = wire_next_message(&s->reader, &type, &call_id, err);
     if (rc != 0) return rc;
     atomic_store(&s->slot->state, SLOT_READING);
     s->last_type = type;
+    if (type == PROTO_CALL) session_call_begin(s, in0);
     switch (type) {
     case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
@@ -434,6 +441,7 @@ int session_serve_one(session *s, err_t *err)
         rc = refuse(s, call_id, &e, err);
     }
     }
+    if (type == PROTO_CALL && !s->rec.done) session_call_done(s, rc ? err->code : NUMRPC_OK, rc ? err->detail : "");
     /* Replies held for the next request go out unless it is here whole. */
     if (rc == 0 && wire_writer_holding(&s->writer) && !wire_reader_has_message(&s->reader))
         rc = wire_flush(&s->writer, err);

@@ -68,9 +68,8 @@ static void serve_connection(session *s, int ctl_fd)
             return;
         }
         if (rc != 0) {
-            if (!s->cfg->quiet && strcmp(err.detail, "closed") != 0)
-                fprintf(stderr, "numrpc-server[%d]: closing connection %d: %s\n", (int)getpid(),
-                        s->conn_id, err.detail);
+            if (strcmp(err.detail, "closed") != 0)
+                server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", s->conn_id, err.detail);
             close(s->fd);
             tell_dispatcher(ctl_fd, CTL_CLOSED, s->conn_id);
             return;
@@ -107,6 +106,9 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
         _exit(1);
     }
     limit_memory(cfg);
+    /* This worker's routines in the shared counters (STATUS reads them). */
+    for (size_t i = 0; i < reg.count; i++)
+        reg.items[i].stat_index = stats_register(server_stats, &reg.items[i].iface, slot->generation);
     session s = {0};
     s.cfg = cfg;
     s.reg = &reg;

@@ -1,0 +1,340 @@
+/* control.c -- the messages the dispatcher answers itself: STATUS (the
+ * server's counters) and ADMIN (remote administration by challenge-response
+ * over a secret the administrator set; only modules of the stub directory). */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hmac.h"
+#include "marshal.h"
+#include "sock.h"
+
+#define ADMIN_SECRET_MAX 4096
+/* ADMIN steps (first u32 of the request). */
+enum { ADMIN_STEP_CHALLENGE = 1, ADMIN_STEP_COMMAND = 2 };
+/* What the MAC covers before the nonce: binds it to this use. */
+static const char admin_context[] = "numrpc-admin-v1";
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+void control_forget(control_state *cs)
+{
+    free(cs->buf);
+    memset(cs, 0, sizeof *cs);
+}
+
+int control_next(int fd, control_state *cs)
+{
+    if (cs->buf == NULL) {
+        uint8_t hdr[4];
+        ssize_t k = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT);
+        if (k == 0) return CONTROL_BROKEN;
+        if (k < 4) return CONTROL_NONE; /* a worker reads it (and waits, if need be) */
+        if (be32(hdr) >> 16 != PROTO_MAGIC || (hdr[3] != PROTO_STATUS && hdr[3] != PROTO_ADMIN))
+            return CONTROL_NONE;
+        cs->buf = malloc(PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD);
+        if (cs->buf == NULL) return CONTROL_BROKEN;
+        cs->got = 0;
+    }
+    for (;;) {
+        size_t want = PROTO_HEADER_SIZE;
+        if (cs->got >= PROTO_HEADER_SIZE) {
+            uint32_t flags = be32(cs->buf + 8), len = be32(cs->buf + 12);
+            if (!(flags & PROTO_FLAG_END) || (flags & PROTO_FLAG_ABORT) || len > CONTROL_MAX_PAYLOAD)
+                return CONTROL_BAD;
+            want += len;
+        }
+        if (cs->got >= PROTO_HEADER_SIZE && cs->got == want) return CONTROL_READY;
+        ssize_t k = recv(fd, cs->buf + cs->got, want - cs->got, MSG_DONTWAIT);
+        if (k == 0) return CONTROL_BROKEN;
+        if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? CONTROL_PARTIAL : CONTROL_BROKEN;
+        cs->got += (size_t)k;
+    }
+}
+
+/* ---- Reading a request from memory (XDR: big-endian, padded to 4) ---- */
+typedef struct cursor {
+    const uint8_t *p;
+    size_t left;
+    int bad;
+} cursor;
+
+static uint32_t get_u32(cursor *c)
+{
+    if (c->left < 4) {
+        c->bad = 1;
+        return 0;
+    }
+    uint32_t v = be32(c->p);
+    c->p += 4;
+    c->left -= 4;
+    return v;
+}
+
+/* An opaque of at most max bytes; *len its length; points into the buffer. */
+static const uint8_t *get_opaque(cursor *c, uint32_t max, uint32_t *len)
+{
+    *len = get_u32(c);
+    size_t padded = ((size_t)*len + 3) & ~(size_t)3;
+    if (c->bad || *len > max || padded > c->left) {
+        c->bad = 1;
+        return NULL;
+    }
+    const uint8_t *at = c->p;
+    c->p += padded;
+    c->left -= padded;
+    return at;
+}
+
+/* ---- Replies ---- */
+
+static int reply_error(control_ctx *ctx, uint32_t call_id, int code, const char *detail)
+{
+    err_t err;
+    return session_reply_error(ctx->writer, call_id, code, detail, &err) == 0 ? 0 : -1;
+}
+
+static void load_average(double out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f == NULL) return;
+    if (fscanf(f, "%lf %lf %lf", &out[0], &out[1], &out[2]) != 3) out[0] = out[1] = out[2] = 0;
+    fclose(f);
+}
+
+/* STATUS: u32 protocol version -> the server's view, then one record per
+ * routine version in the shared table (docs/protocol.md). */
+static int serve_status(control_ctx *ctx, uint32_t call_id, cursor *req)
+{
+    uint32_t version = get_u32(req);
+    if (req->bad || req->left != 0) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
+    if (version != PROTO_VERSION) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version, PROTO_VERSION);
+        return reply_error(ctx, call_id, NUMRPC_EVERSION, detail);
+    }
+    const status_view *v = &ctx->view;
+    wire_writer *w = ctx->writer;
+    err_t err;
+    double load[3];
+    load_average(load);
+    stats_table *t = server_stats;
+    unsigned newest = t ? atomic_load(&t->newest) : 0;
+    uint32_t n = 0;
+    for (int i = 0; t && i < STATS_MAX_ROUTINES; i++) n += atomic_load(&t->items[i].state) == 2;
+    wire_begin(w, PROTO_REPLY, call_id);
+    int rc = marshal_put_u32(w, NUMRPC_OK, &err);
+    if (rc == 0) rc = marshal_put_string(w, "", &err);
+    if (rc == 0) rc = marshal_put_string(w, "numrpc-server " PACKAGE_VERSION, &err);
+    if (rc == 0) rc = marshal_put_double(w, v->uptime, &err);
+    for (int i = 0; rc == 0 && i < 3; i++) rc = marshal_put_double(w, load[i], &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->workers, &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->max_workers, &err);
+    if (rc == 0) rc = marshal_put_u64(w, v->restarts, &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->in_flight, &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->queued, &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->connections, &err);
+    if (rc == 0) rc = marshal_put_u32(w, (uint32_t)v->draining, &err);
+    if (rc == 0) rc = marshal_put_u32(w, n, &err);
+    for (int i = 0; rc == 0 && t && i < STATS_MAX_ROUTINES; i++) {
+        const routine_stats *r = &t->items[i];
+        if (atomic_load(&r->state) != 2) continue;
+        rc = marshal_put_string(w, r->name, &err);
+        if (rc == 0) rc = marshal_put_string(w, r->module, &err);
+        if (rc == 0) rc = marshal_put_u64(w, r->hash, &err);
+        if (rc == 0) rc = marshal_put_u32(w, atomic_load(&r->generation) == newest, &err);
+        if (rc == 0) rc = marshal_put_u64(w, atomic_load(&r->calls), &err);
+        if (rc == 0) rc = marshal_put_u64(w, atomic_load(&r->errors), &err);
+        if (rc == 0) rc = marshal_put_u64(w, atomic_load(&r->bytes_in), &err);
+        if (rc == 0) rc = marshal_put_u64(w, atomic_load(&r->bytes_out), &err);
+        if (rc == 0) rc = marshal_put_double(w, (double)atomic_load(&r->nanos) * 1e-9, &err);
+        if (rc == 0) rc = marshal_put_double(w, stats_p99(r), &err);
+    }
+    if (rc == 0) rc = wire_end(w, &err);
+    else if (w->in_message) wire_abort(w, &err);
+    return rc == 0 ? 0 : -1;
+}
+
+/* ---- Remote administration ---- */
+
+int control_load_secret(const char *path, uint8_t *secret, size_t cap, size_t *len, err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return err_set(err, NUMRPC_EAUTH, "cannot read the admin secret file %s: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = err_set(err, NUMRPC_EAUTH, "admin secret file %s is not a regular file", path);
+    else if (st.st_mode & 077)
+        rc = err_set(err, NUMRPC_EAUTH, "admin secret file %s may be read by others (mode %03o): chmod 600 it", path,
+                     (unsigned)(st.st_mode & 0777));
+    ssize_t k = rc == 0 ? read(fd, secret, cap) : 0;
+    close(fd);
+    if (rc != 0) return rc;
+    size_t n = k > 0 ? (size_t)k : 0;
+    while (n > 0 && (secret[n - 1] == '\n' || secret[n - 1] == '\r' || secret[n - 1] == ' ')) n--;
+    if (n < 16) return err_set(err, NUMRPC_EAUTH, "admin secret in %s is shorter than 16 bytes", path);
+    if (n == cap) return err_set(err, NUMRPC_EAUTH, "admin secret in %s is longer than %zu bytes", path, cap - 1);
+    *len = n;
+    return 0;
+}
+
+/* Only a file directly in the stub directory may be registered from afar:
+ * the absolute path of name (a path relative to that directory, or an
+ * absolute one) into abs, symbolic links resolved. */
+static int module_in_stubs(const server_config *cfg, const char *name, char *abs, size_t len, err_t *err)
+{
+    char joined[CONFIG_PATH_MAX * 2 + 2], dir[PATH_MAX], file[PATH_MAX];
+    if (name[0] == '/') snprintf(joined, sizeof joined, "%s", name);
+    else snprintf(joined, sizeof joined, "%s/%s", cfg->stubs_dir, name);
+    if (realpath(cfg->stubs_dir, dir) == NULL)
+        return err_set(err, NUMRPC_ESERVER, "stub directory %s: %s", cfg->stubs_dir, strerror(errno));
+    if (realpath(joined, file) == NULL)
+        return err_set(err, NUMRPC_EINVAL, "%s: no such module in this server's stub directory", name);
+    size_t dl = strlen(dir);
+    if (strncmp(file, dir, dl) != 0 || file[dl] != '/' || strchr(file + dl + 1, '/') != NULL)
+        return err_set(err, NUMRPC_EAUTH,
+                       "%s is outside this server's stub directory: remote admin registers only modules "
+                       "already there, it never uploads code",
+                       name);
+    if (strlen(file) >= len) return err_set(err, NUMRPC_EINVAL, "%s: path too long", name);
+    memcpy(abs, file, strlen(file) + 1);
+    return 0;
+}
+
+static int valid_module_name(const char *s)
+{
+    if (*s == '\0' || strlen(s) > IFACE_MAX_NAME) return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+/* The checked command line for admin_exec, or an error. */
+static int admin_command_line(const server_config *cfg, const char *cmd, char *line, size_t len, err_t *err)
+{
+    char abs[CONFIG_PATH_MAX];
+    if (strcmp(cmd, "list") == 0) {
+        snprintf(line, len, "list");
+        return 0;
+    }
+    if (strncmp(cmd, "register ", 9) == 0) {
+        if (module_in_stubs(cfg, cmd + 9, abs, sizeof abs, err) != 0) return err->code;
+        snprintf(line, len, "register %s", abs);
+        return 0;
+    }
+    if (strncmp(cmd, "unregister ", 11) == 0) {
+        if (!valid_module_name(cmd + 11))
+            return err_set(err, NUMRPC_EINVAL, "unregister wants a module name (letters, digits, _)");
+        snprintf(line, len, "unregister %s", cmd + 11);
+        return 0;
+    }
+    return err_set(err, NUMRPC_EINVAL, "unknown admin command \"%.64s\" (register FILE.so, unregister NAME, list)",
+                   cmd);
+}
+
+static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, cursor *req, const char *peer)
+{
+    const server_config *cfg = ctx->cfg;
+    uint32_t step = get_u32(req);
+    if (req->bad) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN request");
+    if (cfg->admin_secret_file[0] == '\0') {
+        server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused: remote administration is off", peer);
+        return reply_error(ctx, call_id, NUMRPC_EAUTH,
+                           "remote administration is off on this server (it has no admin-secret-file)");
+    }
+    if (step == ADMIN_STEP_CHALLENGE) {
+        if (req->left != 0) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN challenge request");
+        if (getrandom(cs->nonce, sizeof cs->nonce, 0) != (ssize_t)sizeof cs->nonce)
+            return reply_error(ctx, call_id, NUMRPC_ESERVER, "no random bytes for a challenge");
+        cs->has_nonce = 1;
+        err_t err;
+        wire_begin(ctx->writer, PROTO_REPLY, call_id);
+        int rc = marshal_put_u32(ctx->writer, NUMRPC_OK, &err);
+        if (rc == 0) rc = marshal_put_string(ctx->writer, "", &err);
+        if (rc == 0) rc = marshal_put_opaque(ctx->writer, cs->nonce, sizeof cs->nonce, &err);
+        if (rc == 0) rc = wire_end(ctx->writer, &err);
+        return rc == 0 ? 0 : -1;
+    }
+    if (step != ADMIN_STEP_COMMAND) return reply_error(ctx, call_id, NUMRPC_EPROTO, "unknown ADMIN step");
+    uint32_t cmd_len, mac_len;
+    const uint8_t *cmd_bytes = get_opaque(req, CONFIG_PATH_MAX, &cmd_len);
+    const uint8_t *mac = get_opaque(req, HMAC_SHA256_BYTES, &mac_len);
+    if (req->bad || req->left != 0 || mac_len != HMAC_SHA256_BYTES || memchr(cmd_bytes, '\0', cmd_len))
+        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN command");
+    char cmd[CONFIG_PATH_MAX + 1];
+    memcpy(cmd, cmd_bytes, cmd_len);
+    cmd[cmd_len] = '\0';
+    for (char *p = cmd; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = '?'; /* one log line per request */
+    err_t err;
+    if (!cs->has_nonce) {
+        server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused (no challenge asked): %s", peer, cmd);
+        return reply_error(ctx, call_id, NUMRPC_EAUTH, "admin command without a challenge: ask for one first");
+    }
+    uint8_t secret[ADMIN_SECRET_MAX], expect[HMAC_SHA256_BYTES];
+    size_t secret_len = 0;
+    cs->has_nonce = 0; /* a challenge answers one command, right or wrong */
+    if (control_load_secret(cfg->admin_secret_file, secret, sizeof secret, &secret_len, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "remote admin from %s refused: %s", peer, err.detail);
+        return reply_error(ctx, call_id, NUMRPC_EAUTH, "remote administration is misconfigured on this server");
+    }
+    hmac_sha256(secret, secret_len, admin_context, sizeof admin_context, cs->nonce, sizeof cs->nonce, cmd_bytes,
+                cmd_len, expect);
+    memset(secret, 0, sizeof secret);
+    if (!hmac_equal(expect, mac)) {
+        server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused (wrong secret): %s", peer, cmd);
+        return reply_error(ctx, call_id, NUMRPC_EAUTH,
+                           "wrong secret: the answer to the challenge does not match this server's admin secret");
+    }
+    char line[CONFIG_PATH_MAX + 64], reply[8192];
+    if (admin_command_line(cfg, cmd, line, sizeof line, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused: %s: %s", peer, cmd, err.detail);
+        return reply_error(ctx, call_id, err.code, err.detail);
+    }
+    int ok = ctx->admin_exec(ctx->owner, line, reply, sizeof reply) == 0;
+    server_log(cfg, ok ? LOG_LEVEL_NOTICE : LOG_LEVEL_WARN, "remote admin from %s: %s: %s", peer, cmd, reply);
+    if (!ok) return reply_error(ctx, call_id, NUMRPC_EINVAL, strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
+    const char *text = strncmp(reply, "ok", 2) == 0 ? reply + 2 + (reply[2] == ' ') : reply;
+    wire_begin(ctx->writer, PROTO_REPLY, call_id);
+    int rc = marshal_put_u32(ctx->writer, NUMRPC_OK, &err);
+    if (rc == 0) rc = marshal_put_string(ctx->writer, "", &err);
+    if (rc == 0) rc = marshal_put_string(ctx->writer, text, &err);
+    if (rc == 0) rc = wire_end(ctx->writer, &err);
+    return rc == 0 ? 0 : -1;
+}
+
+int control_serve(control_ctx *ctx, int fd, control_state *cs)
+{
+    char peer[NI_MAXHOST + NI_MAXSERV + 4] = "?", host[NI_MAXHOST], serv[NI_MAXSERV];
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+        getnameinfo((struct sockaddr *)&sa, sl, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+        snprintf(peer, sizeof peer, "%s:%s", host, serv);
+    uint8_t *msg = cs->buf;
+    cs->buf = NULL;
+    if (msg == NULL) return -1;
+    uint32_t type = msg[3], call_id = be32(msg + 4);
+    cursor req = {msg + PROTO_HEADER_SIZE, be32(msg + 12), 0};
+    sock_set_timeouts(fd, 200, 0); /* a reader that stalls cannot hold the dispatcher */
+    ctx->writer->fd = fd;
+    int rc = type == PROTO_STATUS ? serve_status(ctx, call_id, &req) : serve_admin(ctx, cs, call_id, &req, peer);
+    free(msg);
+    return rc;
+}

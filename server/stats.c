@@ -1,0 +1,193 @@
+/* stats.c -- per-routine counters in memory shared by the workers (calls,
+ * errors, bytes, a log-spaced time histogram) and the server's log lines. */
+#include "server.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sock.h"
+
+stats_table *server_stats;
+
+stats_table *stats_create(void)
+{
+    void *p = mmap(NULL, sizeof(stats_table), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p; /* anonymous maps start zeroed */
+}
+
+void stats_destroy(stats_table *t)
+{
+    if (t) munmap(t, sizeof *t);
+}
+
+static void lock(stats_table *t)
+{
+    int expected = 0;
+    while (!atomic_compare_exchange_weak(&t->lock, &expected, 1)) {
+        expected = 0;
+        usleep(10);
+    }
+}
+
+static void unlock(stats_table *t)
+{
+    atomic_store(&t->lock, 0);
+}
+
+int stats_register(stats_table *t, const iface_t *f, unsigned generation)
+{
+    if (t == NULL) return -1;
+    int found = -1;
+    lock(t);
+    for (int i = 0; i < STATS_MAX_ROUTINES && found < 0; i++) {
+        routine_stats *r = &t->items[i];
+        if (atomic_load(&r->state) == 0) {
+            snprintf(r->name, sizeof r->name, "%s", f->name);
+            snprintf(r->module, sizeof r->module, "%s", f->module ? f->module : "");
+            r->hash = f->hash;
+            atomic_store(&r->state, 2);
+            found = i;
+        } else if (r->hash == f->hash && strcmp(r->name, f->name) == 0) {
+            found = i;
+        }
+    }
+    if (found >= 0) {
+        routine_stats *r = &t->items[found];
+        unsigned g = atomic_load(&r->generation);
+        while (g < generation && !atomic_compare_exchange_weak(&r->generation, &g, generation)) {
+        }
+    }
+    unsigned n = atomic_load(&t->newest);
+    while (n < generation && !atomic_compare_exchange_weak(&t->newest, &n, generation)) {
+    }
+    unlock(t);
+    return found;
+}
+
+/* Bucket b holds times in [2^((b-1)/4), 2^(b/4)) microseconds; bucket 0
+ * everything under 1 us, the last one everything longer. */
+static int bucket_of(double seconds)
+{
+    double us = seconds * 1e6;
+    if (!(us >= 1.0)) return 0;
+    int b = (int)ceil(4.0 * log2(us));
+    if (b < 1) b = 1;
+    return b >= STATS_BUCKETS ? STATS_BUCKETS - 1 : b;
+}
+
+void stats_record(stats_table *t, int index, int failed, uint64_t bytes_in, uint64_t bytes_out, double seconds)
+{
+    if (t == NULL || index < 0 || index >= STATS_MAX_ROUTINES) return;
+    routine_stats *r = &t->items[index];
+    atomic_fetch_add_explicit(&r->calls, 1, memory_order_relaxed);
+    if (failed) atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->bytes_in, bytes_in, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->bytes_out, bytes_out, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->nanos, (uint64_t)(seconds > 0 ? seconds * 1e9 : 0), memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->buckets[bucket_of(seconds)], 1, memory_order_release);
+}
+
+double stats_p99(const routine_stats *r)
+{
+    uint64_t counts[STATS_BUCKETS], total = 0;
+    for (int b = 0; b < STATS_BUCKETS; b++) total += counts[b] = atomic_load(&r->buckets[b]);
+    if (total == 0) return 0;
+    uint64_t rank = (total * 99 + 99) / 100, seen = 0; /* ceil(0.99 n) */
+    for (int b = 0; b < STATS_BUCKETS; b++) {
+        seen += counts[b];
+        if (seen >= rank) return pow(2.0, b / 4.0) * 1e-6;
+    }
+    return pow(2.0, (STATS_BUCKETS - 1) / 4.0) * 1e-6;
+}
+
+/* ---- Log lines ---- */
+
+int server_log_enabled(const server_config *cfg, int level)
+{
+    int max = cfg->quiet ? LOG_LEVEL_ERROR : cfg->log_level;
+    return level <= max;
+}
+
+static void write_line(const char *text)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line, "numrpc-server[%d]: %s\n", (int)getpid(), text);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof line) {
+        n = sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    ssize_t k = write(2, line, (size_t)n); /* one write: lines of processes do not mix */
+    (void)k;
+}
+
+void server_log(const server_config *cfg, int level, const char *fmt, ...)
+{
+    if (!server_log_enabled(cfg, level)) return;
+    char text[1900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    write_line(text);
+}
+
+void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_in, uint64_t bytes_out,
+                     double seconds, int code, const char *cause)
+{
+    if (!server_log_enabled(cfg, LOG_LEVEL_INFO)) return;
+    char quoted[1100];
+    size_t q = 0;
+    /* The cause is quoted; its quotes and backslashes escaped, control
+     * characters dropped: one line per call, whatever a detail holds. */
+    for (const char *c = cause ? cause : ""; *c && q + 3 < sizeof quoted; c++) {
+        if (*c == '"' || *c == '\\') quoted[q++] = '\\';
+        if ((unsigned char)*c >= 0x20) quoted[q++] = *c;
+    }
+    quoted[q] = '\0';
+    if (code == NUMRPC_OK)
+        server_log(cfg, LOG_LEVEL_INFO, "call routine=%s outcome=ok bytes_in=%llu bytes_out=%llu seconds=%.6f",
+                   name, (unsigned long long)bytes_in, (unsigned long long)bytes_out, seconds);
+    else
+        server_log(cfg, LOG_LEVEL_INFO,
+                   "call routine=%s outcome=error code=%s bytes_in=%llu bytes_out=%llu seconds=%.6f cause=\"%s\"",
+                   name, numrpc_errname(code) + 7, (unsigned long long)bytes_in, (unsigned long long)bytes_out,
+                   seconds, quoted);
+}
+
+/* ---- A worker's record of the call it serves ---- */
+
+uint64_t session_bytes_consumed(const session *s)
+{
+    return s->reader.bytes_in - (s->reader.tail - s->reader.head);
+}
+
+static uint64_t bytes_framed(const wire_writer *w)
+{
+    return w->bytes_out + (w->in_message ? w->pos - w->pkt : 0);
+}
+
+void session_call_begin(session *s, uint64_t in0)
+{
+    s->rec.r = NULL;
+    s->rec.done = 0;
+    s->rec.t0 = sock_now();
+    s->rec.in0 = in0;
+    s->rec.out0 = bytes_framed(&s->writer);
+}
+
+void session_call_done(session *s, int code, const char *detail)
+{
+    if (s->rec.done) return;
+    s->rec.done = 1;
+    double seconds = sock_now() - s->rec.t0;
+    uint64_t in = session_bytes_consumed(s) - s->rec.in0, out = bytes_framed(&s->writer) - s->rec.out0;
+    if (code != NUMRPC_OK && !s->writer.in_message) /* the error reply about to go out */
+        out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
+    const routine *r = s->rec.r;
+    if (r) stats_record(server_stats, r->stat_index, code != NUMRPC_OK, in, out, seconds);
+    server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail);
+}
