@@ -170,6 +170,8 @@ typedef struct call_obj {
     double meta_pred[CLIENT_MAX_SERVERS];
     int meta_slots[CLIENT_MAX_SERVERS];
     double meta_cost[32];
+    double meta_xfer[CLIENT_MAX_SERVERS]; /* of meta_pred: the transfer part */
+    double meta_xcost[32];
     struct call_obj *next;           /* in a queue                           */
     struct call_obj *hnext;          /* in the id table                      */
 } call_obj;

@@ -40,7 +40,8 @@ typedef struct aserver {
     int win_calls, win_saturated;
     double win_flops, win_start, last_rate;
     double service;        /* moving average of a call's time at the head */
-    double meta_backlog;   /* predicted seconds of its ranked calls in flight */
+    double meta_backlog;   /* predicted compute seconds of its ranked calls in flight */
+    double meta_link;      /* and their transfer seconds (one link, not per slot) */
     int meta_slots;        /* calls it runs at once at full speed (metaserver) */
     aconn *conns[FARM_CONNS_MAX];
     int nconns;
@@ -152,8 +153,12 @@ static void leave_server(call_obj *k)
     if (s == NULL) return;
     s->in_flight--;
     s->work -= k->flops;
-    if (k->meta) s->meta_backlog -= k->meta_cost[s->index];
+    if (k->meta) {
+        s->meta_backlog -= k->meta_cost[s->index] - k->meta_xcost[s->index];
+        s->meta_link -= k->meta_xcost[s->index];
+    }
     if (s->in_flight == 0 || s->meta_backlog < 0) s->meta_backlog = 0;
+    if (s->in_flight == 0 || s->meta_link < 0) s->meta_link = 0;
     if (s->in_flight == 0 || s->work < 0) s->work = 0;
     if (k->conn) {
         k->conn->outstanding--;
@@ -504,8 +509,9 @@ static int effective_cap(const aserver *s, const call_obj *k)
 }
 
 /* A call the metaserver ranked goes where it would finish first: the
- * predicted backlog of the server's ranked calls over its slots, plus the
- * call's own predicted time there; it waits when that server is full. */
+ * predicted compute backlog of the server's ranked calls over its slots,
+ * their transfers (one link), plus the call's own predicted time there; it
+ * waits when that server is full. */
 static aserver *pick_server_meta(const call_obj *k, int *full)
 {
     double now = sock_now(), best_cost = 0;
@@ -516,7 +522,7 @@ static aserver *pick_server_meta(const call_obj *k, int *full)
         aserver *s = farm.servers[i];
         if (!(k->allowed & (1u << i))) continue;
         int rank = s->down_until > now ? 2 : (k->tried & (1u << i)) ? 1 : 0;
-        double cost = s->meta_backlog / (s->meta_slots > 0 ? s->meta_slots : 1) + k->meta_cost[i];
+        double cost = s->meta_backlog / (s->meta_slots > 0 ? s->meta_slots : 1) + s->meta_link + k->meta_cost[i];
         if (best == NULL || rank < best_rank || (rank == best_rank && cost < best_cost)) {
             best = s;
             best_rank = rank;
@@ -614,7 +620,10 @@ static void dispatch_locked(void)
             k->conn = a;
             s->in_flight++;
             s->work += k->flops;
-            if (k->meta) s->meta_backlog += k->meta_cost[s->index];
+            if (k->meta) {
+                s->meta_backlog += k->meta_cost[s->index] - k->meta_xcost[s->index];
+                s->meta_link += k->meta_xcost[s->index];
+            }
             if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
             a->outstanding++;
             a->heavy += !k->cheap;
@@ -639,6 +648,7 @@ void farm_submit_locked(call_obj *k, const endpoint *eps, int n)
         if (s) k->allowed |= 1u << s->index;
         if (s && k->meta && !k->pinned) {
             k->meta_cost[s->index] = k->meta_pred[i];
+            k->meta_xcost[s->index] = k->meta_xfer[i];
             s->meta_slots = k->meta_slots[i];
         }
         if (k->pinned) break;

@@ -280,9 +280,10 @@ static void call_bytes(const iface_t *f, const iface_shape *shapes, uint64_t *in
     }
 }
 
-/* Ranks the lease's servers for this call (best first) into eps/pred. */
+/* Ranks the lease's servers for this call (best first) into eps/pred
+ * (and, if asked, the slots and the transfer part of each prediction). */
 static int rank(const meta_lease *l, double flops, uint64_t bytes, int idle, endpoint *eps, double *pred,
-                int *slots)
+                int *slots, double *xfer)
 {
     int order[CLIENT_MAX_SERVERS];
     double t[CLIENT_MAX_SERVERS];
@@ -299,6 +300,7 @@ static int rank(const meta_lease *l, double flops, uint64_t bytes, int idle, end
         eps[i] = l->choice[order[i]].ep;
         pred[i] = t[order[i]];
         if (slots) slots[i] = l->choice[order[i]].slots;
+        if (xfer) xfer[i] = predict(&l->choice[order[i]], 0, bytes, idle);
     }
     return l->count;
 }
@@ -328,7 +330,7 @@ int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *
     }
     if (ref) iface_cache_put(ref);
     free(k);
-    return rc != 0 ? rc : rank(&l, *flops, in + out, 0, eps, pred, NULL);
+    return rc != 0 ? rc : rank(&l, *flops, in + out, 0, eps, pred, NULL, NULL);
 }
 
 int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
@@ -358,7 +360,7 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
         return rc;
     }
     /* A farm adds its own backlog per server: the idle time of the call. */
-    int n = rank(&l, k->flops, in + out, 1, eps, k->meta_pred, k->meta_slots);
+    int n = rank(&l, k->flops, in + out, 1, eps, k->meta_pred, k->meta_slots, k->meta_xfer);
     k->meta = 1;
     return n;
 }
