@@ -88,7 +88,7 @@ if [ $lan = 1 ]; then
     $in_cli $transfer --link veth-lan --sizes $lan_sizes $lan_rounds \
         --csv "$out/lan.csv" --markdown "$out/lan.md" || status=1
     if [ $linpack = 1 ]; then
-        if [ $quick = 1 ]; then lsz=100,500; rep=1; else lsz=500,1000,2000,4000; rep=3; fi
+        if [ $quick = 1 ]; then lsz=100,500; rep=1; else lsz=100,200,500,1000,2000,4000; rep=5; fi
         $in_cli sh "$here/run_linpack.sh" --out "$out" --sizes $lsz --repeat $rep --threads 1 \
             --mode linpack --tag lan_ --server-netns "$srv_ns" --host "$srv_ip" "$build" ||
             status=1

@@ -45,7 +45,7 @@ for f in "$server" "$linpack"; do
     [ -x "$f" ] || { echo "run_linpack.sh: $f not found (give the build dir)" >&2; exit 2; }
 done
 if [ -z "$sizes" ]; then
-    if [ $quick = 1 ]; then sizes=100,200,500,1000; else sizes=100,200,500,1000,2000,4000; fi
+    if [ $quick = 1 ]; then sizes=100,200,500,1000; else sizes=100,200,500,1000,2000,4000; repeat=5; fi
 fi
 # Servers run in the namespace NS when given (the caller runs this script in
 # the client's namespace), bound to ADDR.
