@@ -218,7 +218,13 @@ TEST_F(SdpaTest, MalformedProblemIsAClearErrorAndTheServerGoesOn)
     for (const char *mode : {"rfile", "ship"}) {
         Result r = solve(server_->address(), mode, bad.c_str());
         EXPECT_EQ(r.rc, NUMRPC_EINVAL) << mode;
-        EXPECT_NE(r.detail.find("sdpa: SDPA stopped:"), std::string::npos) << r.detail;
+        // SDPA's reader goes on with an uninitialised block size after the
+        // failed read: it stops with exit() or aborts, depending on what that
+        // memory holds (the sanitizer build aborts). Either way the caller is
+        // told that SDPA stopped, and the server goes on.
+        bool stopped = r.detail.find("sdpa: SDPA stopped:") != std::string::npos ||
+                       r.detail.find("sdpa: SDPA was killed by signal") != std::string::npos;
+        EXPECT_TRUE(stopped) << r.detail;
         Result ok = solve(server_->address(), mode, good.c_str());
         EXPECT_EQ(ok.rc, NUMRPC_OK) << ok.detail;
         EXPECT_STREQ(ok.phase, "pdOPT");
