@@ -132,7 +132,7 @@ static void usage(FILE *out)
             "[--csv FILE] [--local-only]\n"
             "                      [--corba IORFILE]\n"
             "Solves a random A x = b with local LAPACK (dgetrf + dgetrs) and "
-            "on the\nnumrpc server named by NUMRPC_SERVER (host:port), and "
+            "on the\nnumrpc server named by NUMRPC_SERVER (host:port) or chosen by NUMRPC_METASERVER, and "
             "prints the best of R runs.  --corba also runs the same solve through the\n"
             "omniORB baseline server whose IOR is in IORFILE (numrpc-corba-server).\n");
 }
@@ -523,12 +523,13 @@ int main(int argc, char **argv)
         csv_header(csv);
     }
 
-    const char *server = getenv("NUMRPC_SERVER");
+    const char *server = getenv("NUMRPC_SERVER"), *meta = getenv("NUMRPC_METASERVER");
+    char where[300];
+    if (meta && *meta) snprintf(where, sizeof where, "chosen per call by the metaserver %s", meta);
+    else snprintf(where, sizeof where, "%s", server && *server ? server : "(NUMRPC_SERVER unset)");
     printf("numrpc-linpack: best of %d run(s) after 1 warm-up; MFLOPS = (2/3 n^3 + 2 n^2) "
            "/ s / 1e6; local OpenBLAS threads %d; server %s\n",
-           opt.repeat, openblas_get_num_threads(),
-           opt.local_only ? "(local only)"
-                          : (server && *server ? server : "(NUMRPC_SERVER unset)"));
+           opt.repeat, openblas_get_num_threads(), opt.local_only ? "(local only)" : where);
     printf("client lines per solve: local 2 (dgetrf_ + dgetrs_), remote 1 "
            "(numrpc_call(\"linpack\", ...)) or 2 (dgefa + dgesl)\n");
 #ifdef HAVE_CORBA
