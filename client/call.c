@@ -367,7 +367,12 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
         int reconnect = rc == NUMRPC_EIO && c->reused && !k->touched;
         if (rc == NUMRPC_ESTALE && ref) iface_cache_invalidate(ref);
         if (ref) iface_cache_put(ref);
-        if (rc == NUMRPC_ESTALE) continue;
+        if (rc == NUMRPC_ESTALE && !k->touched && attempt < 2) {
+            /* The error reply was read whole: same connection, fresh interface. */
+            err_clear(err);
+            rc = 0;
+            continue;
+        }
         if (reconnect) {
             conn_discard(c);
             c = NULL;

@@ -30,7 +30,7 @@ static const option_def options[] = {
     {"port", 'p', OPT_INT, F(port), "P", "TCP port (0 = any free port; default 7800)"},
     {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 0.0.0.0)"},
     {"stubs", 's', OPT_STR, F(stubs_dir), "DIR", "stub modules to serve (default " NUMRPC_STUBDIR ")"},
-    {"port-file", 'f', OPT_STR, F(port_file), "FILE", "write the port chosen to FILE"},
+    {"port-file", 'f', OPT_STR, F(port_file), "FILE", "write the port chosen to FILE once calls and admin requests are accepted"},
     {"config", 0, OPT_STR, F(config_file), "FILE", "key = value options; reread on SIGHUP"},
     {"admin-socket", 0, OPT_STR, F(admin_socket), "PATH",
      "local admin socket, mode 0600 (default $XDG_RUNTIME_DIR or /tmp: numrpc-server-PORT.sock; \"none\" = off)"},

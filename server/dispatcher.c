@@ -766,6 +766,18 @@ static void admin_request(dispatcher *d)
     close(fd);
 }
 
+/* --port-file: the chosen port, written when the listening and admin
+ * sockets both accept (the file is the readiness signal scripts wait for). */
+static int write_port_file(const server_config *cfg, err_t *err)
+{
+    if (cfg->port_file[0] == '\0') return 0;
+    FILE *f = fopen(cfg->port_file, "w");
+    if (f == NULL) return err_set(err, NUMRPC_ESERVER, "cannot write %s: %s", cfg->port_file, strerror(errno));
+    fprintf(f, "%d\n", cfg->port);
+    if (fclose(f) != 0) return err_set(err, NUMRPC_ESERVER, "cannot write %s: %s", cfg->port_file, strerror(errno));
+    return 0;
+}
+
 /* ---- Messages answered here (control.c) ---- */
 
 static void serve_control(dispatcher *d, int c)
@@ -890,6 +902,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     watch(&d, d.sig_fd, EV_SIGNAL, 0);
     setup_admin(&d);
     for (int i = 0; i < cfg->min_workers && i < d.nworkers_cap; i++) spawn_worker(&d, i);
+    if (write_port_file(cfg, err) != 0) return -1;
 
     /* Keepalives and deadlines are checked at least this often. */
     int tick_ms = cfg->keepalive_ms / 2 < 200 ? cfg->keepalive_ms / 2 : 200;

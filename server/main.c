@@ -35,17 +35,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         return 1;
     }
-    cfg.port = port; /* rereading the configuration keeps the socket */
-    if (cfg.port_file[0]) {
-        FILE *f = fopen(cfg.port_file, "w");
-        if (f == NULL) {
-            fprintf(stderr, "numrpc-server: cannot write %s\n", cfg.port_file);
-            close(fd);
-            return 1;
-        }
-        fprintf(f, "%d\n", port);
-        fclose(f);
-    }
+    cfg.port = port; /* rereading the configuration keeps the socket; the
+                      * dispatcher writes --port-file once it is ready */
     printf("numrpc-server listening on %s:%d (%d workers, stubs %s)\n", cfg.bind_addr, port,
            cfg.min_workers, cfg.stubs_dir);
     fflush(stdout);
