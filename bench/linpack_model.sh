@@ -33,7 +33,7 @@ END {
     # sizes span four decades and plain least squares would fit only n = 4000.
     wls(bytes, comm, k); t_comm0 = A; slope = S
     wls(loc, comp, k); t_comp0 = A; s = S
-    printf "Linpack model fitted to this run: T_comm0 = %.1f us, B = %.0f MB/s, T_comp0 = %.1f us, P_calc(n) = P_local(n) / %.3f.\n\n", t_comm0 * 1e6, 1e-6 / slope, t_comp0 * 1e6, s
+    printf "Linpack model fitted to this run: T_comm0 = %.1f us, B = %.3g MB/s, T_comp0 = %.1f us, P_calc(n) = P_local(n) / %.3f.\n\n", t_comm0 * 1e6, 1e-6 / slope, t_comp0 * 1e6, s
     print "| n | measured remote MFLOPS | predicted | error |"
     print "|---|---|---|---|"
     for (i = 1; i <= k; i++) {
