@@ -484,6 +484,11 @@ static void reap(dispatcher *d)
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (metajoin_is_helper(pid)) {
+            char how[64];
+            describe_exit(status, how, sizeof how);
+            log_line(d, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
+        }
         for (int i = 0; i < d->nworkers_cap; i++)
             if (d->workers[i].pid == pid && d->workers[i].state != WORKER_DEAD) worker_exited(d, i, status);
     }

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     printf("numrpc-server listening on %s:%d (%d workers, stubs %s)\n", cfg.bind_addr, port,
            cfg.min_workers, cfg.stubs_dir);
     fflush(stdout);
-    if (metajoin_start(&cfg, &err) != 0) {
+    if (metajoin_start(&cfg, fd, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         return 1;
     }

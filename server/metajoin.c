@@ -1,11 +1,11 @@
-/* metajoin.c -- joins a metaserver: measures P_calc(n) with dmmul calls on
- * this server's own workers, sends routines, load changes and heartbeats. */
+/* metajoin.c -- joins a metaserver from a helper process: measures P_calc(n)
+ * with dmmul calls on this server's own workers, sends routines, load
+ * changes and heartbeats. */
 #define _GNU_SOURCE
 #include "metajoin.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "marshal.h"
@@ -25,16 +27,21 @@
 static const int speed_sizes[] = {64, 128, 256, 512};
 #define MJ_POINTS ((int)(sizeof speed_sizes / sizeof speed_sizes[0]))
 
+/* The dispatcher's load as it last told it; shared with the helper. */
+typedef struct mj_load {
+    _Atomic int in_flight, queued, draining;
+} mj_load;
+
 static struct {
     char meta_host[256];
     int meta_port;
     char advertise[256];
     int active;
-    server_config cfg;        /* a copy taken at start                    */
-    _Atomic int in_flight, queued, draining;
-    _Atomic int efd;          /* wakes the thread on a load change        */
-    _Atomic int meta_fd, self_fd; /* closed in forked children            */
-} mj = {.efd = -1, .meta_fd = -1, .self_fd = -1};
+    server_config cfg; /* a copy taken at start                      */
+    mj_load *load;     /* MAP_SHARED: written by the dispatcher        */
+    int efd;           /* eventfd: the dispatcher wakes the helper     */
+    pid_t helper;      /* the joining process (in the dispatcher)      */
+} mj = {.efd = -1};
 
 /* One routine as announced: name, hash, descriptor (owned). */
 typedef struct mj_routine {
@@ -98,29 +105,16 @@ int metajoin_active(void)
 
 void metajoin_note_load(int in_flight, int queued, int draining)
 {
-    if (atomic_load(&mj.in_flight) == in_flight && atomic_load(&mj.queued) == queued &&
-        atomic_load(&mj.draining) == draining)
+    mj_load *l = mj.load;
+    if (l == NULL || (atomic_load(&l->in_flight) == in_flight && atomic_load(&l->queued) == queued &&
+                      atomic_load(&l->draining) == draining))
         return;
-    atomic_store(&mj.in_flight, in_flight);
-    atomic_store(&mj.queued, queued);
-    atomic_store(&mj.draining, draining);
+    atomic_store(&l->in_flight, in_flight);
+    atomic_store(&l->queued, queued);
+    atomic_store(&l->draining, draining);
     uint64_t one = 1;
-    int fd = atomic_load(&mj.efd);
-    if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* a full counter already wakes it */
+    if (write(mj.efd, &one, sizeof one) < 0) { /* a full counter already wakes it */
     }
-}
-
-/* Workers forked by the dispatcher must not hold this thread's sockets
- * (a connection would never see its end). */
-static void close_in_child(void)
-{
-    int fds[3] = {atomic_load(&mj.efd), atomic_load(&mj.meta_fd), atomic_load(&mj.self_fd)};
-    for (int i = 0; i < 3; i++)
-        if (fds[i] >= 0) close(fds[i]);
-    atomic_store(&mj.efd, -1);
-    atomic_store(&mj.meta_fd, -1);
-    atomic_store(&mj.self_fd, -1);
-    mj.active = 0;
 }
 
 /* ---- A connection speaking the numrpc protocol (to this server or to
@@ -132,10 +126,9 @@ typedef struct mj_conn {
     uint32_t next_id;
 } mj_conn;
 
-static void mconn_close(mj_conn *c, _Atomic int *slot)
+static void mconn_close(mj_conn *c)
 {
     if (c->fd < 0) return;
-    if (slot) atomic_store(slot, -1);
     close(c->fd);
     wire_reader_free(&c->r);
     wire_writer_free(&c->w);
@@ -162,7 +155,7 @@ static int read_status(mj_conn *c, uint32_t call_id, err_t *err)
     return rc;
 }
 
-static int mconn_open(mj_conn *c, const char *host, int port, _Atomic int *slot, err_t *err)
+static int mconn_open(mj_conn *c, const char *host, int port, err_t *err)
 {
     memset(c, 0, sizeof *c);
     c->fd = sock_connect(host, port, MJ_CONNECT_MS, err);
@@ -171,14 +164,12 @@ static int mconn_open(mj_conn *c, const char *host, int port, _Atomic int *slot,
         c->fd = -1;
         return rc;
     }
-    if (slot) atomic_store(slot, c->fd);
     sock_set_timeouts(c->fd, MJ_IO_MS, MJ_IO_MS);
     c->next_id = 1;
     int rc = wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, err);
     if (rc == 0) rc = wire_writer_init(&c->w, c->fd, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) {
         close(c->fd);
-        if (slot) atomic_store(slot, -1);
         c->fd = -1;
         return rc;
     }
@@ -190,7 +181,7 @@ static int mconn_open(mj_conn *c, const char *host, int port, _Atomic int *slot,
     if (rc == 0) rc = wire_end(&c->w, err);
     if (rc == 0) rc = read_status(c, id, err);
     if (rc == 0) rc = wire_skip_message(&c->r, err);
-    if (rc != 0) mconn_close(c, slot);
+    if (rc != 0) mconn_close(c);
     return rc;
 }
 
@@ -418,15 +409,14 @@ static void log_note(const char *what, const err_t *err)
 static int self_routines(mj_list *out, err_t *err)
 {
     mj_conn c;
-    int rc = mconn_open(&c, self_host(), mj.cfg.port, &mj.self_fd, err);
+    int rc = mconn_open(&c, self_host(), mj.cfg.port, err);
     if (rc == 0) rc = fetch_routines(&c, out, err);
-    mconn_close(&c, &mj.self_fd);
+    mconn_close(&c);
     return rc;
 }
 
-static void *metajoin_main(void *arg)
+static void metajoin_main(void)
 {
-    (void)arg;
     err_t err;
     mj_list routines = {0};
     double pt_n[MJ_POINTS], pt_rate[MJ_POINTS];
@@ -434,13 +424,13 @@ static void *metajoin_main(void *arg)
     /* Start-up: what this server serves, and its speed curve. */
     for (int attempt = 0;; attempt++) {
         mj_conn c;
-        int rc = mconn_open(&c, self_host(), mj.cfg.port, &mj.self_fd, &err);
+        int rc = mconn_open(&c, self_host(), mj.cfg.port, &err);
         if (rc == 0) rc = fetch_routines(&c, &routines, &err);
         if (rc == 0) {
             npoints = measure_speed(&c, &routines, pt_n, pt_rate, &err);
             rc = npoints < 0 ? npoints : 0;
         }
-        mconn_close(&c, &mj.self_fd);
+        mconn_close(&c);
         if (rc == 0) break;
         list_free(&routines);
         npoints = 0;
@@ -455,11 +445,11 @@ static void *metajoin_main(void *arg)
     for (;;) {
         double now = sock_now();
         if (m.fd < 0 && now >= next_try) {
-            int rc = mconn_open(&m, mj.meta_host, mj.meta_port, &mj.meta_fd, &err);
+            int rc = mconn_open(&m, mj.meta_host, mj.meta_port, &err);
             if (rc == 0) rc = send_join(&m, &routines, npoints, pt_n, pt_rate, slots, &heartbeat_ms, &err);
             if (rc != 0) {
                 if (next_try == 0) log_note("cannot join (retrying every second)", &err);
-                mconn_close(&m, &mj.meta_fd);
+                mconn_close(&m);
                 next_try = now + MJ_RETRY_SECONDS;
             } else {
                 if (!mj.cfg.quiet) log_note("joined", NULL);
@@ -467,7 +457,7 @@ static void *metajoin_main(void *arg)
                 sent_in_flight = sent_queued = sent_draining = -1;
             }
         }
-        struct pollfd pfd[2] = {{.fd = atomic_load(&mj.efd), .events = POLLIN}, {.fd = m.fd, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = mj.efd, .events = POLLIN}, {.fd = m.fd, .events = POLLIN}};
         int wait_ms = m.fd >= 0 ? (int)heartbeat_ms : (int)(MJ_RETRY_SECONDS * 1000);
         int n = poll(pfd, m.fd >= 0 ? 2 : 1, wait_ms);
         if (n < 0 && errno != EINTR) break;
@@ -480,8 +470,8 @@ static void *metajoin_main(void *arg)
         if (m.fd >= 0 && n > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
             rc = err_set(&err, NUMRPC_EIO, "the metaserver closed the connection"); /* it never speaks first */
         now = sock_now();
-        int in_flight = atomic_load(&mj.in_flight), queued = atomic_load(&mj.queued),
-            draining = atomic_load(&mj.draining);
+        int in_flight = atomic_load(&mj.load->in_flight), queued = atomic_load(&mj.load->queued),
+            draining = atomic_load(&mj.load->draining);
         if (rc == 0 && m.fd >= 0 &&
             (in_flight != sent_in_flight || queued != sent_queued || draining != sent_draining)) {
             rc = send_load(&m, in_flight, queued, draining, &err);
@@ -515,34 +505,44 @@ static void *metajoin_main(void *arg)
         }
         if (rc != 0 && m.fd >= 0) {
             log_note("connection lost (joining again)", &err);
-            mconn_close(&m, &mj.meta_fd);
+            mconn_close(&m);
             next_try = now + MJ_RETRY_SECONDS;
         }
     }
     list_free(&routines);
-    return NULL;
+    _exit(1);
 }
 
-int metajoin_start(const server_config *cfg, err_t *err)
+int metajoin_start(const server_config *cfg, int listen_fd, err_t *err)
 {
     if (!mj.active) return 0;
     mj.cfg = *cfg;
-    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (efd < 0) return err_set(err, NUMRPC_ESERVER, "eventfd: %s", strerror(errno));
-    atomic_store(&mj.efd, efd);
-    pthread_atfork(NULL, NULL, close_in_child);
-    /* The thread takes no signal: the dispatcher reads them from its
-     * signalfd. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &attr, metajoin_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) return err_set(err, NUMRPC_ESERVER, "cannot start the metaserver thread");
+    mj.load = mmap(NULL, sizeof *mj.load, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mj.load == MAP_FAILED) {
+        mj.load = NULL;
+        return err_set(err, NUMRPC_ESERVER, "mmap: %s", strerror(errno));
+    }
+    mj.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (mj.efd < 0) return err_set(err, NUMRPC_ESERVER, "eventfd: %s", strerror(errno));
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) return err_set(err, NUMRPC_ESERVER, "cannot start the metaserver process: %s", strerror(errno));
+    if (pid == 0) {
+        /* It dies with the server and leaves signals to it; it must not
+         * keep the listening socket open after the server has gone. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        close(listen_fd);
+        metajoin_main();
+    }
+    mj.helper = pid;
     return 0;
+}
+
+int metajoin_is_helper(pid_t pid)
+{
+    return mj.active && pid == mj.helper;
 }

@@ -1,5 +1,5 @@
 /* metajoin.h -- a server's membership of a metaserver (--metaserver HOST:PORT):
- * the options, the thread that joins and reports, the dispatcher's hooks. */
+ * the options, the process that joins and reports, the dispatcher's hooks. */
 #ifndef NUMRPC_SERVER_METAJOIN_H
 #define NUMRPC_SERVER_METAJOIN_H
 
@@ -8,10 +8,16 @@
 /* Takes --metaserver HOST:PORT and --advertise HOST out of argv (the rest
  * goes to config_build).  0, or an error for a malformed value. */
 int metajoin_take_options(int *argc, char **argv, err_t *err);
-/* With --metaserver: starts the thread that measures the speed curve (on
- * this server's own workers), joins, and keeps the metaserver informed.
- * Call after the socket listens, before the dispatcher runs. */
-int metajoin_start(const server_config *cfg, err_t *err);
+/* With --metaserver: forks the helper process that measures the speed curve
+ * (on this server's own workers), joins, and keeps the metaserver informed;
+ * it dies with the server.  A process, not a thread: the dispatcher forks
+ * workers and must stay single-threaded (a fork while another thread holds
+ * a lock, the allocator's under AddressSanitizer, hangs the child).  Call
+ * after the socket listens (the helper closes listen_fd), before the
+ * dispatcher runs. */
+int metajoin_start(const server_config *cfg, int listen_fd, err_t *err);
+/* True when PID is that helper (the dispatcher reaps it like a worker). */
+int metajoin_is_helper(pid_t pid);
 /* True when a metaserver was named (the hooks below then matter). */
 int metajoin_active(void);
 /* The dispatcher's state after each pass; cheap when nothing changed. */
