@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -105,6 +106,7 @@ static int spawn_worker(dispatcher *d, int index)
     atomic_store(&slot->draining, d->stopping);
     slot->stat_index = -1;
     slot->generation = d->generation;
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(sv[0]);
@@ -112,6 +114,10 @@ static int spawn_worker(dispatcher *d, int index)
         return -1;
     }
     if (pid == 0) {
+        /* A worker dies with its dispatcher, even in the middle of a long
+         * routine (a SIGKILLed server leaves nothing running). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
         /* Keep only stdio and the control socket: the worker must not hold
          * other connections open. */
         sigset_t all;

@@ -208,6 +208,70 @@ TEST_F(Faults, EndlessLoopIsStoppedAtTheCallTimeLimit)
     EXPECT_EQ(numrpc_call("spin", 0), NUMRPC_OK) << Detail();
 }
 
+// The processes whose parent is pid that are still alive (not zombies).
+std::vector<pid_t> LiveChildren(pid_t pid)
+{
+    std::vector<pid_t> out;
+    DIR *d = opendir("/proc");
+    if (d == nullptr) return out;
+    while (dirent *e = readdir(d)) {
+        pid_t p = static_cast<pid_t>(atoi(e->d_name));
+        if (p <= 0) continue;
+        std::ifstream f("/proc/" + std::to_string(p) + "/stat");
+        std::string line;
+        if (!std::getline(f, line)) continue;
+        size_t close_paren = line.rfind(')');
+        if (close_paren == std::string::npos) continue;
+        char state = 0;
+        int ppid = 0;
+        if (sscanf(line.c_str() + close_paren + 1, " %c %d", &state, &ppid) != 2) continue;
+        if (ppid == pid && state != 'Z') out.push_back(p);
+    }
+    closedir(d);
+    return out;
+}
+
+// The state letter of /proc/PID/stat ('R' running, 'S' sleeping, ...).
+char ProcState(pid_t pid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(f, line)) return 0;
+    size_t close_paren = line.rfind(')');
+    return close_paren != std::string::npos && close_paren + 2 < line.size() ? line[close_paren + 2] : 0;
+}
+
+TEST(FaultsKill, WorkersDieWithAKilledDispatcher)
+{
+    ServerProc server({"--stubs", kFaults, "--admin-socket", "none"});
+    UseServer(server.address());
+    const pid_t dispatcher = server.pid();
+    ASSERT_TRUE(WaitFor([&] { return !LiveChildren(dispatcher).empty(); }));
+    // One worker spins without end; the caller waits in another thread.
+    int spin_rc = 0;
+    std::thread caller([&] { spin_rc = numrpc_call("spin", -1); });
+    std::vector<pid_t> workers;
+    ASSERT_TRUE(WaitFor([&] {
+        workers = LiveChildren(dispatcher);
+        for (pid_t w : workers)
+            if (ProcState(w) == 'R') return true;
+        return false;
+    }));
+    ASSERT_EQ(kill(dispatcher, SIGKILL), 0);
+    // Every worker goes with it, the spinning one too, and the caller hears.
+    bool all_gone = WaitFor([&] {
+        for (pid_t w : workers)
+            if (kill(w, 0) == 0 && ProcState(w) != 'Z') return false;
+        return true;
+    });
+    EXPECT_TRUE(all_gone) << "a worker outlived its dispatcher";
+    if (!all_gone)
+        for (pid_t w : workers) kill(w, SIGKILL); // so that the caller returns
+    caller.join();
+    EXPECT_NE(spin_rc, NUMRPC_OK);
+    numrpc_finalize();
+}
+
 TEST(FaultsMemory, MemoryHogHitsTheWorkerMemoryLimit)
 {
     if (kAsan) GTEST_SKIP() << "RLIMIT_AS cannot apply under AddressSanitizer";
