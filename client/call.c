@@ -292,6 +292,10 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
     k->in0 = c->reader.keepalives;
     int rc = conn_read_reply_status(c, k->wire_id, err);
     if (rc == 0) rc = marshal_get_double(&c->reader, &k->info.compute_seconds, err);
+    uint32_t in_flight = 0, queued = 0; /* the server's load, piggybacked */
+    if (rc == 0) rc = marshal_get_u32(&c->reader, &in_flight, err);
+    if (rc == 0) rc = marshal_get_u32(&c->reader, &queued, err);
+    k->server_busy = in_flight + queued;
     return rc;
 }
 
@@ -417,7 +421,7 @@ static int call_common(const char *name, arg_source *src)
         if (rc != NUMRPC_ECONNECT && !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO))) break;
     }
     if (rc != 0) return client_fail(err);
-    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, 0);
+    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);
     last_info = k.info;
     client_succeed();
     return 0;

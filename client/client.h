@@ -149,6 +149,8 @@ typedef struct call_obj {
     int touched;                     /* a reply byte reached caller memory   */
     double t_start, t_sent;
     uint64_t out0, in0;              /* writer bytes, reader keepalives      */
+    uint32_t server_busy;            /* the reply's load: calls in flight
+                                        besides this one + queued           */
     /* Outcome */
     int state;                       /* enum call_state (farm_lock)          */
     err_t err;

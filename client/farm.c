@@ -176,7 +176,7 @@ static void finish(call_obj *k, int rc, const err_t *err)
         adapt_cap(s, k);
     }
     if (s && rc == 0 && meta_enabled()) /* what the metaserver learns from (meta.c) */
-        meta_note_call(k->routine, k->flops, k->meta ? k->meta_cost[s->index] : 0, &k->info, 1);
+        meta_note_call(k->routine, k->flops, k->meta ? k->meta_cost[s->index] : 0, &k->info, k->server_busy, 1);
     leave_server(k);
     if (k->ref) {
         iface_cache_put(k->ref);

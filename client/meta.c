@@ -365,8 +365,16 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     return n;
 }
 
+/* The share of a server's speed a new call gets with busy calls beside it
+ * (the metaserver's rule, metaserver/table.c). */
+static double share_with(int slots, uint32_t busy)
+{
+    if (slots < 1) slots = 1;
+    return busy + 1 <= (uint32_t)slots ? 1.0 : (double)slots / ((double)busy + 1);
+}
+
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,
-                    int queued)
+                    uint32_t server_busy, int queued)
 {
     pthread_mutex_lock(&meta_lock);
     if (mc.enabled) {
@@ -395,9 +403,20 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
             for (int j = 0; j < l->count; j++) {
                 meta_choice *ch = &l->choice[j];
                 if (strcmp(ch->ep.label, info->server) != 0 || ch->flops_per_second <= 0) continue;
-                double ratio = info->compute_seconds * ch->flops_per_second / flops;
+                /* The load it ran beside is the share's business, not
+                 * the speed's: it is taken out of the correction. */
+                double ratio = info->compute_seconds * ch->flops_per_second * share_with(ch->slots, server_busy) / flops;
                 ch->adjust = 0.6 * ch->adjust + 0.4 * ratio;
             }
+        }
+        /* The load the server piggybacked on its reply is fresher than the
+         * one its leases were given: every lease ranks it with that. */
+        for (int i = 0; i < LEASES; i++) {
+            meta_lease *l = &mc.leases[i];
+            if (l->until <= now) continue;
+            for (int j = 0; j < l->count; j++)
+                if (strcmp(l->choice[j].ep.label, info->server) == 0)
+                    l->choice[j].share = share_with(l->choice[j].slots, server_busy);
         }
     }
     pthread_mutex_unlock(&meta_lock);

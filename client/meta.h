@@ -30,10 +30,12 @@ int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, d
 int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err);
 /* Records a finished call (server, bytes, times from info) to report to
  * the metaserver with the next query; queued: its times include a wait in
- * the farm's queues (only its compute time teaches anything).  Never does I/O; any lock may be
- * held except client_lock. */
+ * the farm's queues (only its compute time teaches anything).  server_busy
+ * is the load its reply carried: until their leases end, every lease
+ * ranks that server with it.  Never does I/O; any lock may be held except
+ * client_lock. */
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,
-                    int queued);
+                    uint32_t server_busy, int queued);
 /* The servers the metaserver named lately (no I/O); the count. */
 int meta_last_servers(endpoint *out, int max);
 /* Sends the reports still buffered (numrpc_finalize). */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0x4E52u /* "NR" */
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u
 
 #define PROTO_HEADER_SIZE 16u
 #define PROTO_MIN_PACKET 64u

@@ -481,6 +481,7 @@ static void worker_exited(dispatcher *d, int w, int status)
     memset(wk, 0, sizeof *wk);
     wk->state = WORKER_DEAD;
     wk->conn = -1;
+    atomic_store(&slot->state, SLOT_IDLE); /* replies count the busy slots */
     if (!d->stopping && count_workers(d) < d->cfg->min_workers) spawn_worker(d, w);
     schedule(d);
 }
@@ -896,6 +897,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
+    session_set_peers(d.slots, d.nworkers_cap);
     for (int i = 0; i < LINGER_MAX; i++) d.linger_fd[i] = -1;
 
     sigset_t mask;
@@ -935,6 +937,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
             }
         }
         schedule(&d);
+        atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
         if (metajoin_active()) { /* load changes reach the metaserver (metajoin.c) */
             int busy = 0;
             for (int i = 0; i < d.nworkers_cap; i++)

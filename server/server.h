@@ -161,6 +161,9 @@ typedef struct routine_stats {
 typedef struct stats_table {
     _Atomic unsigned newest; /* newest generation whose workers registered */
     _Atomic int lock;        /* held while an entry is claimed            */
+    /* Connections waiting for a worker, as the dispatcher last saw them
+     * (every pass of its loop); CALL replies carry it (session_set_peers). */
+    _Atomic int load_queued;
     routine_stats items[STATS_MAX_ROUTINES];
 } stats_table;
 
@@ -216,6 +219,11 @@ void session_call_begin(session *s, uint64_t in0);
 void session_call_done(session *s, int code, const char *detail);
 /* Bytes consumed from the connection so far (read-ahead excluded). */
 uint64_t session_bytes_consumed(const session *s);
+
+/* Every worker's slot (shared memory, n of them), from which each CALL
+ * reply counts the calls in flight beside its own: the load it carries to
+ * the client (docs/protocol.md).  Set by the dispatcher before it forks. */
+void session_set_peers(const worker_slot *slots, int n);
 
 /* Reads one message from s->fd and answers it.  Returns 0 when the
  * connection may go on, or an error when it must be closed. */

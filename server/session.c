@@ -21,11 +21,37 @@ static int reply_begin(wire_writer *w, uint32_t call_id, int code, const char *d
     return rc;
 }
 
+static const worker_slot *peer_slots; /* inherited from the dispatcher */
+static int peer_count;
+
+void session_set_peers(const worker_slot *slots, int n)
+{
+    peer_slots = slots;
+    peer_count = n;
+}
+
+/* What every CALL reply carries after status and detail: the routine's
+ * compute seconds, then the server's load — calls in flight in the other
+ * workers (self: the replying worker's slot, or NULL), connections
+ * queued — which a client ranking servers uses. */
+static int put_compute_and_load(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
+{
+    uint32_t in_flight = 0, queued = 0;
+    for (int i = 0; i < peer_count; i++)
+        in_flight += &peer_slots[i] != self && atomic_load(&peer_slots[i].state) != SLOT_IDLE;
+    if (server_stats && atomic_load(&server_stats->load_queued) > 0)
+        queued = (uint32_t)atomic_load(&server_stats->load_queued);
+    int rc = marshal_put_double(w, compute_seconds, err);
+    if (rc == 0) rc = marshal_put_u32(w, in_flight, err);
+    if (rc == 0) rc = marshal_put_u32(w, queued, err);
+    return rc;
+}
+
 int session_reply_error(wire_writer *w, uint32_t call_id, int code,
                         const char *detail, err_t *err)
 {
     int rc = reply_begin(w, call_id, code, detail, err);
-    if (rc == 0) rc = marshal_put_double(w, 0.0, err); /* compute seconds */
+    if (rc == 0) rc = put_compute_and_load(w, 0.0, NULL, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -399,7 +425,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     }
     trim_fortran_strings(f, a);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_double(&s->writer, compute_s, err);
+    if (rc == 0) rc = put_compute_and_load(&s->writer, compute_s, s->slot, err);
     if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->writer, f, a->argv, MARSHAL_REPLY, err);
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */

@@ -146,7 +146,7 @@ TEST_F(BadInput, TruncatedMessage)
     int fd = connect_loopback(server_->port());
     ASSERT_GE(fd, 0);
     // A CALL packet that announces 4000 payload bytes but delivers 24.
-    uint8_t packet[16 + 24] = {0x4E, 0x52, 0x01, PROTO_CALL, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x0F, 0xA0};
+    uint8_t packet[16 + 24] = {0x4E, 0x52, PROTO_VERSION, PROTO_CALL, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x0F, 0xA0};
     ASSERT_EQ(send(fd, packet, sizeof packet, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof packet));
     close(fd);
     ExpectServerStillServes();

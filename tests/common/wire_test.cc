@@ -173,7 +173,7 @@ TEST(Framing, BadHeadersAreRejected)
     wire_reader_free(&r);
 
     wire_reader_init(&r, p.fd[1], 4096, &err);
-    uint8_t huge[16] = {0x4E, 0x52, 0x01, PROTO_CALL, 0, 0, 0, 1, 0, 0, 0, 1, 0x7f, 0, 0, 0};
+    uint8_t huge[16] = {0x4E, 0x52, PROTO_VERSION, PROTO_CALL, 0, 0, 0, 1, 0, 0, 0, 1, 0x7f, 0, 0, 0};
     ASSERT_EQ(write(p.fd[0], huge, 16), 16);
     EXPECT_EQ(wire_next_message(&r, &type, &id, &err), NUMRPC_EPROTO);
     EXPECT_NE(std::string(err.detail).find("exceeds the limit"), std::string::npos);

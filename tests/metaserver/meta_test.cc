@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -237,6 +238,30 @@ class MetaTest : public ::testing::Test {
     }
 };
 
+// A process's "Threads:" count from /proc, or -1.
+int thread_count(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string key;
+    while (in >> key)
+        if (key == "Threads:") {
+            int n = -1;
+            in >> n;
+            return n;
+        }
+    return -1;
+}
+
+// The children of PID (from /proc/PID/task/PID/children).
+std::vector<pid_t> children_of(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    std::vector<pid_t> out;
+    pid_t c;
+    while (in >> c) out.push_back(c);
+    return out;
+}
+
 TEST_F(MetaTest, ServersJoinAndAreListedWithTheirRoutinesAndSpeed)
 {
     auto meta = start_meta();
@@ -266,6 +291,36 @@ TEST_F(MetaTest, ServersJoinAndAreListedWithTheirRoutinesAndSpeed)
     ASSERT_EQ(numrpc_list(nullptr, &names), NUMRPC_OK) << numrpc_last_error_detail();
     EXPECT_NE(std::string(names).find("dgemm\n"), std::string::npos);
     free(names);
+}
+
+// The dispatcher forks workers, so it must stay single-threaded: a fork
+// beside another thread that holds a lock (ASan's allocator) leaves the
+// worker hung.  The metaserver link is a helper process, which dies with
+// the server.
+TEST_F(MetaTest, JoinedServerStaysSingleThreadedAndItsHelperDiesWithIt)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    EXPECT_EQ(thread_count(a->pid()), 1);
+    std::vector<pid_t> kids = children_of(a->pid());
+    ASSERT_FALSE(kids.empty());
+    pid_t dispatcher = a->pid();
+    a.reset(); // SIGKILL
+    for (pid_t k : kids) {
+        bool gone = false;
+        for (int i = 0; i < 500 && !gone; i++) {
+            gone = kill(k, 0) != 0;
+            std::ifstream st("/proc/" + std::to_string(k) + "/stat");
+            std::string line;
+            if (!gone && std::getline(st, line)) { // a zombie re-parented to init counts as gone
+                size_t close_paren = line.rfind(')');
+                gone = close_paren != std::string::npos && line.size() > close_paren + 2 && line[close_paren + 2] == 'Z';
+            }
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        EXPECT_TRUE(gone) << "process " << k << " outlived its server " << dispatcher;
+    }
 }
 
 TEST_F(MetaTest, UnknownRoutineIsAClearErrorAndADownMetaserverFallsBack)
@@ -355,6 +410,67 @@ TEST_F(MetaTest, ServerStartedMidRunReceivesCallsAndADrainedOneStops)
         numrpc_last_call_info(&info);
         EXPECT_EQ(std::string(info.server), label(a->port()));
     }
+}
+
+// Servers piggyback their load on every reply: under a lease the
+// metaserver is not asked again, yet a client stops sending calls to a
+// server whose reply said it was busy.
+TEST_F(MetaTest, LoadPiggybackedOnRepliesSteersCallsWithinALease)
+{
+    std::string hold_so = TOP_BUILDDIR "/tests/async/.libs/asyncmod.so";
+    struct stat st;
+    if (stat(hold_so.c_str(), &st) != 0) GTEST_SKIP() << "no " << hold_so << " in this build";
+    char dir[] = "/tmp/numrpc-meta-piggyback-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    std::string stubs = std::string(dir) + "/stubs";
+    ASSERT_EQ(mkdir(stubs.c_str(), 0700), 0);
+    ASSERT_EQ(symlink(TOP_BUILDDIR "/stubs/.libs/blas.so", (stubs + "/blas.so").c_str()), 0);
+    ASSERT_EQ(symlink(hold_so.c_str(), (stubs + "/asyncmod.so").c_str()), 0);
+    auto meta = start_meta("1.5", "60000"); // one lease for the whole test
+    std::vector<std::string> extra = {"--stubs", stubs};
+    auto a = start_server(meta->port(), extra), b = start_server(meta->port(), extra);
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    ASSERT_TRUE(wait_listed(meta->port(), label(b->port()), true));
+    use_metaserver(meta->port());
+    Gemm g(200, 1);
+    ASSERT_EQ(g.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    const std::string busy = info.server;
+
+    // Four calls hold workers of that server until their files appear.
+    std::atomic<int> held_ok{0};
+    std::vector<std::thread> holders;
+    for (int i = 0; i < 4; i++)
+        holders.emplace_back([&, i] {
+            std::string url = "numrpc://" + busy + "/hold", path = std::string(dir) + "/h" + std::to_string(i);
+            int result = 0;
+            if (numrpc_call(url.c_str(), path.c_str(), i, &result) == NUMRPC_OK && result == i + 1) held_ok++;
+        });
+    for (int i = 0; i < 4; i++) {
+        std::string started = std::string(dir) + "/h" + std::to_string(i) + ".started";
+        for (int k = 0; k < 2000 && stat(started.c_str(), &st) != 0; k++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        EXPECT_EQ(stat(started.c_str(), &st), 0) << "hold " << i << " never started";
+    }
+    // The first call may still go there (its reply tells the load); no
+    // later one does, although the lease said both servers were idle.
+    int on_busy = 0;
+    for (int i = 0; i < 6; i++) {
+        Gemm x(200, 10 + i);
+        ASSERT_EQ(x.call(), NUMRPC_OK) << numrpc_last_error_detail();
+        EXPECT_LT(x.error(), 1e-9);
+        numrpc_last_call_info(&info);
+        on_busy += busy == info.server;
+    }
+    EXPECT_LE(on_busy, 1) << "calls kept going to " << busy << " while it held four calls";
+    for (int i = 0; i < 4; i++) {
+        std::ofstream go(std::string(dir) + "/h" + std::to_string(i));
+    }
+    for (auto &t : holders) t.join();
+    EXPECT_EQ(held_ok.load(), 4);
+    std::string rm = std::string("rm -rf ") + dir;
+    ASSERT_EQ(system(rm.c_str()), 0);
 }
 
 TEST_F(MetaTest, RoutineRegisteredLiveIsOfferedThroughTheMetaserver)

@@ -26,6 +26,7 @@
 #include "../support/server_proc.h"
 #include "json_mini.h"
 #include "numrpc.h"
+#include "protocol.h"
 
 namespace {
 
@@ -118,7 +119,7 @@ int CountSockets(pid_t pid)
 // One packet: header then payload (big-endian fields).
 std::vector<uint8_t> Packet(uint8_t type, uint32_t call_id, uint32_t flags, const std::vector<uint8_t> &payload)
 {
-    std::vector<uint8_t> p = {0x4E, 0x52, 1, type};
+    std::vector<uint8_t> p = {0x4E, 0x52, PROTO_VERSION, type};
     auto u32 = [&p](uint32_t v) {
         for (int s = 24; s >= 0; s -= 8) p.push_back(static_cast<uint8_t>(v >> s));
     };

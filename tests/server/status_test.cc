@@ -22,6 +22,7 @@
 #include "hmac.h"
 #include "json_mini.h"
 #include "numrpc.h"
+#include "protocol.h"
 
 namespace {
 
@@ -380,7 +381,7 @@ TEST(RemoteAdmin, WrongSecretIsRefusedAndLogged)
 // Raw ADMIN messages, for requests the command never sends.
 std::vector<uint8_t> AdminPacket(uint32_t call_id, const std::vector<uint8_t> &payload)
 {
-    std::vector<uint8_t> p = {0x4E, 0x52, 1, 8};
+    std::vector<uint8_t> p = {0x4E, 0x52, PROTO_VERSION, 8};
     auto u32 = [&p](uint32_t v) {
         for (int s = 24; s >= 0; s -= 8) p.push_back(static_cast<uint8_t>(v >> s));
     };
