@@ -1,6 +1,7 @@
 /* bench_meta.c -- the metaserver's figures: a farm of 200 mixed calls over
- * heterogeneous servers (ranked vs the farm's default vs round-robin, against
- * the work/capacity bound), query cost vs raw TCP, prediction error. */
+ * heterogeneous servers (ranked vs the farm's default, round-robin and a
+ * load-only rule, against the work/capacity bound), query cost vs raw TCP,
+ * prediction error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,8 +165,62 @@ static int size_index(int n)
     return 0;
 }
 
+/* Starts job J as an asynchronous call to NAME (a routine, or a URL naming
+ * the server); exits on a refused call. */
+static void submit_job(job *j, const char *name, int index)
+{
+    int rc;
+    if (j->kind == 0) {
+        int k = size_index(j->n);
+        rc = numrpc_call_async(&j->id, name, 'N', 'N', j->n, j->n, j->n, 1.0, ga[k], j->n, gb[k], j->n, 0.0, j->c, j->n);
+    } else {
+        for (int e = 0; e < AXPY_N; e++) j->c[e] = 1.0;
+        rc = numrpc_call_async(&j->id, name, AXPY_N, 2.0, gx, 1, j->c, 1);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "bench_meta: call %d: %s\n", index, numrpc_last_error_detail());
+        exit(1);
+    }
+}
+
+/* The load-only rule: each call goes to the server with the fewest calls in
+ * flight, at most LOAD_ONLY_SLOTS each (the servers' worker count); when
+ * every server is full the next call waits for one to finish.  It knows
+ * load and nothing else: not speed, not the network, not the call's size. */
+#define LOAD_ONLY_SLOTS 2
+static void submit_load_only(job *jobs)
+{
+    int in_flight[MAX_SERVERS] = {0}, server_of[NCALLS];
+    for (int i = 0; i < NCALLS; i++) {
+        int best = 0;
+        for (int s = 1; s < nservers; s++)
+            if (in_flight[s] < in_flight[best]) best = s;
+        while (in_flight[best] >= LOAD_ONLY_SLOTS) {
+            int done = -1;
+            if (numrpc_wait_any(&done) != 0) {
+                fprintf(stderr, "bench_meta: load-only: %s\n", numrpc_last_error_detail());
+                exit(1);
+            }
+            for (int k = 0; k < i; k++)
+                if (jobs[k].id == done) {
+                    in_flight[server_of[k]]--;
+                    jobs[k].id = -1; /* already waited for */
+                }
+            best = 0;
+            for (int s = 1; s < nservers; s++)
+                if (in_flight[s] < in_flight[best]) best = s;
+        }
+        char name[300];
+        snprintf(name, sizeof name, "numrpc://%s/%s", servers[best], jobs[i].kind == 0 ? "dgemm" : "daxpy");
+        submit_job(&jobs[i], name, i);
+        server_of[i] = best;
+        in_flight[best]++;
+    }
+}
+
 /* Runs the 200 calls; mode 0 ranked by the metaserver, 1 the farm's
- * default over NUMRPC_SERVER, 2 round-robin.  Returns the makespan. */
+ * default over NUMRPC_SERVER, 2 round-robin, 3 the load-only rule.
+ * Returns the makespan. */
 static double run_farm(job *jobs, int mode)
 {
     char list[MAX_SERVERS * 130] = "";
@@ -182,25 +237,14 @@ static double run_farm(job *jobs, int mode)
     }
     numrpc_init(NULL);
     double t0 = sock_now();
-    for (int i = 0; i < NCALLS; i++) {
+    if (mode == 3) submit_load_only(jobs);
+    for (int i = 0; i < NCALLS && mode != 3; i++) {
         job *j = &jobs[i];
         char name[300];
         const char *routine = j->kind == 0 ? "dgemm" : "daxpy";
         if (mode == 2) snprintf(name, sizeof name, "numrpc://%s/%s", servers[i % nservers], routine);
         else snprintf(name, sizeof name, "%s", routine);
-        int rc;
-        if (j->kind == 0) {
-            int k = size_index(j->n);
-            rc = numrpc_call_async(&j->id, name, 'N', 'N', j->n, j->n, j->n, 1.0, ga[k], j->n, gb[k], j->n, 0.0, j->c,
-                                   j->n);
-        } else {
-            for (int e = 0; e < AXPY_N; e++) j->c[e] = 1.0;
-            rc = numrpc_call_async(&j->id, name, AXPY_N, 2.0, gx, 1, j->c, 1);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "bench_meta: call %d: %s\n", i, numrpc_last_error_detail());
-            exit(1);
-        }
+        submit_job(j, name, i);
     }
     int rc = numrpc_wait_all();
     double t = sock_now() - t0;
@@ -312,16 +356,18 @@ int main(int argc, char **argv)
     printf("\n");
     numrpc_finalize();
     double bound = capacity > 0 ? work / capacity : 0;
-    double t[3][16];
-    static const char *names[3] = {"metaserver ranking", "farm default (least outstanding flops)", "round-robin"};
+    enum { NRULES = 4 };
+    double t[NRULES][16];
+    static const char *names[NRULES] = {"metaserver ranking", "farm default (least outstanding flops)", "round-robin",
+                                        "load-only (fewest calls in flight, 2 each)"};
     if (rounds > 16) rounds = 16;
     for (int r = 0; r < rounds; r++)
-        for (int m = 0; m < 3; m++) t[m][r] = run_farm(jobs, m);
+        for (int m = 0; m < NRULES; m++) t[m][r] = run_farm(jobs, m);
     printf("farm of %d mixed calls (dgemm n=150..700, daxpy 4 MB; %.1f GFlop) over %d servers, %d rounds:\n", NCALLS,
            work / 1e9, nservers, rounds);
     printf("  lower bound (work / sum of the speeds measured now): %.3f s\n", bound);
-    double med[3];
-    for (int m = 0; m < 3; m++) {
+    double med[NRULES];
+    for (int m = 0; m < NRULES; m++) {
         med[m] = median(t[m], rounds);
         printf("  %-40s median makespan %.3f s = %.2fx the bound", names[m], med[m], bound > 0 ? med[m] / bound : 0);
         if (m > 0) printf("; metaserver %.0f%% shorter", 100 * (1 - med[0] / med[m]));
