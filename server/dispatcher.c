@@ -15,7 +15,6 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -114,10 +113,7 @@ static int spawn_worker(dispatcher *d, int index)
         return -1;
     }
     if (pid == 0) {
-        /* A worker dies with its dispatcher, even in the middle of a long
-         * routine (a SIGKILLed server leaves nothing running). */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);
+        server_child_dies_with(parent); /* a SIGKILLed server leaves nothing running */
         /* Keep only stdio and the control socket: the worker must not hold
          * other connections open. */
         sigset_t all;

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "marshal.h"
@@ -530,8 +529,7 @@ int metajoin_start(const server_config *cfg, int listen_fd, err_t *err)
     if (pid == 0) {
         /* It dies with the server and leaves signals to it; it must not
          * keep the listening socket open after the server has gone. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(0);
+        server_child_dies_with(parent);
         sigset_t all;
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);

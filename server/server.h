@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "iface.h"
@@ -267,6 +270,13 @@ void files_call_end(files_call *fc);
 int cancel_poll(int fd, worker_slot *slot);
 
 /* ---- Processes ---- */
+/* In a child just forked from parent: it is killed when parent dies, even
+ * in the middle of a routine (and leaves at once if parent is already gone). */
+static inline void server_child_dies_with(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+}
 /* The worker's main loop; never returns. */
 void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd,
                  worker_slot *slot) __attribute__((noreturn));
