@@ -73,6 +73,20 @@ int conn_finish_hello(client_conn *c, err_t *err);
  * returned with the server's detail in err; the message is then ended. */
 int conn_read_reply_status(client_conn *c, uint32_t call_id, err_t *err);
 
+/* ---- Link probes (probe.c) ---- */
+#define PROBE_FIRST_BYTES (64u << 10) /* each way, then x4 ...             */
+#define PROBE_LAST_BYTES (1u << 20)   /* ... up to this                    */
+#define PROBE_MIN_SECONDS 0.02        /* a probe this long is measured enough */
+typedef struct probe_result {
+    double latency;          /* best empty round trip, seconds          */
+    uint64_t bytes;          /* both ways, of the last sized probe      */
+    double seconds;          /* its wall time                           */
+    double bytes_per_second; /* bytes / (seconds - latency)             */
+} probe_result;
+/* Measures the link to ep with PROBE messages (at most 3 empty ones and
+ * 2 x (64 KiB + 256 KiB + 1 MiB)), on a pooled connection. */
+int probe_link(const endpoint *ep, probe_result *out, err_t *err);
+
 /* ---- Files of a call (files.c) ---- */
 /* Remembers the call's arguments: its rfiles are served while it waits. */
 void client_files_attach(client_conn *c, const iface_t *f, void *const *argv);

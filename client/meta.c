@@ -15,14 +15,23 @@
 #define REPORT_FLUSH_COUNT 32  /* with a valid lease, flush at this many    */
 #define REPORT_FLUSH_SECONDS 1.0
 #define DOWN_SECONDS 2.0       /* an unreachable metaserver is not asked   */
+#define PROBE_WORTH_BYTES (64u << 10) /* a call moving less does not probe */
+#define REPORT_PROBE 2u        /* a report's flag: a link probe, not a call */
 
 /* What the metaserver said about one server. */
 typedef struct meta_choice {
     endpoint ep;
     int slots;
     double latency, bytes_per_second, flops_per_second, share;
-    double adjust; /* EWMA of measured / predicted compute under this lease */
+    double adjust;        /* EWMA of measured / predicted compute under this lease */
+    int throughput_known; /* the metaserver has measured (or this client probed) */
 } meta_choice;
+
+/* A link this client probed itself (probe.c), until the metaserver knows. */
+typedef struct meta_probed {
+    char label[CLIENT_HOST_MAX + 16];
+    double latency, bytes_per_second;
+} meta_probed;
 
 /* An answer that may be reused until `until` for calls of the same
  * routine and a similar size (flops within a factor of 8). */
@@ -54,6 +63,8 @@ static struct {
     double last_flush;
     endpoint last[CLIENT_MAX_SERVERS];
     int nlast;
+    meta_probed probed[2 * CLIENT_MAX_SERVERS];
+    int nprobed;
 } mc;
 
 int meta_configure(const char *hostport, err_t *err)
@@ -73,6 +84,7 @@ int meta_configure(const char *hostport, err_t *err)
     mc.down_until = 0;
     memset(mc.leases, 0, sizeof mc.leases);
     mc.nlast = 0;
+    mc.nprobed = 0;
     pthread_mutex_unlock(&meta_lock);
     return 0;
 }
@@ -100,6 +112,17 @@ static double predict(const meta_choice *c, double flops, uint64_t bytes, int id
     double t = c->latency + (c->bytes_per_second > 0 ? (double)bytes / c->bytes_per_second : 0);
     if (flops > 0 && c->flops_per_second > 0) t += flops * (c->adjust > 0 ? c->adjust : 1) / (c->flops_per_second * share);
     return t;
+}
+
+/* Appends a report for the metaserver (the oldest is dropped when full);
+ * meta_lock held. */
+static void push_report_locked(const meta_report *r)
+{
+    if (mc.nreports == REPORTS_MAX) {
+        memmove(mc.reports, mc.reports + 1, (REPORTS_MAX - 1) * sizeof *mc.reports);
+        mc.nreports--;
+    }
+    mc.reports[mc.nreports++] = *r;
 }
 
 /* ---- Talking to the metaserver ---- */
@@ -187,6 +210,7 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
             snprintf(ch->ep.label, sizeof ch->ep.label, "%s:%u", host, port);
             ch->slots = slots > 0 ? (int)slots : 1;
             ch->adjust = 1;
+            ch->throughput_known = known != 0;
         }
         free(host);
     }
@@ -204,6 +228,49 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
     if (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO || rc == NUMRPC_ETIMEDOUT) mark_down();
     free(reports);
     return rc;
+}
+
+/* A fresh lease ranks servers whose link to this client the metaserver has
+ * not measured with a guess; a call that moves enough bytes for the link
+ * to matter measures each such link once (probe.c) and tells the
+ * metaserver with its next reports.  A failed probe leaves the guess. */
+static void probe_unknown_links(meta_lease *l, uint64_t bytes)
+{
+    if (bytes < PROBE_WORTH_BYTES) return;
+    for (int i = 0; i < l->count; i++) {
+        meta_choice *ch = &l->choice[i];
+        if (ch->throughput_known) continue;
+        int found = 0;
+        pthread_mutex_lock(&meta_lock);
+        for (int j = 0; j < mc.nprobed && !found; j++)
+            if (strcmp(mc.probed[j].label, ch->ep.label) == 0) {
+                ch->latency = mc.probed[j].latency;
+                ch->bytes_per_second = mc.probed[j].bytes_per_second;
+                ch->throughput_known = found = 1;
+            }
+        pthread_mutex_unlock(&meta_lock);
+        if (found) continue;
+        probe_result pr;
+        err_t err;
+        if (probe_link(&ch->ep, &pr, &err) != 0) continue;
+        ch->latency = pr.latency;
+        ch->bytes_per_second = pr.bytes_per_second;
+        ch->throughput_known = 1;
+        meta_report empty = {.total = pr.latency, .flags = REPORT_PROBE};
+        meta_report sized = {.sent = pr.bytes / 2, .received = pr.bytes / 2, .total = pr.seconds, .flags = REPORT_PROBE};
+        snprintf(empty.server, sizeof empty.server, "%s", ch->ep.label);
+        snprintf(sized.server, sizeof sized.server, "%s", ch->ep.label);
+        pthread_mutex_lock(&meta_lock);
+        if (mc.nprobed < (int)(sizeof mc.probed / sizeof mc.probed[0])) {
+            meta_probed *m = &mc.probed[mc.nprobed++];
+            snprintf(m->label, sizeof m->label, "%s", ch->ep.label);
+            m->latency = pr.latency;
+            m->bytes_per_second = pr.bytes_per_second;
+        }
+        push_report_locked(&empty);
+        push_report_locked(&sized);
+        pthread_mutex_unlock(&meta_lock);
+    }
 }
 
 /* The lease for routine at this size, from the table or a fresh query. */
@@ -233,6 +300,7 @@ static int lease_for(const char *routine, uint64_t hash, double flops, uint64_t 
     memset(&fresh, 0, sizeof fresh);
     int rc = ask(&mep, routine, hash, flops, bytes_in, bytes_out, &fresh, err);
     if (rc != 0) return rc;
+    probe_unknown_links(&fresh, bytes_in + bytes_out);
     pthread_mutex_lock(&meta_lock);
     mc.leases[mc.next_lease] = fresh;
     mc.next_lease = (mc.next_lease + 1) % LEASES;
@@ -378,20 +446,16 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
 {
     pthread_mutex_lock(&meta_lock);
     if (mc.enabled) {
-        if (mc.nreports == REPORTS_MAX) {
-            memmove(mc.reports, mc.reports + 1, (REPORTS_MAX - 1) * sizeof *mc.reports);
-            mc.nreports--;
-        }
-        meta_report *r = &mc.reports[mc.nreports++];
-        snprintf(r->server, sizeof r->server, "%s", info->server);
-        snprintf(r->routine, sizeof r->routine, "%s", routine);
-        r->flops = flops;
-        r->predicted = predicted;
-        r->total = info->total_seconds;
-        r->compute = info->compute_seconds;
-        r->sent = info->bytes_sent;
-        r->received = info->bytes_received;
-        r->flags = queued ? 1 : 0;
+        meta_report r = {.flops = flops,
+                         .predicted = predicted,
+                         .total = info->total_seconds,
+                         .compute = info->compute_seconds,
+                         .sent = info->bytes_sent,
+                         .received = info->bytes_received,
+                         .flags = queued ? 1 : 0};
+        snprintf(r.server, sizeof r.server, "%s", info->server);
+        snprintf(r.routine, sizeof r.routine, "%s", routine);
+        push_report_locked(&r);
         /* Until the lease ends, this client corrects the compute time it
          * predicts on that server from what it measures (the metaserver's
          * calibration arrives with the next lease). */

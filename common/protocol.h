@@ -43,6 +43,12 @@ enum proto_meta_type {
     PROTO_META_STATUS = 22     /* anyone -> meta: REPLY string (text/JSON)  */
 };
 
+/* A link probe (32): u32 reply_bytes, u64 n, n bytes, padding to 8 ->
+ * REPLY u64 reply_bytes, that many bytes, padding.  Clients measure the
+ * latency and throughput to a server with it (client/probe.c). */
+#define PROTO_PROBE 32u
+#define PROTO_PROBE_MAX_BYTES (16u << 20)
+
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */
 #define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */

@@ -310,7 +310,7 @@ void table_report(const char *client, const char *server, const char *routine, d
         if (moving < 1e-6) moving = 1e-6;
         p->bytes_per_second = ewma(p->bytes_per_second, (double)bytes / moving);
     }
-    if (s) {
+    if (s && !(flags & 2)) { /* 2: a link probe, not a call */
         s->reports++;
         /* The call is over: it no longer loads the server, whatever the
          * server's last LOAD (sent when its dispatcher next wakes) says,

@@ -132,6 +132,50 @@ static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
     return rc;
 }
 
+/* PROTO_PROBE: the payload is read and dropped, and as many bytes as asked
+ * (at most PROTO_PROBE_MAX_BYTES each way) go back. */
+static int serve_probe(session *s, uint32_t call_id, err_t *err)
+{
+    uint32_t reply_bytes = 0;
+    uint64_t n = 0;
+    int rc = marshal_get_u32(&s->reader, &reply_bytes, err);
+    if (rc == 0) rc = marshal_get_u64(&s->reader, &n, err);
+    if (rc != 0) return rc;
+    if (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES) {
+        err_t e;
+        err_set(&e, NUMRPC_EINVAL, "a probe moves at most %u bytes each way", PROTO_PROBE_MAX_BYTES);
+        return refuse(s, call_id, &e, err);
+    }
+    for (uint64_t left = n; rc == 0 && left > 0;) {
+        const uint8_t *p;
+        size_t avail;
+        rc = wire_peek(&s->reader, &p, &avail, err);
+        if (rc == 0) {
+            size_t k = avail < left ? avail : (size_t)left;
+            wire_consume(&s->reader, k);
+            left -= k;
+        }
+    }
+    if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
+    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    if (rc == 0) rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = marshal_put_u64(&s->writer, reply_bytes, err);
+    for (size_t left = reply_bytes; rc == 0 && left > 0;) {
+        uint8_t *p;
+        size_t avail;
+        rc = wire_reserve(&s->writer, &p, &avail, err);
+        if (rc == 0) {
+            size_t k = avail < left ? avail : left;
+            memset(p, 0, k);
+            wire_commit(&s->writer, k);
+            left -= k;
+        }
+    }
+    if (rc == 0) rc = wire_pad8(&s->writer, err);
+    if (rc == 0) rc = wire_end(&s->writer, err);
+    return rc;
+}
+
 /* ---- Calls ---- */
 
 /* Storage of one call's arguments on the server: argv[i] points into
@@ -458,6 +502,7 @@ int session_serve_one(session *s, err_t *err)
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
     case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
     case PROTO_CALL: rc = serve_call(s, call_id, err); break;
+    case PROTO_PROBE: rc = serve_probe(s, call_id, err); break;
     case PROTO_CANCEL: /* the call it names has already finished */
         rc = wire_skip_message(&s->reader, err);
         break;

@@ -87,6 +87,49 @@ int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint
     return static_cast<int32_t>(status);
 }
 
+// Sends one PROBE (n bytes up, reply_bytes asked back) on a raw connection;
+// the reply's status, its detail and the byte count it announces.
+int RawProbe(int port, uint32_t reply_bytes, uint32_t n, std::string *detail_out, uint64_t *back)
+{
+    int fd = connect_loopback(port);
+    if (fd < 0) return -1000;
+    err_t err;
+    wire_writer w;
+    wire_reader r;
+    wire_writer_init(&w, fd, 4096, &err);
+    wire_reader_init(&r, fd, 0, &err);
+    wire_begin(&w, PROTO_PROBE, 77);
+    marshal_put_u32(&w, reply_bytes, &err);
+    marshal_put_u64(&w, n, &err);
+    std::vector<uint8_t> payload(n, 0x5a);
+    wire_put(&w, payload.data(), payload.size(), &err);
+    wire_pad8(&w, &err);
+    wire_end(&w, &err);
+    uint32_t type = 0, id = 0, status = 12345;
+    char *detail = nullptr;
+    int rc = wire_next_message(&r, &type, &id, &err);
+    if (rc == 0) rc = marshal_get_u32(&r, &status, &err);
+    if (rc == 0) rc = marshal_get_string(&r, &detail, 1 << 20, &err);
+    if (rc == 0 && status == 0) rc = marshal_get_u64(&r, back, &err);
+    if (detail) *detail_out = detail;
+    free(detail);
+    wire_writer_free(&w);
+    wire_reader_free(&r);
+    close(fd);
+    return rc != 0 ? rc * 1000 : static_cast<int32_t>(status);
+}
+
+TEST_F(BadInput, ProbeAsksWithinItsLimit)
+{
+    std::string detail;
+    uint64_t back = 0;
+    EXPECT_EQ(RawProbe(server_->port(), 1000, 5000, &detail, &back), NUMRPC_OK) << detail;
+    EXPECT_EQ(back, 1000u);
+    EXPECT_EQ(RawProbe(server_->port(), 1u << 30, 0, &detail, &back), NUMRPC_EINVAL);
+    EXPECT_NE(detail.find("a probe moves at most"), std::string::npos) << detail;
+    ExpectServerStillServes();
+}
+
 TEST_F(BadInput, UnknownRoutine)
 {
     EXPECT_EQ(numrpc_call("no_such_routine", 1, 2), NUMRPC_ENOENT);

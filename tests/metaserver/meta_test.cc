@@ -473,6 +473,50 @@ TEST_F(MetaTest, LoadPiggybackedOnRepliesSteersCallsWithinALease)
     ASSERT_EQ(system(rm.c_str()), 0);
 }
 
+// The measured bytes per second from client to server in the status
+// JSON, or 0 when the pair is unknown.
+double link_throughput(const std::string &js, const std::string &server)
+{
+    size_t at = js.find("\"server\":\"" + server + "\",\"latency\":");
+    if (at == std::string::npos) return 0;
+    size_t b = js.find("\"bytes_per_second\":", at);
+    return b == std::string::npos ? 0 : std::atof(js.c_str() + b + 19);
+}
+
+// A call that moves enough bytes for the link to matter probes every
+// server whose link the metaserver has not measured, once, and the
+// metaserver learns the figures from the client's next reports.
+TEST_F(MetaTest, UnmeasuredLinksAreProbedAndTheMetaserverLearnsThem)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port()), b = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    ASSERT_TRUE(wait_listed(meta->port(), label(b->port()), true));
+    use_metaserver(meta->port());
+    // A small call does not probe: no link is measured after it.
+    std::vector<double> x(100000), y(100000), want(100000);
+    for (size_t i = 0; i < x.size(); i++) {
+        x[i] = 0.5 + (double)(i % 7);
+        y[i] = want[i] = 1.0 - (double)(i % 3);
+    }
+    ASSERT_EQ(numrpc_call("daxpy", 4, 2.0, x.data(), 1, y.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    numrpc_finalize(); // sends the reports
+    std::string js = meta_status(meta->port());
+    EXPECT_EQ(link_throughput(js, label(a->port())), 0) << js;
+    EXPECT_EQ(link_throughput(js, label(b->port())), 0) << js;
+
+    // 2.4 MB: both links are probed before the first such call is placed.
+    use_metaserver(meta->port());
+    ASSERT_EQ(numrpc_call("daxpy", (int)x.size(), 2.0, x.data(), 1, y.data(), 1), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    for (size_t i = 0; i < x.size(); i++) want[i] += (i < 4 ? 4.0 : 2.0) * x[i];
+    EXPECT_EQ(y, want);
+    numrpc_finalize();
+    js = meta_status(meta->port());
+    EXPECT_GT(link_throughput(js, label(a->port())), 1e6) << js; // loopback: far above 1 MB/s
+    EXPECT_GT(link_throughput(js, label(b->port())), 1e6) << js;
+}
+
 TEST_F(MetaTest, RoutineRegisteredLiveIsOfferedThroughTheMetaserver)
 {
     std::string module = TOP_BUILDDIR "/bench/.libs/benchsink.so";

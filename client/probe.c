@@ -1,0 +1,85 @@
+/* probe.c -- measures the link to a server (round-trip latency, then
+ * throughput) with PROBE messages, for a metaserver ranking it unmeasured. */
+#include "client.h"
+
+#include <string.h>
+
+#include "marshal.h"
+#include "protocol.h"
+#include "sock.h"
+
+/* One probe: n bytes up, n bytes down; its wall time in *seconds. */
+static int probe_once(client_conn *c, uint32_t n, double *seconds, err_t *err)
+{
+    uint32_t id = client_next_call_id();
+    double t0 = sock_now();
+    wire_begin(&c->writer, PROTO_PROBE, id);
+    int rc = marshal_put_u32(&c->writer, n, err);
+    if (rc == 0) rc = marshal_put_u64(&c->writer, n, err);
+    for (uint32_t left = n; rc == 0 && left > 0;) {
+        uint8_t *p;
+        size_t avail;
+        rc = wire_reserve(&c->writer, &p, &avail, err);
+        if (rc == 0) {
+            size_t k = avail < left ? avail : left;
+            memset(p, 0, k);
+            wire_commit(&c->writer, k);
+            left -= (uint32_t)k;
+        }
+    }
+    if (rc == 0) rc = wire_pad8(&c->writer, err);
+    if (rc == 0) rc = wire_end(&c->writer, err);
+    if (rc == 0) rc = conn_read_reply_status(c, id, err);
+    uint64_t back = 0;
+    if (rc == 0) rc = marshal_get_u64(&c->reader, &back, err);
+    if (rc == 0 && back != n) rc = err_set(err, NUMRPC_EPROTO, "probe: %llu bytes back, %u asked",
+                                          (unsigned long long)back, n);
+    for (uint64_t left = back; rc == 0 && left > 0;) {
+        const uint8_t *p;
+        size_t avail;
+        rc = wire_peek(&c->reader, &p, &avail, err);
+        if (rc == 0) {
+            size_t k = avail < left ? avail : (size_t)left;
+            wire_consume(&c->reader, k);
+            left -= k;
+        }
+    }
+    if (rc == 0) rc = wire_skip_pad8(&c->reader, err);
+    if (rc == 0) rc = wire_expect_end(&c->reader, err);
+    *seconds = sock_now() - t0;
+    return rc;
+}
+
+int probe_link(const endpoint *ep, probe_result *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    client_conn *c = NULL;
+    int rc = conn_acquire(ep, &c, err);
+    /* The latency: the best of three empty probes (the first may pay for
+     * the connection's HELLO). */
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        double t;
+        rc = probe_once(c, 0, &t, err);
+        if (rc == 0 && (i == 0 || t < out->latency)) out->latency = t;
+    }
+    /* The throughput: growing probes until one takes long enough to
+     * measure (PROBE_MIN_SECONDS) or the largest has run, so that a slow
+     * link costs little and a fast one is still measured. */
+    for (uint32_t n = PROBE_FIRST_BYTES; rc == 0 && n <= PROBE_LAST_BYTES; n *= 4) {
+        double t;
+        rc = probe_once(c, n, &t, err);
+        if (rc != 0) break;
+        out->bytes = 2ull * n;
+        out->seconds = t;
+        if (t >= PROBE_MIN_SECONDS) break;
+    }
+    if (rc == 0) {
+        double moving = out->seconds - out->latency;
+        out->bytes_per_second = (double)out->bytes / (moving > 1e-6 ? moving : 1e-6);
+    }
+    if (c) {
+        if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
+        else conn_discard(c);
+    }
+    return rc;
+}
