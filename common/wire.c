@@ -188,6 +188,21 @@ int wire_pad8(wire_writer *w, err_t *err)
     return wire_put(w, zeros, pad, err);
 }
 
+int wire_put_zeros(wire_writer *w, uint64_t n, err_t *err)
+{
+    while (n > 0) {
+        uint8_t *p;
+        size_t avail;
+        int rc = wire_reserve(w, &p, &avail, err);
+        if (rc != 0) return rc;
+        size_t k = avail < n ? avail : (size_t)n;
+        memset(p, 0, k);
+        wire_commit(w, k);
+        n -= k;
+    }
+    return 0;
+}
+
 static int end_message(wire_writer *w, uint32_t flags, err_t *err)
 {
     NR_ASSERT(w->in_message);
@@ -411,6 +426,20 @@ int wire_skip_pad8(wire_reader *r, err_t *err)
 {
     uint8_t pad[8];
     return wire_get(r, pad, (8 - (r->msg_offset & 7)) & 7, err);
+}
+
+int wire_skip(wire_reader *r, uint64_t n, err_t *err)
+{
+    while (n > 0) {
+        const uint8_t *p;
+        size_t avail;
+        int rc = wire_peek(r, &p, &avail, err);
+        if (rc != 0) return rc;
+        size_t k = avail < n ? avail : (size_t)n;
+        wire_consume(r, k);
+        n -= k;
+    }
+    return 0;
 }
 
 int wire_expect_end(wire_reader *r, err_t *err)

@@ -40,6 +40,8 @@ int wire_begin(wire_writer *w, uint32_t type, uint32_t call_id);
 int wire_put(wire_writer *w, const void *p, size_t n, err_t *err);
 /* Zero bytes until the message offset is a multiple of 8. */
 int wire_pad8(wire_writer *w, err_t *err);
+/* n zero bytes (a probe's payload). */
+int wire_put_zeros(wire_writer *w, uint64_t n, err_t *err);
 /* Space for at least one 8-byte unit in the current packet: *avail bytes
  * at *p, a multiple of 8 when the message is 8-aligned.  Then commit. */
 int wire_reserve(wire_writer *w, uint8_t **p, size_t *avail, err_t *err);
@@ -92,6 +94,8 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
 int wire_get(wire_reader *r, void *p, size_t n, err_t *err);
 /* Skips payload to the next multiple of 8 of the message offset. */
 int wire_skip_pad8(wire_reader *r, err_t *err);
+/* Drops n payload bytes of the message (across packets). */
+int wire_skip(wire_reader *r, uint64_t n, err_t *err);
 /* Payload bytes of the current packet available in place (at least 1,
  * reading more if none is buffered). */
 int wire_peek(wire_reader *r, const uint8_t **p, size_t *avail, err_t *err);

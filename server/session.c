@@ -146,31 +146,12 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
         err_set(&e, NUMRPC_EINVAL, "a probe moves at most %u bytes each way", PROTO_PROBE_MAX_BYTES);
         return refuse(s, call_id, &e, err);
     }
-    for (uint64_t left = n; rc == 0 && left > 0;) {
-        const uint8_t *p;
-        size_t avail;
-        rc = wire_peek(&s->reader, &p, &avail, err);
-        if (rc == 0) {
-            size_t k = avail < left ? avail : (size_t)left;
-            wire_consume(&s->reader, k);
-            left -= k;
-        }
-    }
+    rc = wire_skip(&s->reader, n, err);
     if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc == 0) rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = marshal_put_u64(&s->writer, reply_bytes, err);
-    for (size_t left = reply_bytes; rc == 0 && left > 0;) {
-        uint8_t *p;
-        size_t avail;
-        rc = wire_reserve(&s->writer, &p, &avail, err);
-        if (rc == 0) {
-            size_t k = avail < left ? avail : left;
-            memset(p, 0, k);
-            wire_commit(&s->writer, k);
-            left -= k;
-        }
-    }
+    if (rc == 0) rc = wire_put_zeros(&s->writer, reply_bytes, err);
     if (rc == 0) rc = wire_pad8(&s->writer, err);
     if (rc == 0) rc = wire_end(&s->writer, err);
     return rc;

@@ -49,11 +49,11 @@ class BadInput : public ::testing::Test {
 };
 ServerProc *BadInput::server_ = nullptr;
 
-// Sends one crafted CALL message on a raw connection and reads the status of
-// the reply; the message body is written by `body`.
-template <typename Body>
-int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint32_t nargs,
-            Body body, std::string *detail_out, uint32_t deadline_ms = 0)
+// Sends one crafted message of `type` on a raw connection (its body written
+// by `body`) and reads the reply's status and detail; `after` reads the rest
+// of a successful reply.  The status, or a negative transport failure.
+template <typename Body, typename After>
+int RawExchange(int port, uint32_t type, uint32_t call_id, Body body, After after, std::string *detail_out)
 {
     int fd = connect_loopback(port);
     if (fd < 0) return -1000;
@@ -62,61 +62,55 @@ int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint
     wire_reader r;
     wire_writer_init(&w, fd, 4096, &err);
     wire_reader_init(&r, fd, 0, &err);
-    wire_begin(&w, PROTO_CALL, call_id);
-    marshal_put_string(&w, routine, &err);
-    marshal_put_u64(&w, hash, &err);
-    marshal_put_u32(&w, deadline_ms, &err);
-    marshal_put_u32(&w, 0, &err);
-    marshal_put_u32(&w, 0, &err);
-    marshal_put_u32(&w, nargs, &err);
+    wire_begin(&w, type, call_id);
     body(&w, &err);
     wire_end(&w, &err);
-    uint32_t type = 0, id = 0, status = 12345;
+    uint32_t rtype = 0, id = 0, status = 12345;
     char *detail = nullptr;
-    int rc = wire_next_message(&r, &type, &id, &err);
+    int rc = wire_next_message(&r, &rtype, &id, &err);
     if (rc == 0) rc = marshal_get_u32(&r, &status, &err);
     if (rc == 0) rc = marshal_get_string(&r, &detail, 1 << 20, &err);
+    if (rc == 0 && status == 0) rc = after(&r, &err);
     if (detail) *detail_out = detail;
     free(detail);
     wire_writer_free(&w);
     wire_reader_free(&r);
     close(fd);
     if (rc != 0) return rc * 1000;
-    EXPECT_EQ(type, static_cast<uint32_t>(PROTO_REPLY));
+    EXPECT_EQ(rtype, static_cast<uint32_t>(PROTO_REPLY));
     EXPECT_EQ(id, call_id);
     return static_cast<int32_t>(status);
 }
 
-// Sends one PROBE (n bytes up, reply_bytes asked back) on a raw connection;
-// the reply's status, its detail and the byte count it announces.
+// One crafted CALL: its header, then the arguments written by `body`.
+template <typename Body>
+int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint32_t nargs,
+            Body body, std::string *detail_out, uint32_t deadline_ms = 0)
+{
+    auto call = [&](wire_writer *w, err_t *err) {
+        marshal_put_string(w, routine, err);
+        marshal_put_u64(w, hash, err);
+        marshal_put_u32(w, deadline_ms, err);
+        marshal_put_u32(w, 0, err);
+        marshal_put_u32(w, 0, err);
+        marshal_put_u32(w, nargs, err);
+        body(w, err);
+    };
+    return RawExchange(port, PROTO_CALL, call_id, call, [](wire_reader *, err_t *) { return 0; }, detail_out);
+}
+
+// One PROBE: n bytes up, reply_bytes asked back; *back: the count announced.
 int RawProbe(int port, uint32_t reply_bytes, uint32_t n, std::string *detail_out, uint64_t *back)
 {
-    int fd = connect_loopback(port);
-    if (fd < 0) return -1000;
-    err_t err;
-    wire_writer w;
-    wire_reader r;
-    wire_writer_init(&w, fd, 4096, &err);
-    wire_reader_init(&r, fd, 0, &err);
-    wire_begin(&w, PROTO_PROBE, 77);
-    marshal_put_u32(&w, reply_bytes, &err);
-    marshal_put_u64(&w, n, &err);
-    std::vector<uint8_t> payload(n, 0x5a);
-    wire_put(&w, payload.data(), payload.size(), &err);
-    wire_pad8(&w, &err);
-    wire_end(&w, &err);
-    uint32_t type = 0, id = 0, status = 12345;
-    char *detail = nullptr;
-    int rc = wire_next_message(&r, &type, &id, &err);
-    if (rc == 0) rc = marshal_get_u32(&r, &status, &err);
-    if (rc == 0) rc = marshal_get_string(&r, &detail, 1 << 20, &err);
-    if (rc == 0 && status == 0) rc = marshal_get_u64(&r, back, &err);
-    if (detail) *detail_out = detail;
-    free(detail);
-    wire_writer_free(&w);
-    wire_reader_free(&r);
-    close(fd);
-    return rc != 0 ? rc * 1000 : static_cast<int32_t>(status);
+    auto probe = [&](wire_writer *w, err_t *err) {
+        marshal_put_u32(w, reply_bytes, err);
+        marshal_put_u64(w, n, err);
+        std::vector<uint8_t> payload(n, 0x5a);
+        wire_put(w, payload.data(), payload.size(), err);
+        wire_pad8(w, err);
+    };
+    return RawExchange(port, PROTO_PROBE, 77, probe,
+                       [&](wire_reader *r, err_t *err) { return marshal_get_u64(r, back, err); }, detail_out);
 }
 
 TEST_F(BadInput, ProbeAsksWithinItsLimit)
