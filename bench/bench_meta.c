@@ -246,11 +246,32 @@ static double run_farm(job *jobs, int mode)
         else snprintf(name, sizeof name, "%s", routine);
         submit_job(j, name, i);
     }
+    double submitted = sock_now() - t0;
     int rc = numrpc_wait_all();
     double t = sock_now() - t0;
+    if (getenv("NUMRPC_BENCH_META_TRACE"))
+        fprintf(stderr, "  trace rule %d: submitted in %.3f s, makespan %.3f s\n", mode, submitted, t);
     if (rc != 0) {
         fprintf(stderr, "bench_meta: farm: %s\n", numrpc_last_error_detail());
         exit(1);
+    }
+    /* NUMRPC_BENCH_META_TRACE=1: where each rule's calls ran, per server:
+     * calls, GFlop, summed compute seconds, when its last call ended. */
+    if (getenv("NUMRPC_BENCH_META_TRACE") && mode != 3) {
+        for (int s = 0; s < nservers; s++) {
+            int calls = 0;
+            double gflop = 0, compute = 0, last = 0;
+            for (int i = 0; i < NCALLS; i++) {
+                numrpc_call_info info;
+                if (numrpc_call_info_of(jobs[i].id, &info) != 0 || strcmp(info.server, servers[s]) != 0) continue;
+                calls++;
+                gflop += jobs[i].kind == 0 ? 2e-9 * jobs[i].n * jobs[i].n * (double)jobs[i].n : 2e-9 * AXPY_N;
+                compute += info.compute_seconds;
+                if (info.total_seconds > last) last = info.total_seconds;
+            }
+            fprintf(stderr, "  trace rule %d %s: %d calls, %.2f GFlop, compute %.3f s, last ends %.3f s\n", mode,
+                    servers[s], calls, gflop, compute, last);
+        }
     }
     /* Spot checks: daxpy exactly, dgemm element (0,0) against a dot. */
     for (int i = 0; i < NCALLS; i += 7) {
@@ -378,7 +399,7 @@ int main(int argc, char **argv)
     mconn c;
     if (mconn_open(&c, meta_addr) != 0) return 1;
     int fd = rawtcp_connect(&raw, RAWTCP_TUNED);
-    double q[2000], rt[2000], ping[2], pings[2000];
+    double q[2000], rt[2000], ping[2];
     char b8[8] = {0}, r8[8];
     for (int i = 0; i < 2000; i++) {
         double t0 = sock_now();
@@ -394,29 +415,34 @@ int main(int argc, char **argv)
     printf("metaserver QUERY round trip: median %.1f us; raw TCP round trip (8 bytes): %.1f us; difference %+.1f us\n",
            mq * 1e6, mr * 1e6, (mq - mr) * 1e6);
     /* A call under a lease vs the same call, to the server the lease chose,
-     * without a metaserver. */
+     * without a metaserver: blocks of 200 interleaved over 10 rounds, so
+     * that the machine's drift hits both alike. */
     char chosen[256];
     snprintf(chosen, sizeof chosen, "%s", servers[0]);
-    for (int m = 0; m < 2; m++) {
-        if (m == 0) setenv("NUMRPC_METASERVER", meta_addr, 1);
-        else unsetenv("NUMRPC_METASERVER");
-        setenv("NUMRPC_SERVER", servers[0], 1);
-        numrpc_init(NULL);
-        char url[1100];
-        snprintf(url, sizeof url, "numrpc://%s/ping", chosen);
-        for (int i = 0; i < 2000; i++) {
-            double t0 = sock_now();
-            if (numrpc_call(m == 0 ? "ping" : url) != 0) return 1;
-            pings[i] = sock_now() - t0;
+    static double lease_pings[2000], direct_pings[2000];
+    for (int r = 0; r < 10; r++)
+        for (int m = 0; m < 2; m++) {
+            if (m == 0) setenv("NUMRPC_METASERVER", meta_addr, 1);
+            else unsetenv("NUMRPC_METASERVER");
+            setenv("NUMRPC_SERVER", servers[0], 1);
+            numrpc_init(NULL);
+            char url[1100];
+            snprintf(url, sizeof url, "numrpc://%s/ping", chosen);
+            double *out = m == 0 ? lease_pings : direct_pings;
+            for (int i = 0; i < 200; i++) {
+                double t0 = sock_now();
+                if (numrpc_call(m == 0 ? "ping" : url) != 0) return 1;
+                out[r * 200 + i] = sock_now() - t0;
+            }
+            if (m == 0) {
+                numrpc_call_info info;
+                numrpc_last_call_info(&info);
+                snprintf(chosen, sizeof chosen, "%s", info.server);
+            }
+            numrpc_finalize();
         }
-        ping[m] = median(pings, 2000);
-        if (m == 0) {
-            numrpc_call_info info;
-            numrpc_last_call_info(&info);
-            snprintf(chosen, sizeof chosen, "%s", info.server);
-        }
-        numrpc_finalize();
-    }
+    ping[0] = median(lease_pings, 2000);
+    ping[1] = median(direct_pings, 2000);
     printf("ping: median %.1f us through a metaserver lease vs %.1f us to the server it chose (%s) named "
            "directly (%+.1f us)\n",
            ping[0] * 1e6, ping[1] * 1e6, chosen, (ping[0] - ping[1]) * 1e6);

@@ -2,11 +2,19 @@
 # bench_meta.sh -- the metaserver's figures on heterogeneous servers made
 # real: A whole, B under a 20 % CPU quota (cgroup v1), C behind a 400 Mbit/s
 # tbf-shaped veth in a network namespace.  Needs root.  Usage:
-#   bash bench/bench_meta.sh [BUILD_DIR] [ROUNDS]
+#   bash bench/bench_meta.sh [BUILD_DIR] [ROUNDS] [pinned|shared]
+# pinned (default, with 2 or more CPUs): A alone on CPU 0; B, C and this
+# client on CPU 1, so A's capacity does not depend on what B and C run.
+# shared: every process may run on every CPU (the servers then compete).
+# NUMRPC_BENCH_META_TRACE=1 also prints where each rule's calls ran.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 rounds=${2:-3}
+placement=${3:-pinned}
+[[ $(nproc) -ge 2 ]] || placement=shared
+if [[ $placement == pinned ]]; then pin_a=(taskset -c 0); pin_rest=(taskset -c 1)
+else pin_a=(); pin_rest=(); fi
 [[ $(id -u) == 0 ]] || { echo "bench_meta: needs root (cgroup, ip netns, tc)"; exit 1; }
 [[ -d /sys/fs/cgroup/cpu ]] || { echo "bench_meta: no cgroup v1 cpu controller"; exit 1; }
 make -C "$build/bench" numrpc-bench-meta >/dev/null
@@ -39,9 +47,9 @@ waitport() { for _ in $(seq 500); do [[ -s $1 ]] && { cat "$1"; return; }; sleep
 "$build/metaserver/numrpc-metaserver" --port 0 --quiet --lease-ms 500 --port-file "$tmp/meta" & pids+=($!)
 mport=$(waitport "$tmp/meta")
 common=(--port 0 --stubs "$build/stubs/.libs" --quiet --workers 2 --blas-threads 1 --admin-socket none)
-"$build/server/numrpc-server" "${common[@]}" --bind 127.0.0.1 --port-file "$tmp/a" --metaserver 127.0.0.1:$mport & pids+=($!)
-sh -c "echo \$\$ > $cg/cgroup.procs; exec \"$build/server/numrpc-server\" ${common[*]} --bind 127.0.0.1 --port-file $tmp/b --metaserver 127.0.0.1:$mport" & pids+=($!)
-ip netns exec "$ns" "$build/server/numrpc-server" "${common[@]}" --bind 0.0.0.0 --port-file "$tmp/c" --metaserver "$hip:$mport" & pids+=($!)
+"${pin_a[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 127.0.0.1 --port-file "$tmp/a" --metaserver 127.0.0.1:$mport & pids+=($!)
+"${pin_rest[@]}" sh -c "echo \$\$ > $cg/cgroup.procs; exec \"$build/server/numrpc-server\" ${common[*]} --bind 127.0.0.1 --port-file $tmp/b --metaserver 127.0.0.1:$mport" & pids+=($!)
+ip netns exec "$ns" "${pin_rest[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 0.0.0.0 --port-file "$tmp/c" --metaserver "$hip:$mport" & pids+=($!)
 a=127.0.0.1:$(waitport "$tmp/a"); b=127.0.0.1:$(waitport "$tmp/b"); c=$nip:$(waitport "$tmp/c")
 for _ in $(seq 300); do
   st=$("$build/client/numrpc" status --metaserver 127.0.0.1:$mport)
@@ -49,5 +57,7 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 echo "A=$a (whole)  B=$b (20% CPU quota)  C=$c (400 Mbit/s tbf veth)"
-"$build/bench/numrpc-bench-meta" --meta 127.0.0.1:$mport --servers "$a,$b,$c" --rounds "$rounds"
+if [[ $placement == pinned ]]; then echo "placement: A alone on CPU 0; B, C and the client on CPU 1"
+else echo "placement: shared (every process on every CPU)"; fi
+"${pin_rest[@]}" "$build/bench/numrpc-bench-meta" --meta 127.0.0.1:$mport --servers "$a,$b,$c" --rounds "$rounds"
 echo; "$build/client/numrpc" status --metaserver 127.0.0.1:$mport

@@ -599,20 +599,23 @@ static aconn *pick_conn(aserver *s, const call_obj *k)
 static void dispatch_locked(void)
 {
     /* Server sets that had no room in this pass: later calls with the same
-     * set are skipped without a look (a long queue costs one pass). */
+     * set are skipped without a look (a long queue costs one pass).  Not
+     * for ranked calls: each has its own best server, and a small call
+     * bound for an idle one must not wait behind a large one bound for a
+     * full one. */
     uint32_t no_room[4];
     int n_no_room = 0;
     call_obj *k = farm.pending;
     while (k) {
         call_obj *next = k->next;
         int full, skip = 0;
-        for (int i = 0; i < n_no_room; i++) skip |= no_room[i] == k->allowed;
+        for (int i = 0; i < n_no_room && !k->meta; i++) skip |= no_room[i] == k->allowed;
         if (skip) {
             k = next;
             continue;
         }
         aserver *s = pick_server(k, &full);
-        if (s == NULL && full && n_no_room < 4) no_room[n_no_room++] = k->allowed;
+        if (s == NULL && full && !k->meta && n_no_room < 4) no_room[n_no_room++] = k->allowed;
         aconn *a = s ? pick_conn(s, k) : NULL;
         if (a) {
             unlink_call(&farm.pending, &farm.pending_tail, k);
