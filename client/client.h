@@ -83,8 +83,9 @@ typedef struct probe_result {
     double seconds;          /* its wall time                           */
     double bytes_per_second; /* bytes / (seconds - latency)             */
 } probe_result;
-/* Measures the link to ep with PROBE messages (at most 3 empty ones and
- * 2 x (64 KiB + 256 KiB + 1 MiB)), on a pooled connection. */
+/* Measures the link to ep with PROBE messages (3 empty ones, then 64 KiB,
+ * 256 KiB, 1 MiB each way until one takes PROBE_MIN_SECONDS; a shorter last
+ * one is taken twice), on a pooled connection. */
 int probe_link(const endpoint *ep, probe_result *out, err_t *err);
 
 /* ---- Files of a call (files.c) ---- */

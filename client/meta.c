@@ -27,7 +27,8 @@ typedef struct meta_choice {
     int throughput_known; /* the metaserver has measured (or this client probed) */
 } meta_choice;
 
-/* A link this client probed itself (probe.c), until the metaserver knows. */
+/* A link this client probed itself (probe.c), until the metaserver knows;
+ * bytes_per_second 0: the probe failed (an older server), not retried. */
 typedef struct meta_probed {
     char label[CLIENT_HOST_MAX + 16];
     double latency, bytes_per_second;
@@ -244,15 +245,26 @@ static void probe_unknown_links(meta_lease *l, uint64_t bytes)
         pthread_mutex_lock(&meta_lock);
         for (int j = 0; j < mc.nprobed && !found; j++)
             if (strcmp(mc.probed[j].label, ch->ep.label) == 0) {
+                found = 1;
+                if (mc.probed[j].bytes_per_second <= 0) break;
                 ch->latency = mc.probed[j].latency;
                 ch->bytes_per_second = mc.probed[j].bytes_per_second;
-                ch->throughput_known = found = 1;
+                ch->throughput_known = 1;
             }
         pthread_mutex_unlock(&meta_lock);
         if (found) continue;
         probe_result pr;
         err_t err;
-        if (probe_link(&ch->ep, &pr, &err) != 0) continue;
+        if (probe_link(&ch->ep, &pr, &err) != 0) memset(&pr, 0, sizeof pr);
+        pthread_mutex_lock(&meta_lock);
+        if (mc.nprobed < (int)(sizeof mc.probed / sizeof mc.probed[0])) {
+            meta_probed *m = &mc.probed[mc.nprobed++];
+            snprintf(m->label, sizeof m->label, "%s", ch->ep.label);
+            m->latency = pr.latency;
+            m->bytes_per_second = pr.bytes_per_second;
+        }
+        pthread_mutex_unlock(&meta_lock);
+        if (pr.bytes_per_second <= 0) continue;
         ch->latency = pr.latency;
         ch->bytes_per_second = pr.bytes_per_second;
         ch->throughput_known = 1;
@@ -261,12 +273,6 @@ static void probe_unknown_links(meta_lease *l, uint64_t bytes)
         snprintf(empty.server, sizeof empty.server, "%s", ch->ep.label);
         snprintf(sized.server, sizeof sized.server, "%s", ch->ep.label);
         pthread_mutex_lock(&meta_lock);
-        if (mc.nprobed < (int)(sizeof mc.probed / sizeof mc.probed[0])) {
-            meta_probed *m = &mc.probed[mc.nprobed++];
-            snprintf(m->label, sizeof m->label, "%s", ch->ep.label);
-            m->latency = pr.latency;
-            m->bytes_per_second = pr.bytes_per_second;
-        }
         push_report_locked(&empty);
         push_report_locked(&sized);
         pthread_mutex_unlock(&meta_lock);
