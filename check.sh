@@ -15,10 +15,12 @@ run_suite() { # DIR [configure args]
     for log in "$dir"/tests/*.log; do grep -q -E "FAILED|Failure|ERROR" "$log" && { echo "== $log"; tail -60 "$log"; }; done
   fi
   grep -E "^(PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):|^# " "$dir/check.out" | sed "s|^|[$(basename "$dir")] |"
-  local p f
-  # GoogleTest's summaries, and "name: N passed, N failed" from script tests.
-  p=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  PASSED  \]/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $2} END {print s + 0}')
-  f=$(cat "$dir"/tests/*.log 2>/dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $4} END {print s + 0}')
+  local p f logs
+  # GoogleTest's summaries, and "name: N passed, N failed" from script tests
+  # (test-suite.log repeats the failing logs: not counted twice).
+  logs=$(ls "$dir"/tests/*.log 2>/dev/null | grep -v '/test-suite\.log$')
+  p=$(cat $logs /dev/null | awk '/^\[  PASSED  \]/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $2} END {print s + 0}')
+  f=$(cat $logs /dev/null | awk '/^\[  FAILED  \] [0-9]+ tests?, listed/ {s += $4} /^[a-z_]+: [0-9]+ passed, [0-9]+ failed$/ {s += $4} END {print s + 0}')
   # A script test or a program that died before printing its summary.
   local died
   died=$(grep -c -E "^(FAIL|ERROR): .*\.sh$|^ERROR: " "$dir/check.out" || true)
