@@ -16,7 +16,6 @@
 #define REPORT_FLUSH_SECONDS 1.0
 #define DOWN_SECONDS 2.0       /* an unreachable metaserver is not asked   */
 #define PROBE_WORTH_BYTES (64u << 10) /* a call moving less does not probe */
-#define REPORT_PROBE 2u        /* a report's flag: a link probe, not a call */
 
 /* What the metaserver said about one server. */
 typedef struct meta_choice {
@@ -49,7 +48,7 @@ typedef struct meta_report {
     char routine[IFACE_MAX_NAME + 1];
     double flops, predicted, total, compute;
     uint64_t sent, received;
-    uint32_t flags; /* 1: total includes time queued in the farm */
+    uint32_t flags; /* PROTO_REPORT_QUEUED, PROTO_REPORT_PROBE */
 } meta_report;
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -268,8 +267,8 @@ static void probe_unknown_links(meta_lease *l, uint64_t bytes)
         ch->latency = pr.latency;
         ch->bytes_per_second = pr.bytes_per_second;
         ch->throughput_known = 1;
-        meta_report empty = {.total = pr.latency, .flags = REPORT_PROBE};
-        meta_report sized = {.sent = pr.bytes / 2, .received = pr.bytes / 2, .total = pr.seconds, .flags = REPORT_PROBE};
+        meta_report empty = {.total = pr.latency, .flags = PROTO_REPORT_PROBE};
+        meta_report sized = {.sent = pr.bytes / 2, .received = pr.bytes / 2, .total = pr.seconds, .flags = PROTO_REPORT_PROBE};
         snprintf(empty.server, sizeof empty.server, "%s", ch->ep.label);
         snprintf(sized.server, sizeof sized.server, "%s", ch->ep.label);
         pthread_mutex_lock(&meta_lock);
@@ -458,35 +457,32 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
                          .compute = info->compute_seconds,
                          .sent = info->bytes_sent,
                          .received = info->bytes_received,
-                         .flags = queued ? 1 : 0};
+                         .flags = queued ? PROTO_REPORT_QUEUED : 0};
         snprintf(r.server, sizeof r.server, "%s", info->server);
         snprintf(r.routine, sizeof r.routine, "%s", routine);
         push_report_locked(&r);
-        /* Until the lease ends, this client corrects the compute time it
-         * predicts on that server from what it measures (the metaserver's
-         * calibration arrives with the next lease). */
+        /* Until each lease ends: the server is ranked with the load its
+         * reply carried (fresher than the lease's), and under a lease for
+         * this routine and size the compute time predicted there is
+         * corrected from what was measured (the metaserver's calibration
+         * arrives with the next lease).  The load the call ran beside is
+         * the share's business, not the speed's: it is taken out of the
+         * correction. */
         int cls = size_class(flops);
+        int learn = flops > 0 && info->compute_seconds > 5e-4;
         double now = sock_now();
-        for (int i = 0; flops > 0 && info->compute_seconds > 5e-4 && i < LEASES; i++) {
-            meta_lease *l = &mc.leases[i];
-            if (l->until <= now || l->size_class != cls || strcmp(l->routine, routine) != 0) continue;
-            for (int j = 0; j < l->count; j++) {
-                meta_choice *ch = &l->choice[j];
-                if (strcmp(ch->ep.label, info->server) != 0 || ch->flops_per_second <= 0) continue;
-                /* The load it ran beside is the share's business, not
-                 * the speed's: it is taken out of the correction. */
-                double ratio = info->compute_seconds * ch->flops_per_second * share_with(ch->slots, server_busy) / flops;
-                ch->adjust = 0.6 * ch->adjust + 0.4 * ratio;
-            }
-        }
-        /* The load the server piggybacked on its reply is fresher than the
-         * one its leases were given: every lease ranks it with that. */
         for (int i = 0; i < LEASES; i++) {
             meta_lease *l = &mc.leases[i];
             if (l->until <= now) continue;
-            for (int j = 0; j < l->count; j++)
-                if (strcmp(l->choice[j].ep.label, info->server) == 0)
-                    l->choice[j].share = share_with(l->choice[j].slots, server_busy);
+            int same_calls = learn && l->size_class == cls && strcmp(l->routine, routine) == 0;
+            for (int j = 0; j < l->count; j++) {
+                meta_choice *ch = &l->choice[j];
+                if (strcmp(ch->ep.label, info->server) != 0) continue;
+                ch->share = share_with(ch->slots, server_busy);
+                if (!same_calls || ch->flops_per_second <= 0) continue;
+                double ratio = info->compute_seconds * ch->flops_per_second * ch->share / flops;
+                ch->adjust = 0.6 * ch->adjust + 0.4 * ratio;
+            }
         }
     }
     pthread_mutex_unlock(&meta_lock);

@@ -43,6 +43,10 @@ enum proto_meta_type {
     PROTO_META_STATUS = 22     /* anyone -> meta: REPLY string (text/JSON)  */
 };
 
+/* META_REPORT flags, per call reported. */
+#define PROTO_REPORT_QUEUED 0x1u /* its total includes a wait in the client's queues */
+#define PROTO_REPORT_PROBE 0x2u  /* a link probe, not a call: only the link learns */
+
 /* A link probe (32): u32 reply_bytes, u64 n, n bytes, padding to 8 ->
  * REPLY u64 reply_bytes, that many bytes, padding.  Clients measure the
  * latency and throughput to a server with it (client/probe.c). */

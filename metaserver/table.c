@@ -301,7 +301,7 @@ void table_report(const char *client, const char *server, const char *routine, d
     if (xfer < 0) xfer = 0;
     uint64_t bytes = bytes_sent + bytes_received;
     p->samples++;
-    if (flags & 1) {
+    if (flags & PROTO_REPORT_QUEUED) {
         /* queued in the client: the transfer time is unknown */
     } else if (bytes < SMALL_CALL_BYTES) {
         p->latency = ewma(p->latency, xfer);
@@ -310,12 +310,12 @@ void table_report(const char *client, const char *server, const char *routine, d
         if (moving < 1e-6) moving = 1e-6;
         p->bytes_per_second = ewma(p->bytes_per_second, (double)bytes / moving);
     }
-    if (s && !(flags & 2)) { /* 2: a link probe, not a call */
+    if (s && !(flags & PROTO_REPORT_PROBE)) {
         s->reports++;
         /* The call is over: it no longer loads the server, whatever the
          * server's last LOAD (sent when its dispatcher next wakes) says,
          * and its placement ends. */
-        if (!(flags & 1)) {
+        if (!(flags & PROTO_REPORT_QUEUED)) {
             if (s->in_flight > 0) s->in_flight--;
             int end = -1;
             double now = sock_now();
@@ -326,7 +326,7 @@ void table_report(const char *client, const char *server, const char *routine, d
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
             r->calib = ewma(r->calib, compute * speed_at(s, flops) / flops);
-        if (!(flags & 1) && predicted > 0) {
+        if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0) {
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);
             snprintf(x->routine, sizeof x->routine, "%s", routine);
@@ -336,7 +336,7 @@ void table_report(const char *client, const char *server, const char *routine, d
             meta.recent_pos = (meta.recent_pos + 1) % META_RECENT;
             if (meta.nrecent < META_RECENT) meta.nrecent++;
         }
-        if (!(flags & 1) && predicted > 0 && total > 0.01) {
+        if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0 && total > 0.01) {
             double e = fabs(predicted - total) / total;
             record_error(s->err, &s->nerr, &s->err_pos, e);
             record_error(meta.err_all, &meta.nerr_all, &meta.err_all_pos, e);

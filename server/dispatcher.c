@@ -477,7 +477,7 @@ static void worker_exited(dispatcher *d, int w, int status)
     memset(wk, 0, sizeof *wk);
     wk->state = WORKER_DEAD;
     wk->conn = -1;
-    atomic_store(&slot->state, SLOT_IDLE); /* replies count the busy slots */
+    atomic_store(&slot->state, SLOT_IDLE); /* calls in flight count the busy slots */
     if (!d->stopping && count_workers(d) < d->cfg->min_workers) spawn_worker(d, w);
     schedule(d);
 }
@@ -800,8 +800,7 @@ static void serve_control(dispatcher *d, int c)
     v->connections = d->nconns_open;
     v->draining = d->stopping;
     v->generation = d->generation;
-    for (int i = 0; i < d->nworkers_cap; i++)
-        v->in_flight += d->workers[i].state == WORKER_HOLDING && atomic_load(&d->slots[i].state) != SLOT_IDLE;
+    v->in_flight = (int)session_calls_in_flight(NULL);
     d->conns[c].calls++;
     if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) make_idle(d, c, sock_now());
     else close_conn(d, c);
@@ -934,12 +933,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         }
         schedule(&d);
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
-        if (metajoin_active()) { /* load changes reach the metaserver (metajoin.c) */
-            int busy = 0;
-            for (int i = 0; i < d.nworkers_cap; i++)
-                busy += d.workers[i].state == WORKER_HOLDING && atomic_load(&d.slots[i].state) != SLOT_IDLE;
-            metajoin_note_load(busy, d.qlen, d.stopping);
-        }
+        if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
+            metajoin_note_load((int)session_calls_in_flight(NULL), d.qlen, d.stopping);
         if (sock_now() >= next_tick) {
             tick(&d);
             next_tick = sock_now() + tick_ms / 1000.0;

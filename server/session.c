@@ -34,11 +34,16 @@ void session_set_peers(const worker_slot *slots, int n)
  * compute seconds, then the server's load — calls in flight in the other
  * workers (self: the replying worker's slot, or NULL), connections
  * queued — which a client ranking servers uses. */
+uint32_t session_calls_in_flight(const worker_slot *except)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < peer_count; i++) n += &peer_slots[i] != except && atomic_load(&peer_slots[i].state) != SLOT_IDLE;
+    return n;
+}
+
 static int put_compute_and_load(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
 {
-    uint32_t in_flight = 0, queued = 0;
-    for (int i = 0; i < peer_count; i++)
-        in_flight += &peer_slots[i] != self && atomic_load(&peer_slots[i].state) != SLOT_IDLE;
+    uint32_t in_flight = session_calls_in_flight(self), queued = 0;
     if (server_stats && atomic_load(&server_stats->load_queued) > 0)
         queued = (uint32_t)atomic_load(&server_stats->load_queued);
     int rc = marshal_put_double(w, compute_seconds, err);
