@@ -188,14 +188,20 @@ static void submit_job(job *j, const char *name, int index)
  * every server is full the next call waits for one to finish.  It knows
  * load and nothing else: not speed, not the network, not the call's size. */
 #define LOAD_ONLY_SLOTS 2
+static int least_loaded(const int *in_flight)
+{
+    int best = 0;
+    for (int s = 1; s < nservers; s++)
+        if (in_flight[s] < in_flight[best]) best = s;
+    return best;
+}
+
 static void submit_load_only(job *jobs)
 {
     int in_flight[MAX_SERVERS] = {0}, server_of[NCALLS];
     for (int i = 0; i < NCALLS; i++) {
-        int best = 0;
-        for (int s = 1; s < nservers; s++)
-            if (in_flight[s] < in_flight[best]) best = s;
-        while (in_flight[best] >= LOAD_ONLY_SLOTS) {
+        int best;
+        while (in_flight[best = least_loaded(in_flight)] >= LOAD_ONLY_SLOTS) {
             int done = -1;
             if (numrpc_wait_any(&done) != 0) {
                 fprintf(stderr, "bench_meta: load-only: %s\n", numrpc_last_error_detail());
@@ -206,9 +212,6 @@ static void submit_load_only(job *jobs)
                     in_flight[server_of[k]]--;
                     jobs[k].id = -1; /* already waited for */
                 }
-            best = 0;
-            for (int s = 1; s < nservers; s++)
-                if (in_flight[s] < in_flight[best]) best = s;
         }
         char name[300];
         snprintf(name, sizeof name, "numrpc://%s/%s", servers[best], jobs[i].kind == 0 ? "dgemm" : "daxpy");
