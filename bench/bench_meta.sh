@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench_meta.sh -- the metaserver's figures on heterogeneous servers made
-# real: A whole, B under a 20 % CPU quota (cgroup v1), C behind a 400 Mbit/s
-# tbf-shaped veth in a network namespace.  Needs root.  Usage:
-#   bash bench/bench_meta.sh [BUILD_DIR] [ROUNDS] [pinned|shared]
+# real: A whole, B under a 20 % CPU quota (cgroup v1), C behind a tbf-shaped
+# veth in a network namespace (RATE, 400mbit by default: a LAN; 100mbit: a
+# campus WAN).  Needs root.  Usage:
+#   bash bench/bench_meta.sh [BUILD_DIR] [ROUNDS] [pinned|shared] [RATE]
 # pinned (default, with 2 or more CPUs): A alone on CPU 0; B, C and this
 # client on CPU 1, so A's capacity does not depend on what B and C run.
 # shared: every process may run on every CPU (the servers then compete).
@@ -12,6 +13,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 rounds=${2:-3}
 placement=${3:-pinned}
+rate=${4:-400mbit}
+[[ $rate =~ ^[0-9]+[mk]bit$ ]] || { echo "bench_meta: RATE is like 400mbit or 100mbit, not $rate"; exit 2; }
 [[ $(nproc) -ge 2 ]] || placement=shared
 if [[ $placement == pinned ]]; then pin_a=(taskset -c 0); pin_rest=(taskset -c 1)
 else pin_a=(); pin_rest=(); fi
@@ -40,8 +43,8 @@ ip link set "$vn" netns "$ns"
 ip addr add "$hip/24" dev "$vh"; ip link set "$vh" up
 ip netns exec "$ns" ip addr add "$nip/24" dev "$vn"
 ip netns exec "$ns" ip link set "$vn" up; ip netns exec "$ns" ip link set lo up
-tc qdisc add dev "$vh" root tbf rate 400mbit burst 1mb latency 100ms
-ip netns exec "$ns" tc qdisc add dev "$vn" root tbf rate 400mbit burst 1mb latency 100ms
+tc qdisc add dev "$vh" root tbf rate $rate burst 1mb latency 100ms
+ip netns exec "$ns" tc qdisc add dev "$vn" root tbf rate $rate burst 1mb latency 100ms
 
 waitport() { for _ in $(seq 500); do [[ -s $1 ]] && { cat "$1"; return; }; sleep 0.02; done; echo "bench_meta: $1 never written" >&2; exit 1; }
 "$build/metaserver/numrpc-metaserver" --port 0 --quiet --lease-ms 500 --port-file "$tmp/meta" & pids+=($!)
@@ -56,7 +59,7 @@ for _ in $(seq 300); do
   grep -q "$a" <<<"$st" && grep -q "$b" <<<"$st" && grep -q "$c" <<<"$st" && break
   sleep 0.1
 done
-echo "A=$a (whole)  B=$b (20% CPU quota)  C=$c (400 Mbit/s tbf veth)"
+echo "A=$a (whole)  B=$b (20% CPU quota)  C=$c ($rate tbf veth)"
 if [[ $placement == pinned ]]; then echo "placement: A alone on CPU 0; B, C and the client on CPU 1"
 else echo "placement: shared (every process on every CPU)"; fi
 "${pin_rest[@]}" "$build/bench/numrpc-bench-meta" --meta 127.0.0.1:$mport --servers "$a,$b,$c" --rounds "$rounds"
