@@ -271,6 +271,8 @@ static double run_farm(job *jobs, int mode)
     /* NUMRPC_BENCH_META_TRACE=1: where each rule's calls ran, per server:
      * calls, GFlop, summed compute seconds, when its last call ended. */
     if (getenv("NUMRPC_BENCH_META_TRACE") && mode != 3) {
+        numrpc_server_stats stats[MAX_SERVERS];
+        int nstats = numrpc_server_stats_get(stats, MAX_SERVERS);
         for (int s = 0; s < nservers; s++) {
             int calls = 0;
             double gflop = 0, compute = 0, last = 0;
@@ -282,8 +284,14 @@ static double run_farm(job *jobs, int mode)
                 compute += info.compute_seconds;
                 if (info.total_seconds > last) last = info.total_seconds;
             }
-            fprintf(stderr, "  trace rule %d %s: %d calls, %.2f GFlop, compute %.3f s, last ends %.3f s\n", mode,
-                    servers[s], calls, gflop, compute, last);
+            int cap = 0, peak = 0;
+            for (int x = 0; x < nstats && x < MAX_SERVERS; x++)
+                if (strcmp(stats[x].server, servers[s]) == 0) {
+                    cap = stats[x].cap;
+                    peak = stats[x].max_in_flight;
+                }
+            fprintf(stderr, "  trace rule %d %s: %d calls, %.2f GFlop, compute %.3f s, longest %.3f s, cap %d, peak %d in flight\n",
+                    mode, servers[s], calls, gflop, compute, last, cap, peak);
         }
     }
     /* Spot checks: daxpy exactly, dgemm element (0,0) against a dot. */
