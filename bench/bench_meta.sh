@@ -36,6 +36,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir "$cg"; echo 100000 > "$cg/cpu.cfs_period_us"; echo 20000 > "$cg/cpu.cfs_quota_us"
 ip netns add "$ns"
 ip link add "$vh" type veth peer name "$vn"
