@@ -165,8 +165,9 @@ static int size_index(int n)
     return 0;
 }
 
-/* Every job's output as the farm's start needs it (daxpy's y = 1, written
- * before the clock starts, so that no rule is timed filling buffers). */
+/* Every job's output as the farm's start needs it (daxpy's y = 1; dgemm's
+ * C touched), written before the clock starts: no rule is timed filling
+ * buffers or faulting in their pages. */
 static void reset_jobs(job *jobs)
 {
     for (int i = 0; i < NCALLS; i++) {
@@ -269,7 +270,8 @@ static double run_farm(job *jobs, int mode)
         exit(1);
     }
     /* NUMRPC_BENCH_META_TRACE=1: where each rule's calls ran, per server:
-     * calls, GFlop, summed compute seconds, when its last call ended. */
+     * calls, GFlop, summed compute seconds, the longest call (queued time
+     * included), the farm's cap and its peak of calls in flight. */
     if (getenv("NUMRPC_BENCH_META_TRACE") && mode != 3) {
         numrpc_server_stats stats[MAX_SERVERS];
         int nstats = numrpc_server_stats_get(stats, MAX_SERVERS);
