@@ -508,20 +508,11 @@ static int effective_cap(const aserver *s, const call_obj *k)
     return k->cheap && s->cap < CAP_CHEAP ? CAP_CHEAP : s->cap;
 }
 
-/* Work that ranked calls still queued in the farm have been promised to a
- * server in this dispatch pass: a call later in the queue sees it too, so
- * that calls waiting for the fastest server do not all count on it. */
-typedef struct farm_ahead {
-    double compute[FARM_SERVERS]; /* predicted compute seconds */
-    double link[FARM_SERVERS];    /* and transfer seconds      */
-} farm_ahead;
-
 /* A call the metaserver ranked goes where it would finish first: the
- * predicted compute backlog of the server's ranked calls in flight and
- * promised ahead of it, over its slots, their transfers (one link), plus
- * the call's own predicted time there.  When that server is full the call
- * waits for it, and its work is promised to it in AHEAD. */
-static aserver *pick_server_meta(const call_obj *k, farm_ahead *ahead, int *full)
+ * predicted compute backlog of the server's ranked calls over its slots,
+ * their transfers (one link), plus the call's own predicted time there; it
+ * waits when that server is full. */
+static aserver *pick_server_meta(const call_obj *k, int *full)
 {
     double now = sock_now(), best_cost = 0;
     aserver *best = NULL;
@@ -531,8 +522,7 @@ static aserver *pick_server_meta(const call_obj *k, farm_ahead *ahead, int *full
         aserver *s = farm.servers[i];
         if (!(k->allowed & (1u << i))) continue;
         int rank = s->down_until > now ? 2 : (k->tried & (1u << i)) ? 1 : 0;
-        double cost = (s->meta_backlog + ahead->compute[i]) / (s->meta_slots > 0 ? s->meta_slots : 1) + s->meta_link +
-                      ahead->link[i] + k->meta_cost[i];
+        double cost = s->meta_backlog / (s->meta_slots > 0 ? s->meta_slots : 1) + s->meta_link + k->meta_cost[i];
         if (best == NULL || rank < best_rank || (rank == best_rank && cost < best_cost)) {
             best = s;
             best_rank = rank;
@@ -540,8 +530,6 @@ static aserver *pick_server_meta(const call_obj *k, farm_ahead *ahead, int *full
         }
     }
     if (best && best->in_flight >= effective_cap(best, k)) {
-        ahead->compute[best->index] += k->meta_cost[best->index] - k->meta_xcost[best->index];
-        ahead->link[best->index] += k->meta_xcost[best->index];
         *full = 1;
         return NULL;
     }
@@ -550,9 +538,9 @@ static aserver *pick_server_meta(const call_obj *k, farm_ahead *ahead, int *full
 
 /* The server for k: least outstanding work among those allowed, up and
  * under their cap; servers it failed on only when no other is left. */
-static aserver *pick_server(const call_obj *k, farm_ahead *ahead, int *full)
+static aserver *pick_server(const call_obj *k, int *full)
 {
-    if (k->meta) return pick_server_meta(k, ahead, full);
+    if (k->meta) return pick_server_meta(k, full);
     double now = sock_now();
     aserver *best = NULL;
     int best_rank = 0;
@@ -617,7 +605,6 @@ static void dispatch_locked(void)
      * full one. */
     uint32_t no_room[4];
     int n_no_room = 0;
-    farm_ahead ahead = {{0}, {0}};
     call_obj *k = farm.pending;
     while (k) {
         call_obj *next = k->next;
@@ -627,7 +614,7 @@ static void dispatch_locked(void)
             k = next;
             continue;
         }
-        aserver *s = pick_server(k, &ahead, &full);
+        aserver *s = pick_server(k, &full);
         if (s == NULL && full && !k->meta && n_no_room < 4) no_room[n_no_room++] = k->allowed;
         aconn *a = s ? pick_conn(s, k) : NULL;
         if (a) {
