@@ -32,7 +32,8 @@ cleanup() {
   wait 2>/dev/null || true
   ip link del "$vh" 2>/dev/null || true
   ip netns del "$ns" 2>/dev/null || true
-  rmdir "$cg" 2>/dev/null || true
+  # the servers' workers leave the group a moment after their dispatcher
+  for _ in $(seq 100); do rmdir "$cg" 2>/dev/null && break; [[ -d $cg ]] || break; sleep 0.05; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT

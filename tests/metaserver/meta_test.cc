@@ -1,6 +1,7 @@
 // meta_test.cc -- the metaserver with real processes: servers join and are
 // listed, leave when killed, drained or silent; calls follow the ranking;
 // as root, a CPU-quota server and one behind a rate-shaped veth.
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -616,7 +617,10 @@ class Hetero {
     {
         if (!veth_host.empty()) sh("ip link del " + veth_host);
         if (!netns.empty()) sh("ip netns del " + netns);
-        if (!cgroup.empty()) rmdir(cgroup.c_str());
+        // The servers' workers leave the group a moment after their
+        // dispatcher was reaped: wait (bounded) until it is empty.
+        for (int i = 0; !cgroup.empty() && i < 250 && rmdir(cgroup.c_str()) != 0 && errno == EBUSY; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
 };
 
