@@ -227,7 +227,8 @@ uint64_t session_bytes_consumed(const session *s);
  * reply counts the calls in flight beside its own: the load it carries to
  * the client (docs/protocol.md).  Set by the dispatcher before it forks. */
 void session_set_peers(const worker_slot *slots, int n);
-/* Calls in flight now: the slots not idle, except's aside (NULL: all). */
+/* Calls in flight now: the worker slots that are not idle, leaving out
+ * `except` (NULL: count every slot). */
 uint32_t session_calls_in_flight(const worker_slot *except);
 
 /* Reads one message from s->fd and answers it.  Returns 0 when the

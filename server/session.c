@@ -30,10 +30,6 @@ void session_set_peers(const worker_slot *slots, int n)
     peer_count = n;
 }
 
-/* What every CALL reply carries after status and detail: the routine's
- * compute seconds, then the server's load — calls in flight in the other
- * workers (self: the replying worker's slot, or NULL), connections
- * queued — which a client ranking servers uses. */
 uint32_t session_calls_in_flight(const worker_slot *except)
 {
     uint32_t n = 0;
@@ -41,6 +37,10 @@ uint32_t session_calls_in_flight(const worker_slot *except)
     return n;
 }
 
+/* What every CALL reply carries after status and detail: the routine's
+ * compute seconds, then the server's load — calls in flight in the other
+ * workers (self: the replying worker's slot, or NULL), connections
+ * queued — which a client ranking servers uses. */
 static int put_compute_and_load(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
 {
     uint32_t in_flight = session_calls_in_flight(self), queued = 0;
