@@ -396,6 +396,38 @@ TEST(Limits, SlowSenderIsCutOffWithETimedOut)
     numrpc_finalize();
 }
 
+TEST(Limits, AClientThatHangsUpMidReplyLeavesItsWorkerSound)
+{
+    // One worker: the connection after the broken one is served by it.
+    ServerProc server({"--workers", "1", "--max-workers", "1", "--admin-socket", "none"});
+    int fd = connect_loopback(server.port());
+    ASSERT_GE(fd, 0);
+    // A PROBE asking 16 MiB back: u32 reply_bytes, u64 n = 0, padding.
+    std::vector<uint8_t> body = {0x01, 0x00, 0x00, 0x00};
+    body.resize(16, 0);
+    std::vector<uint8_t> pkt = Packet(PROTO_PROBE, 9, PROTO_FLAG_END, body);
+    ASSERT_EQ(send(fd, pkt.data(), pkt.size(), 0), static_cast<ssize_t>(pkt.size()));
+    // The reply has begun (its first header is here), and more than the
+    // socket buffers hold is still to come: the worker is mid-message.
+    uint8_t hdr[PROTO_HEADER_SIZE];
+    ASSERT_EQ(recv(fd, hdr, sizeof hdr, MSG_WAITALL), static_cast<ssize_t>(sizeof hdr));
+    ASSERT_EQ(hdr[3], PROTO_REPLY);
+    linger hard{1, 0};  // close with a reset: the worker's send fails
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    close(fd);
+    // An innocent caller, next on the same worker, gets its answer.
+    UseServer(server.address());
+    const int n = 1000;
+    std::vector<double> x(n), y(n, 0.0);
+    for (int i = 0; i < n; i++) x[i] = 0.5 * i - 7.0;
+    for (int round = 0; round < 3; round++) {
+        ASSERT_EQ(numrpc_call("dcopy", n, x.data(), 1, y.data(), 1), NUMRPC_OK) << Detail();
+        EXPECT_EQ(x, y);
+    }
+    EXPECT_TRUE(server.alive());
+    numrpc_finalize();
+}
+
 // ---- Signals and the configuration file ----
 
 // A server process of this test's own, to see its exit status.
