@@ -56,8 +56,8 @@ static int read_status(mconn *c)
     char *detail = NULL;
     err_t err;
     int rc = wire_next_message(&c->r, &type, &id, &err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &status, &err);
-    if (rc == 0) rc = marshal_get_string(&c->r, &detail, 4096, &err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &status, &err);
+    if (rc == 0) rc = wire_get_string(&c->r, &detail, 4096, &err);
     if (rc == 0 && status != 0) {
         fprintf(stderr, "bench_meta: metaserver: %s\n", detail);
         rc = -1;
@@ -74,8 +74,8 @@ static char *meta_json(void)
     err_t err;
     if (mconn_open(&c, meta_addr) != 0) return NULL;
     wire_begin(&c.w, PROTO_META_STATUS, 1);
-    if (marshal_put_u32(&c.w, 1, &err) == 0 && wire_end(&c.w, &err) == 0 && read_status(&c) == 0)
-        marshal_get_string(&c.r, &text, 1u << 24, &err);
+    if (wire_put_u32(&c.w, 1, &err) == 0 && wire_end(&c.w, &err) == 0 && read_status(&c) == 0)
+        wire_get_string(&c.r, &text, 1u << 24, &err);
     mconn_close(&c);
     return text;
 }
@@ -85,12 +85,12 @@ static int one_query(mconn *c, double flops)
 {
     err_t err;
     wire_begin(&c->w, PROTO_META_QUERY, 2);
-    int rc = marshal_put_string(&c->w, "ping", &err);
-    if (rc == 0) rc = marshal_put_u64(&c->w, 0, &err);
-    if (rc == 0) rc = marshal_put_double(&c->w, flops, &err);
-    if (rc == 0) rc = marshal_put_u64(&c->w, 16, &err);
-    if (rc == 0) rc = marshal_put_u64(&c->w, 16, &err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, 16, &err);
+    int rc = wire_put_string(&c->w, "ping", &err);
+    if (rc == 0) rc = wire_put_u64(&c->w, 0, &err);
+    if (rc == 0) rc = wire_put_double(&c->w, flops, &err);
+    if (rc == 0) rc = wire_put_u64(&c->w, 16, &err);
+    if (rc == 0) rc = wire_put_u64(&c->w, 16, &err);
+    if (rc == 0) rc = wire_put_u32(&c->w, 16, &err);
     if (rc == 0) rc = wire_end(&c->w, &err);
     if (rc == 0) rc = read_status(c);
     if (rc == 0) rc = wire_skip_message(&c->r, &err);

@@ -47,7 +47,7 @@ int numrpc_last_call_info(numrpc_call_info *info)
 static int by_value(const iface_param *p)
 {
     return p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING ||
-                            files_type_is_file(p->type)); /* files: their path */
+                            iface_type_is_file(p->type)); /* files: their path */
 }
 
 static void read_vararg(const iface_param *p, va_list *ap, value_slot *v, void **ptr)
@@ -214,7 +214,7 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
 void call_release_args(call_obj *k)
 {
     for (int i = 0; i < k->nargs; i++) {
-        if ((k->args[i].type == NUMRPC_T_STRING || files_type_is_file(k->args[i].type)) &&
+        if ((k->args[i].type == NUMRPC_T_STRING || iface_type_is_file(k->args[i].type)) &&
             k->vals[i].s) {
             free((char *)k->vals[i].s);
             k->vals[i].s = NULL;
@@ -266,12 +266,12 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     double t0 = sock_now();
     if (k->t_start == 0) k->t_start = t0;
     wire_begin(&c->writer, PROTO_CALL, k->wire_id);
-    int rc = marshal_put_string(&c->writer, f->name, err);
-    if (rc == 0) rc = marshal_put_u64(&c->writer, f->hash, err);
-    if (rc == 0) rc = marshal_put_u32(&c->writer, k->deadline_ms, err);
-    if (rc == 0) rc = marshal_put_u32(&c->writer, 0, err); /* flags */
-    if (rc == 0) rc = marshal_put_u32(&c->writer, (uint32_t)c->writer.packet_size, err);
-    if (rc == 0) rc = marshal_put_u32(&c->writer, f->nparams, err);
+    int rc = wire_put_string(&c->writer, f->name, err);
+    if (rc == 0) rc = wire_put_u64(&c->writer, f->hash, err);
+    if (rc == 0) rc = wire_put_u32(&c->writer, k->deadline_ms, err);
+    if (rc == 0) rc = wire_put_u32(&c->writer, 0, err); /* flags */
+    if (rc == 0) rc = wire_put_u32(&c->writer, (uint32_t)c->writer.packet_size, err);
+    if (rc == 0) rc = wire_put_u32(&c->writer, f->nparams, err);
     if (rc == 0) rc = marshal_write(&c->writer, f, k->argv, k->shapes, MARSHAL_REQUEST, err);
     if (rc == 0) rc = files_write(&c->writer, f, k->argv, MARSHAL_REQUEST, err);
     if (rc == 0) client_files_attach(c, f, k->argv); /* rfile reads while waiting (files.c) */
@@ -291,10 +291,10 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
 {
     k->in0 = c->reader.keepalives;
     int rc = conn_read_reply_status(c, k->wire_id, err);
-    if (rc == 0) rc = marshal_get_double(&c->reader, &k->info.compute_seconds, err);
+    if (rc == 0) rc = wire_get_double(&c->reader, &k->info.compute_seconds, err);
     uint32_t in_flight = 0, queued = 0; /* the server's load, piggybacked */
-    if (rc == 0) rc = marshal_get_u32(&c->reader, &in_flight, err);
-    if (rc == 0) rc = marshal_get_u32(&c->reader, &queued, err);
+    if (rc == 0) rc = wire_get_u32(&c->reader, &in_flight, err);
+    if (rc == 0) rc = wire_get_u32(&c->reader, &queued, err);
     k->server_busy = in_flight + queued;
     return rc;
 }

@@ -42,17 +42,17 @@ static int fetch_status(const char *where, uint32_t format, char **out, err_t *e
     if (rc == 0) rc = wire_reader_init(&r, fd, PROTO_MAX_PACKET, err);
     if (rc == 0) {
         wire_begin(&w, PROTO_META_STATUS, 1);
-        rc = marshal_put_u32(&w, format, err);
+        rc = wire_put_u32(&w, format, err);
     }
     if (rc == 0) rc = wire_end(&w, err);
     if (rc == 0) rc = wire_next_message(&r, &type, &id, err);
     if (rc == 0 && type != PROTO_REPLY)
         rc = err_set(err, NUMRPC_EPROTO, "%s answered with message type %u: is it a metaserver?", where, type);
-    if (rc == 0) rc = marshal_get_u32(&r, &status, err);
-    if (rc == 0) rc = marshal_get_string(&r, &detail, 4096, err);
+    if (rc == 0) rc = wire_get_u32(&r, &status, err);
+    if (rc == 0) rc = wire_get_string(&r, &detail, 4096, err);
     if (rc == 0 && (int32_t)status != NUMRPC_OK)
         rc = err_set(err, NUMRPC_EPROTO, "%s: %s (is it a metaserver?)", where, detail);
-    if (rc == 0) rc = marshal_get_string(&r, out, 64u << 20, err);
+    if (rc == 0) rc = wire_get_string(&r, out, 64u << 20, err);
     free(detail);
     wire_reader_free(&r);
     wire_writer_free(&w);

@@ -61,8 +61,8 @@ static int read_reply(control_conn *c, uint32_t call_id, err_t *err)
     if (type != PROTO_REPLY || (id != call_id && id != 0))
         return err_set(err, NUMRPC_EPROTO, "%s sent message %u for call %u, expected a reply to %u", c->label, type,
                        id, call_id);
-    rc = marshal_get_u32(&c->r, &status, err);
-    if (rc == 0) rc = marshal_get_string(&c->r, &detail, MARSHAL_MAX_STRING, err);
+    rc = wire_get_u32(&c->r, &status, err);
+    if (rc == 0) rc = wire_get_string(&c->r, &detail, MARSHAL_MAX_STRING, err);
     if (rc == 0 && (int32_t)status != NUMRPC_OK) {
         int code = (int32_t)status;
         if (code > 0 || code < NUMRPC_EPENDING) code = NUMRPC_ESERVER;
@@ -113,37 +113,37 @@ static int fetch_status(const char *server, status_reply *s, err_t *err)
     uint32_t id = 1;
     if (rc == 0) {
         wire_begin(&c.w, PROTO_STATUS, id);
-        rc = marshal_put_u32(&c.w, PROTO_VERSION, err);
+        rc = wire_put_u32(&c.w, PROTO_VERSION, err);
         if (rc == 0) rc = wire_end(&c.w, err);
     }
     if (rc == 0) rc = read_reply(&c, id, err);
-    if (rc == 0) rc = marshal_get_string(&c.r, &s->server, IFACE_MAX_TEXT, err);
-    if (rc == 0) rc = marshal_get_double(&c.r, &s->uptime, err);
-    for (int i = 0; rc == 0 && i < 3; i++) rc = marshal_get_double(&c.r, &s->load[i], err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->workers, err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->max_workers, err);
-    if (rc == 0) rc = marshal_get_u64(&c.r, &s->restarts, err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->in_flight, err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->queued, err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->connections, err);
-    if (rc == 0) rc = marshal_get_u32(&c.r, &s->draining, err);
+    if (rc == 0) rc = wire_get_string(&c.r, &s->server, IFACE_MAX_TEXT, err);
+    if (rc == 0) rc = wire_get_double(&c.r, &s->uptime, err);
+    for (int i = 0; rc == 0 && i < 3; i++) rc = wire_get_double(&c.r, &s->load[i], err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->workers, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->max_workers, err);
+    if (rc == 0) rc = wire_get_u64(&c.r, &s->restarts, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->in_flight, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->queued, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->connections, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &s->draining, err);
     uint32_t n = 0;
-    if (rc == 0) rc = marshal_get_u32(&c.r, &n, err);
+    if (rc == 0) rc = wire_get_u32(&c.r, &n, err);
     if (rc == 0 && n > 100000) rc = err_set(err, NUMRPC_EPROTO, "%s reports %u routines", server, n);
     if (rc == 0 && (s->rows = calloc(n ? n : 1, sizeof *s->rows)) == NULL) rc = err_set(err, NUMRPC_ENOMEM, "status");
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         routine_row *r = &s->rows[i];
         s->nroutines = i + 1;
-        rc = marshal_get_string(&c.r, &r->name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_string(&c.r, &r->module, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_u64(&c.r, &r->hash, err);
-        if (rc == 0) rc = marshal_get_u32(&c.r, &r->offered, err);
-        if (rc == 0) rc = marshal_get_u64(&c.r, &r->calls, err);
-        if (rc == 0) rc = marshal_get_u64(&c.r, &r->errors, err);
-        if (rc == 0) rc = marshal_get_u64(&c.r, &r->bytes_in, err);
-        if (rc == 0) rc = marshal_get_u64(&c.r, &r->bytes_out, err);
-        if (rc == 0) rc = marshal_get_double(&c.r, &r->total_s, err);
-        if (rc == 0) rc = marshal_get_double(&c.r, &r->p99_s, err);
+        rc = wire_get_string(&c.r, &r->name, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_string(&c.r, &r->module, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_u64(&c.r, &r->hash, err);
+        if (rc == 0) rc = wire_get_u32(&c.r, &r->offered, err);
+        if (rc == 0) rc = wire_get_u64(&c.r, &r->calls, err);
+        if (rc == 0) rc = wire_get_u64(&c.r, &r->errors, err);
+        if (rc == 0) rc = wire_get_u64(&c.r, &r->bytes_in, err);
+        if (rc == 0) rc = wire_get_u64(&c.r, &r->bytes_out, err);
+        if (rc == 0) rc = wire_get_double(&c.r, &r->total_s, err);
+        if (rc == 0) rc = wire_get_double(&c.r, &r->p99_s, err);
     }
     if (rc == 0) rc = wire_expect_end(&c.r, err);
     control_close(&c);
@@ -286,23 +286,23 @@ static int remote_admin(const char *server, const char *secret_file, const char 
     /* Step 1: the server's one-use random challenge. */
     if (rc == 0) {
         wire_begin(&c.w, PROTO_ADMIN, 1);
-        rc = marshal_put_u32(&c.w, 1, err);
+        rc = wire_put_u32(&c.w, 1, err);
         if (rc == 0) rc = wire_end(&c.w, err);
     }
     if (rc == 0) rc = read_reply(&c, 1, err);
-    if (rc == 0) rc = marshal_get_opaque(&c.r, &nonce, &nonce_len, 256, err);
+    if (rc == 0) rc = wire_get_opaque(&c.r, &nonce, &nonce_len, 256, err);
     if (rc == 0) rc = wire_expect_end(&c.r, err);
     /* Step 2: the command and HMAC-SHA256(secret, context | nonce | command). */
     if (rc == 0) {
         hmac_sha256(secret, secret_len, context, sizeof context, nonce, nonce_len, command, strlen(command), mac);
         wire_begin(&c.w, PROTO_ADMIN, 2);
-        rc = marshal_put_u32(&c.w, 2, err);
-        if (rc == 0) rc = marshal_put_string(&c.w, command, err);
-        if (rc == 0) rc = marshal_put_opaque(&c.w, mac, sizeof mac, err);
+        rc = wire_put_u32(&c.w, 2, err);
+        if (rc == 0) rc = wire_put_string(&c.w, command, err);
+        if (rc == 0) rc = wire_put_opaque(&c.w, mac, sizeof mac, err);
         if (rc == 0) rc = wire_end(&c.w, err);
     }
     if (rc == 0) rc = read_reply(&c, 2, err);
-    if (rc == 0) rc = marshal_get_string(&c.r, &text, MARSHAL_MAX_STRING, err);
+    if (rc == 0) rc = wire_get_string(&c.r, &text, MARSHAL_MAX_STRING, err);
     if (rc == 0) rc = wire_expect_end(&c.r, err);
     if (rc == 0) printf("%s\n", text);
     memset(secret, 0, sizeof secret);

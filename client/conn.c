@@ -24,9 +24,9 @@ uint32_t client_next_call_id(void)
 static int send_hello(client_conn *c, err_t *err)
 {
     wire_begin(&c->writer, PROTO_HELLO, client_next_call_id());
-    int rc = marshal_put_u32(&c->writer, PROTO_VERSION, err);
-    if (rc == 0) rc = marshal_put_u32(&c->writer, (uint32_t)client_packet_size(), err);
-    if (rc == 0) rc = marshal_put_string(&c->writer, "libnumrpc " PACKAGE_VERSION, err);
+    int rc = wire_put_u32(&c->writer, PROTO_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&c->writer, (uint32_t)client_packet_size(), err);
+    if (rc == 0) rc = wire_put_string(&c->writer, "libnumrpc " PACKAGE_VERSION, err);
     if (rc == 0) rc = wire_end(&c->writer, err);
     return rc;
 }
@@ -127,8 +127,8 @@ static int read_status(client_conn *c, uint32_t call_id, err_t *err)
     if (type != PROTO_REPLY || id != call_id)
         return err_set(err, NUMRPC_EPROTO, "%s sent message %u for call %u, expected a reply to call %u",
                        c->label, type, id, call_id);
-    rc = marshal_get_u32(&c->reader, &status, err);
-    if (rc == 0) rc = marshal_get_string(&c->reader, &detail, MARSHAL_MAX_STRING, err);
+    rc = wire_get_u32(&c->reader, &status, err);
+    if (rc == 0) rc = wire_get_string(&c->reader, &detail, MARSHAL_MAX_STRING, err);
     if (rc != 0) return rc;
     if ((int32_t)status != NUMRPC_OK) {
         rc = wire_skip_message(&c->reader, err);
@@ -155,15 +155,15 @@ int conn_finish_hello(client_conn *c, err_t *err)
         return rc;
     }
     if (type != PROTO_REPLY) return err_set(err, NUMRPC_EPROTO, "%s: bad handshake reply", c->label);
-    rc = marshal_get_u32(&c->reader, &status, err);
-    if (rc == 0) rc = marshal_get_string(&c->reader, &detail, MARSHAL_MAX_STRING, err);
+    rc = wire_get_u32(&c->reader, &status, err);
+    if (rc == 0) rc = wire_get_string(&c->reader, &detail, MARSHAL_MAX_STRING, err);
     if (rc == 0 && (int32_t)status != NUMRPC_OK) {
         rc = wire_skip_message(&c->reader, err);
         if (rc == 0) rc = err_set(err, (int32_t)status, "%s: %s", c->label, detail);
     } else if (rc == 0) {
-        rc = marshal_get_u32(&c->reader, &version, err);
-        if (rc == 0) rc = marshal_get_u32(&c->reader, &max_packet, err);
-        if (rc == 0) rc = marshal_get_string(&c->reader, &server, IFACE_MAX_TEXT, err);
+        rc = wire_get_u32(&c->reader, &version, err);
+        if (rc == 0) rc = wire_get_u32(&c->reader, &max_packet, err);
+        if (rc == 0) rc = wire_get_string(&c->reader, &server, IFACE_MAX_TEXT, err);
         if (rc == 0) rc = wire_expect_end(&c->reader, err);
     }
     free(detail);

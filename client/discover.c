@@ -32,7 +32,7 @@ static int read_list(client_conn *c, char **names_out, err_t *err)
     wire_begin(&c->writer, PROTO_LIST, call_id);
     int rc = wire_end(&c->writer, err);
     if (rc == 0) rc = conn_read_reply_status(c, call_id, err);
-    if (rc == 0) rc = marshal_get_u32(&c->reader, &count, err);
+    if (rc == 0) rc = wire_get_u32(&c->reader, &count, err);
     if (rc != 0) return rc;
     size_t cap = 256, used = 0;
     char *out = malloc(cap);
@@ -41,8 +41,8 @@ static int read_list(client_conn *c, char **names_out, err_t *err)
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         char *name = NULL;
         uint64_t hash;
-        rc = marshal_get_string(&c->reader, &name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_u64(&c->reader, &hash, err);
+        rc = wire_get_string(&c->reader, &name, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_u64(&c->reader, &hash, err);
         if (rc == 0) {
             size_t need = used + strlen(name) + 2;
             if (need > cap) {

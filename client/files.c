@@ -50,9 +50,9 @@ int client_files_serve(client_conn *c, uint32_t call_id, err_t *err)
 {
     uint32_t index, len;
     uint64_t offset;
-    int rc = marshal_get_u32(&c->reader, &index, err);
-    if (rc == 0) rc = marshal_get_u64(&c->reader, &offset, err);
-    if (rc == 0) rc = marshal_get_u32(&c->reader, &len, err);
+    int rc = wire_get_u32(&c->reader, &index, err);
+    if (rc == 0) rc = wire_get_u64(&c->reader, &offset, err);
+    if (rc == 0) rc = wire_get_u32(&c->reader, &len, err);
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc != 0) return rc;
     if (len > FILES_MAX_READ)
@@ -81,10 +81,10 @@ int client_files_serve(client_conn *c, uint32_t call_id, err_t *err)
         return fail.code;
     }
     wire_begin(&c->writer, PROTO_FILE_DATA, call_id);
-    rc = marshal_put_u32(&c->writer, (uint32_t)fail.code, err);
-    if (rc == 0) rc = marshal_put_string(&c->writer, fail.detail, err);
+    rc = wire_put_u32(&c->writer, (uint32_t)fail.code, err);
+    if (rc == 0) rc = wire_put_string(&c->writer, fail.detail, err);
     if (fail.code == 0) {
-        if (rc == 0) rc = marshal_put_u64(&c->writer, len, err);
+        if (rc == 0) rc = wire_put_u64(&c->writer, len, err);
         if (rc == 0) rc = wire_put(&c->writer, buf, len, err);
         if (rc == 0) rc = wire_pad8(&c->writer, err);
     }

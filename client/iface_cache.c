@@ -22,13 +22,13 @@ static int fetch(client_conn *c, const char *name, iface_t *f, err_t *err)
 {
     uint32_t call_id = client_next_call_id();
     wire_begin(&c->writer, PROTO_GET_IFACE, call_id);
-    int rc = marshal_put_string(&c->writer, name, err);
+    int rc = wire_put_string(&c->writer, name, err);
     if (rc == 0) rc = wire_end(&c->writer, err);
     if (rc == 0) rc = conn_read_reply_status(c, call_id, err);
     if (rc != 0) return rc;
     uint8_t *blob = NULL;
     uint32_t len = 0;
-    rc = marshal_get_opaque(&c->reader, &blob, &len, IFACE_MAX_BLOB, err);
+    rc = wire_get_opaque(&c->reader, &blob, &len, IFACE_MAX_BLOB, err);
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc == 0) rc = iface_decode(blob, len, f, err);
     free(blob);

@@ -14,14 +14,14 @@ static int probe_once(client_conn *c, uint32_t n, double *seconds, err_t *err)
     uint32_t id = client_next_call_id();
     double t0 = sock_now();
     wire_begin(&c->writer, PROTO_PROBE, id);
-    int rc = marshal_put_u32(&c->writer, n, err);
-    if (rc == 0) rc = marshal_put_u64(&c->writer, n, err);
+    int rc = wire_put_u32(&c->writer, n, err);
+    if (rc == 0) rc = wire_put_u64(&c->writer, n, err);
     if (rc == 0) rc = wire_put_zeros(&c->writer, n, err);
     if (rc == 0) rc = wire_pad8(&c->writer, err);
     if (rc == 0) rc = wire_end(&c->writer, err);
     if (rc == 0) rc = conn_read_reply_status(c, id, err);
     uint64_t back = 0;
-    if (rc == 0) rc = marshal_get_u64(&c->reader, &back, err);
+    if (rc == 0) rc = wire_get_u64(&c->reader, &back, err);
     if (rc == 0 && back != n) rc = err_set(err, NUMRPC_EPROTO, "probe: %llu bytes back, %u asked",
                                           (unsigned long long)back, n);
     if (rc == 0) rc = wire_skip(&c->reader, back, err);

@@ -9,31 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int files_type_is_file(uint32_t type)
-{
-    return type == NUMRPC_T_FILE || type == NUMRPC_T_RFILE;
-}
-
-int files_iface_has_files(const iface_t *f)
-{
-    for (uint32_t i = 0; i < f->nparams; i++)
-        if (files_type_is_file(f->params[i].type)) return 1;
-    return 0;
-}
-
-int files_validate_param(const iface_t *f, const iface_param *p, err_t *err)
-{
-    if (!files_type_is_file(p->type)) return 0;
-    if (p->rank != 0 || p->bound.nwords != 0)
-        return err_set(err, NUMRPC_EPROTO, "%s: file %s must be a plain scalar", f->name, p->name);
-    int ok = p->type == NUMRPC_T_FILE ? p->mode == IFACE_IN || p->mode == IFACE_OUT
-                                      : p->mode == IFACE_IN;
-    if (!ok)
-        return err_set(err, NUMRPC_EPROTO, "%s: %s %s cannot have mode %s", f->name,
-                       iface_type_name(p->type), p->name, iface_mode_name(p->mode));
-    return 0;
-}
-
 static const char *slot_path(void *const *argv, uint32_t i)
 {
     return argv[i] ? *(char *const *)argv[i] : NULL;
@@ -43,7 +18,7 @@ int files_check(const iface_t *f, void *const *argv, marshal_dir dir, err_t *err
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (!files_type_is_file(p->type) || p->mode == IFACE_WORK) continue;
+        if (!iface_type_is_file(p->type) || p->mode == IFACE_WORK) continue;
         const char *path = slot_path(argv, i);
         /* A filename may be NULL: an IN one then arrives as a path where
          * no file is, an OUT one is not written. */
@@ -71,10 +46,10 @@ static int write_whole_file(wire_writer *w, const iface_t *f, const iface_param 
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (fd >= 0) close(fd);
-        return marshal_put_u64(w, FILES_ABSENT, err);
+        return wire_put_u64(w, FILES_ABSENT, err);
     }
     uint64_t size = (uint64_t)st.st_size, done = 0;
-    int rc = marshal_put_u64(w, size, err);
+    int rc = wire_put_u64(w, size, err);
     while (rc == 0 && done < size) {
         uint8_t *dst;
         size_t avail;
@@ -100,7 +75,7 @@ int files_write(wire_writer *w, const iface_t *f, void *const *argv, marshal_dir
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (!files_type_is_file(p->type) || !marshal_travels(p, dir)) continue;
+        if (!iface_type_is_file(p->type) || !marshal_travels(p, dir)) continue;
         const char *path = slot_path(argv, i);
         int rc;
         if (p->type == NUMRPC_T_FILE) {
@@ -110,7 +85,7 @@ int files_write(wire_writer *w, const iface_t *f, void *const *argv, marshal_dir
             if (path == NULL || stat(path, &st) != 0)
                 return err_set(err, NUMRPC_EINVAL, "%s: cannot read file %s (%s): %s", f->name,
                                p->name, path ? path : "NULL", strerror(errno));
-            rc = marshal_put_u64(w, (uint64_t)st.st_size, err);
+            rc = wire_put_u64(w, (uint64_t)st.st_size, err);
             if (rc == 0) rc = wire_pad8(w, err);
         }
         if (rc != 0) return rc;
@@ -147,9 +122,9 @@ int files_read(wire_reader *r, const iface_t *f, void *const *argv, marshal_dir 
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (!files_type_is_file(p->type) || !marshal_travels(p, dir)) continue;
+        if (!iface_type_is_file(p->type) || !marshal_travels(p, dir)) continue;
         uint64_t len;
-        int rc = marshal_get_u64(r, &len, err);
+        int rc = wire_get_u64(r, &len, err);
         if (rc != 0) return rc;
         if (p->type == NUMRPC_T_RFILE) {
             rc = wire_skip_pad8(r, err);

@@ -14,15 +14,6 @@
 /* The most bytes one FILE_READ may ask for. */
 #define FILES_MAX_READ (16u << 20)
 
-/* True for filename and rfile. */
-int files_type_is_file(uint32_t type);
-/* True when some parameter of f is a file (such calls are never cheap:
- * they neither pipeline nor hold replies). */
-int files_iface_has_files(const iface_t *f);
-/* Structure of a file parameter: a scalar (rank 0) without a bound;
- * filename of mode in or out, rfile of mode in.  0 for other types. */
-int files_validate_param(const iface_t *f, const iface_param *p, err_t *err);
-
 /* argv[i] of a file parameter points at a char* slot holding a path: on
  * the client the user's file, on the server a file in the call's private
  * directory (for rfile on the server, the slot holds a numrpc_rfile*). */

@@ -2,7 +2,6 @@
  * and IDL rendering of interface descriptors. */
 #include "iface.h"
 
-#include "files.h"
 
 #include <rpc/xdr.h>
 #include <stdarg.h>
@@ -256,7 +255,7 @@ int iface_validate(const iface_t *f, err_t *err)
         if (p->name == NULL || p->name[0] == '\0')
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %u has no name", f->name, i);
         if (iface_type_size(p->type) == 0 && p->type != NUMRPC_T_STRING &&
-            !files_type_is_file(p->type))
+            !iface_type_is_file(p->type))
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %s has unknown type %u",
                            f->name, p->name, p->type);
         if (p->mode < IFACE_IN || p->mode > IFACE_WORK)
@@ -266,7 +265,7 @@ int iface_validate(const iface_t *f, err_t *err)
             return err_set(err, NUMRPC_EPROTO, "%s: parameter %s has rank %u > %d",
                            f->name, p->name, p->rank, IFACE_MAX_RANK);
         int rc = validate_string_param(f, p, err);
-        if (rc == 0) rc = files_validate_param(f, p, err); /* files.c */
+        if (rc == 0) rc = iface_validate_file_param(f, p, err);
         if (rc != 0) return rc;
         for (uint32_t d = 0; d < IFACE_MAX_RANK; d++) {
             const iface_dim *dim = &p->dims[d];
@@ -415,7 +414,7 @@ int iface_render_idl(const iface_t *f, char **out)
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         int by_ref = p->rank == 0 && p->mode != IFACE_IN && p->type != NUMRPC_T_STRING &&
-                     !files_type_is_file(p->type);
+                     !iface_type_is_file(p->type);
         sb_printf(&b, "%s%s %s", i ? ",\n          " : "", iface_mode_name(p->mode),
                   iface_type_name(p->type));
         if (p->bound.nwords) {
@@ -456,5 +455,32 @@ int iface_render_idl(const iface_t *f, char **out)
         return NUMRPC_ENOMEM;
     }
     *out = b.p;
+    return 0;
+}
+
+/* ---- File parameters (their wire section is files.c) ---- */
+
+int iface_type_is_file(uint32_t type)
+{
+    return type == NUMRPC_T_FILE || type == NUMRPC_T_RFILE;
+}
+
+int iface_has_files(const iface_t *f)
+{
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (iface_type_is_file(f->params[i].type)) return 1;
+    return 0;
+}
+
+int iface_validate_file_param(const iface_t *f, const iface_param *p, err_t *err)
+{
+    if (!iface_type_is_file(p->type)) return 0;
+    if (p->rank != 0 || p->bound.nwords != 0)
+        return err_set(err, NUMRPC_EPROTO, "%s: file %s must be a plain scalar", f->name, p->name);
+    int ok = p->type == NUMRPC_T_FILE ? p->mode == IFACE_IN || p->mode == IFACE_OUT
+                                      : p->mode == IFACE_IN;
+    if (!ok)
+        return err_set(err, NUMRPC_EPROTO, "%s: %s %s cannot have mode %s", f->name,
+                       iface_type_name(p->type), p->name, iface_mode_name(p->mode));
     return 0;
 }

@@ -113,4 +113,14 @@ int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
 /* Writes f in IDL form into a malloc'd string (*out; caller frees). */
 int iface_render_idl(const iface_t *f, char **out);
 
+/* ---- File parameters ---- */
+/* True for filename and rfile. */
+int iface_type_is_file(uint32_t type);
+/* True when some parameter of f is a file (such calls are never cheap:
+ * they neither pipeline nor hold replies). */
+int iface_has_files(const iface_t *f);
+/* Structure of a file parameter: a scalar (rank 0) without a bound;
+ * filename of mode in or out, rfile of mode in.  0 for other types. */
+int iface_validate_file_param(const iface_t *f, const iface_param *p, err_t *err);
+
 #endif

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "codec.h"
-#include "files.h"
 
 int marshal_travels(const iface_param *p, marshal_dir dir)
 {
@@ -68,106 +67,6 @@ static bool_t xdr_scalar(XDR *x, uint32_t type, void *value)
     }
 }
 
-/* ---- Single XDR values ---- */
-
-static int put_xdr(wire_writer *w, xdrproc_t proc, void *value, err_t *err)
-{
-    uint8_t enc[16];
-    XDR x;
-    xdrmem_create(&x, (char *)enc, sizeof enc, XDR_ENCODE);
-    bool_t ok = proc(&x, value);
-    u_int n = xdr_getpos(&x);
-    xdr_destroy(&x);
-    if (!ok) return err_set(err, NUMRPC_EINTERNAL, "XDR encoding failed");
-    return wire_put(w, enc, n, err);
-}
-
-static int get_xdr(wire_reader *r, xdrproc_t proc, void *value, size_t n, err_t *err)
-{
-    uint8_t enc[16];
-    int rc = wire_get(r, enc, n, err);
-    if (rc != 0) return rc;
-    XDR x;
-    xdrmem_create(&x, (char *)enc, (u_int)n, XDR_DECODE);
-    bool_t ok = proc(&x, value);
-    xdr_destroy(&x);
-    return ok ? 0 : err_set(err, NUMRPC_EPROTO, "XDR decoding failed");
-}
-
-int marshal_put_u32(wire_writer *w, uint32_t v, err_t *err)
-{
-    return put_xdr(w, (xdrproc_t)xdr_u_int, &v, err);
-}
-
-int marshal_put_u64(wire_writer *w, uint64_t v, err_t *err)
-{
-    return put_xdr(w, (xdrproc_t)xdr_uint64_t, &v, err);
-}
-
-int marshal_put_double(wire_writer *w, double v, err_t *err)
-{
-    return put_xdr(w, (xdrproc_t)xdr_double, &v, err);
-}
-
-int marshal_get_u32(wire_reader *r, uint32_t *v, err_t *err)
-{
-    return get_xdr(r, (xdrproc_t)xdr_u_int, v, 4, err);
-}
-
-int marshal_get_u64(wire_reader *r, uint64_t *v, err_t *err)
-{
-    return get_xdr(r, (xdrproc_t)xdr_uint64_t, v, 8, err);
-}
-
-int marshal_get_double(wire_reader *r, double *v, err_t *err)
-{
-    return get_xdr(r, (xdrproc_t)xdr_double, v, 8, err);
-}
-
-int marshal_put_opaque(wire_writer *w, const void *p, uint32_t len, err_t *err)
-{
-    static const uint8_t zeros[4];
-    int rc = marshal_put_u32(w, len, err);
-    if (rc == 0) rc = wire_put(w, p, len, err);
-    if (rc == 0) rc = wire_put(w, zeros, (4 - (len & 3)) & 3, err);
-    return rc;
-}
-
-int marshal_put_string(wire_writer *w, const char *s, err_t *err)
-{
-    size_t len = s ? strlen(s) : 0;
-    if (len > MARSHAL_MAX_STRING)
-        return err_set(err, NUMRPC_ELIMIT, "string of %zu bytes exceeds %u", len, MARSHAL_MAX_STRING);
-    return marshal_put_opaque(w, s ? s : "", (uint32_t)len, err);
-}
-
-int marshal_get_opaque(wire_reader *r, uint8_t **out, uint32_t *len,
-                       uint32_t max, err_t *err)
-{
-    uint8_t pad[4];
-    int rc = marshal_get_u32(r, len, err);
-    if (rc != 0) return rc;
-    if (*len > max)
-        return err_set(err, NUMRPC_ELIMIT, "field of %u bytes exceeds the limit of %u", *len, max);
-    uint8_t *p = malloc((size_t)*len + 1);
-    if (p == NULL) return err_set(err, NUMRPC_ENOMEM, "field of %u bytes", *len);
-    rc = wire_get(r, p, *len, err);
-    if (rc == 0) rc = wire_get(r, pad, (4 - (*len & 3)) & 3, err);
-    if (rc != 0) {
-        free(p);
-        return rc;
-    }
-    p[*len] = '\0';
-    *out = p;
-    return 0;
-}
-
-int marshal_get_string(wire_reader *r, char **out, uint32_t max, err_t *err)
-{
-    uint32_t len;
-    return marshal_get_opaque(r, (uint8_t **)out, &len, max, err);
-}
-
 /* ---- Strings: XDR strings, scalars in the scalar section and string
  * arrays (one string per traveling element) in the array section ---- */
 
@@ -177,10 +76,10 @@ int marshal_get_string(wire_reader *r, char **out, uint32_t max, err_t *err)
 static int read_string(wire_reader *r, const iface_t *f, const iface_param *p, char **slot,
                        int64_t bound, marshal_dir dir, err_t *err)
 {
-    if (dir == MARSHAL_REQUEST) return marshal_get_string(r, slot, MARSHAL_MAX_STRING, err);
+    if (dir == MARSHAL_REQUEST) return wire_get_string(r, slot, MARSHAL_MAX_STRING, err);
     uint8_t *text = NULL;
     uint32_t len;
-    int rc = marshal_get_opaque(r, &text, &len, MARSHAL_MAX_STRING, err);
+    int rc = wire_get_opaque(r, &text, &len, MARSHAL_MAX_STRING, err);
     if (rc != 0) return rc;
     if (bound < 0 || (int64_t)len > bound || *slot == NULL)
         rc = err_set(err, NUMRPC_EPROTO, "%s: reply string %s has %u characters, its bound is %lld",
@@ -202,7 +101,7 @@ static int write_string_array(wire_writer *w, char *const *table, const iface_sh
 {
     int rc = 0;
     for (uint64_t j = 0; rc == 0 && j < s->wire_elems; j++)
-        rc = marshal_put_string(w, table[string_index(s, j)], err);
+        rc = wire_put_string(w, table[string_index(s, j)], err);
     return rc;
 }
 
@@ -260,10 +159,10 @@ static int write_scalars(wire_writer *w, const iface_t *f, void *const *argv,
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
-        if (files_type_is_file(p->type)) continue; /* the file section: files.c */
+        if (iface_type_is_file(p->type)) continue; /* the file section: files.c */
         int rc;
         if (p->type == NUMRPC_T_STRING) {
-            rc = marshal_put_string(w, *(char *const *)argv[i], err);
+            rc = wire_put_string(w, *(char *const *)argv[i], err);
         } else {
             uint8_t enc[16];
             XDR x;
@@ -285,7 +184,7 @@ int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank != 0 || !marshal_travels(p, dir)) continue;
-        if (files_type_is_file(p->type)) continue; /* the file section: files.c */
+        if (iface_type_is_file(p->type)) continue; /* the file section: files.c */
         int rc;
         if (p->type == NUMRPC_T_STRING) {
             rc = read_string(r, f, p, (char **)argv[i], shapes ? shapes[i].bound : -1, dir, err);

@@ -43,23 +43,6 @@ int marshal_check_strings(const iface_t *f, void *const *argv, const iface_shape
 int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
                         const iface_shape *shapes, marshal_dir dir,
                         err_t *err);
-/* ---- Single XDR values, for message headers ---- */
-int marshal_put_u32(wire_writer *w, uint32_t v, err_t *err);
-int marshal_put_u64(wire_writer *w, uint64_t v, err_t *err);
-int marshal_put_double(wire_writer *w, double v, err_t *err);
-/* s may be NULL (sent as ""). */
-int marshal_put_string(wire_writer *w, const char *s, err_t *err);
-/* Opaque bytes: length, bytes, padding to 4. */
-int marshal_put_opaque(wire_writer *w, const void *p, uint32_t len, err_t *err);
-int marshal_get_u32(wire_reader *r, uint32_t *v, err_t *err);
-int marshal_get_u64(wire_reader *r, uint64_t *v, err_t *err);
-int marshal_get_double(wire_reader *r, double *v, err_t *err);
-/* Strings and opaques longer than max are NUMRPC_ELIMIT.  *out is malloc'd
- * (NUL-terminated); the caller frees it. */
-int marshal_get_string(wire_reader *r, char **out, uint32_t max, err_t *err);
-int marshal_get_opaque(wire_reader *r, uint8_t **out, uint32_t *len,
-                       uint32_t max, err_t *err);
-
 /* True when parameter p travels in direction dir. */
 int marshal_travels(const iface_param *p, marshal_dir dir);
 

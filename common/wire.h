@@ -105,4 +105,21 @@ int wire_expect_end(wire_reader *r, err_t *err);
 /* Reads and drops the rest of the current message. */
 int wire_skip_message(wire_reader *r, err_t *err);
 
+/* ---- Single XDR values (wire_fields.c): the fields of message headers ---- */
+#define WIRE_MAX_STRING (1u << 20) /* a string field's bytes at most */
+int wire_put_u32(wire_writer *w, uint32_t v, err_t *err);
+int wire_put_u64(wire_writer *w, uint64_t v, err_t *err);
+int wire_put_double(wire_writer *w, double v, err_t *err);
+/* s may be NULL (sent as "").  Longer than WIRE_MAX_STRING: NUMRPC_ELIMIT. */
+int wire_put_string(wire_writer *w, const char *s, err_t *err);
+/* Opaque bytes: length, bytes, padding to 4. */
+int wire_put_opaque(wire_writer *w, const void *p, uint32_t len, err_t *err);
+int wire_get_u32(wire_reader *r, uint32_t *v, err_t *err);
+int wire_get_u64(wire_reader *r, uint64_t *v, err_t *err);
+int wire_get_double(wire_reader *r, double *v, err_t *err);
+/* Strings and opaques longer than max are NUMRPC_ELIMIT.  *out is malloc'd
+ * (NUL-terminated); the caller frees it. */
+int wire_get_string(wire_reader *r, char **out, uint32_t max, err_t *err);
+int wire_get_opaque(wire_reader *r, uint8_t **out, uint32_t *len, uint32_t max, err_t *err);
+
 #endif

@@ -25,8 +25,8 @@ typedef struct mconn {
 static int reply_begin(mconn *c, uint32_t call_id, int status, const char *detail, err_t *err)
 {
     wire_begin(&c->w, PROTO_REPLY, call_id);
-    int rc = marshal_put_u32(&c->w, (uint32_t)status, err);
-    if (rc == 0) rc = marshal_put_string(&c->w, detail, err);
+    int rc = wire_put_u32(&c->w, (uint32_t)status, err);
+    if (rc == 0) rc = wire_put_string(&c->w, detail, err);
     return rc;
 }
 
@@ -40,9 +40,9 @@ static int serve_hello(mconn *c, uint32_t call_id, err_t *err)
 {
     uint32_t version, packet;
     char *peer = NULL;
-    int rc = marshal_get_u32(&c->r, &version, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &packet, err);
-    if (rc == 0) rc = marshal_get_string(&c->r, &peer, 256, err);
+    int rc = wire_get_u32(&c->r, &version, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &packet, err);
+    if (rc == 0) rc = wire_get_string(&c->r, &peer, 256, err);
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     free(peer);
     if (rc != 0) return rc;
@@ -52,9 +52,9 @@ static int serve_hello(mconn *c, uint32_t call_id, err_t *err)
         return reply_error(c, call_id, &e, err);
     }
     rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_VERSION, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_MAX_PACKET, err);
-    if (rc == 0) rc = marshal_put_string(&c->w, "numrpc-metaserver " PACKAGE_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_MAX_PACKET, err);
+    if (rc == 0) rc = wire_put_string(&c->w, "numrpc-metaserver " PACKAGE_VERSION, err);
     if (rc == 0) rc = wire_end(&c->w, err);
     return rc;
 }
@@ -67,10 +67,10 @@ static int serve_list(mconn *c, uint32_t call_id, err_t *err)
     uint32_t count = 0;
     if (rc == 0 && table_list(&names, &hashes, &count) != 0) rc = err_set(err, NUMRPC_ENOMEM, "routine list");
     if (rc == 0) rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, count, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, count, err);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
-        rc = marshal_put_string(&c->w, names[i], err);
-        if (rc == 0) rc = marshal_put_u64(&c->w, hashes[i], err);
+        rc = wire_put_string(&c->w, names[i], err);
+        if (rc == 0) rc = wire_put_u64(&c->w, hashes[i], err);
     }
     if (rc == 0) rc = wire_end(&c->w, err);
     for (uint32_t i = 0; names && i < count; i++) free(names[i]);
@@ -84,14 +84,14 @@ static int serve_get_iface(mconn *c, uint32_t call_id, err_t *err)
     char *name = NULL;
     uint8_t *blob = NULL;
     uint32_t len = 0;
-    int rc = marshal_get_string(&c->r, &name, IFACE_MAX_NAME, err);
+    int rc = wire_get_string(&c->r, &name, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     if (rc == 0) {
         err_t e;
         if (table_descriptor(name, &blob, &len, &e) != 0) rc = reply_error(c, call_id, &e, err);
         else {
             rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-            if (rc == 0) rc = marshal_put_opaque(&c->w, blob, len, err);
+            if (rc == 0) rc = wire_put_opaque(&c->w, blob, len, err);
             if (rc == 0) rc = wire_end(&c->w, err);
         }
     }
@@ -106,7 +106,7 @@ static int serve_get_iface(mconn *c, uint32_t call_id, err_t *err)
 static int read_routines(mconn *c, meta_routine **out, uint32_t *count_out, err_t *err)
 {
     uint32_t count;
-    int rc = marshal_get_u32(&c->r, &count, err);
+    int rc = wire_get_u32(&c->r, &count, err);
     if (rc == 0 && count > META_MAX_ROUTINES)
         rc = err_set(err, NUMRPC_ELIMIT, "%u routines: the metaserver takes %d per server", count, META_MAX_ROUTINES);
     meta_routine *list = rc == 0 ? calloc(count + 1, sizeof *list) : NULL;
@@ -116,9 +116,9 @@ static int read_routines(mconn *c, meta_routine **out, uint32_t *count_out, err_
         char *name = NULL;
         uint64_t hash = 0;
         meta_routine *r = &list[n];
-        rc = marshal_get_string(&c->r, &name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_u64(&c->r, &hash, err);
-        if (rc == 0) rc = marshal_get_opaque(&c->r, &r->blob, &r->blob_len, IFACE_MAX_BLOB, err);
+        rc = wire_get_string(&c->r, &name, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_u64(&c->r, &hash, err);
+        if (rc == 0) rc = wire_get_opaque(&c->r, &r->blob, &r->blob_len, IFACE_MAX_BLOB, err);
         if (rc == 0) rc = iface_decode(r->blob, r->blob_len, &r->iface, err);
         if (rc == 0 && (strcmp(r->iface.name, name) != 0 || r->iface.hash != hash))
             rc = err_set(err, NUMRPC_EPROTO, "routine %s: the descriptor does not match its name and hash", name);
@@ -143,16 +143,16 @@ static int serve_join(mconn *c, uint32_t call_id, err_t *err)
     uint32_t port = 0, slots = 0, npoints = 0, nroutines = 0;
     meta_routine *routines = NULL;
     int rc = c->server_id ? err_set(err, NUMRPC_EPROTO, "this connection joined already") : 0;
-    if (rc == 0) rc = marshal_get_string(&c->r, &host, META_HOST_MAX - 1, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &port, err);
-    if (rc == 0) rc = marshal_get_string(&c->r, &name, sizeof proto.name - 1, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &slots, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &npoints, err);
+    if (rc == 0) rc = wire_get_string(&c->r, &host, META_HOST_MAX - 1, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &port, err);
+    if (rc == 0) rc = wire_get_string(&c->r, &name, sizeof proto.name - 1, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &slots, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &npoints, err);
     if (rc == 0 && (npoints > META_MAX_POINTS || port == 0 || port > 65535 || slots == 0 || slots > 4096))
         rc = err_set(err, NUMRPC_EPROTO, "JOIN: bad port %u, slots %u or speed points %u", port, slots, npoints);
     for (uint32_t i = 0; rc == 0 && i < npoints; i++) {
-        rc = marshal_get_double(&c->r, &proto.pt_n[i], err);
-        if (rc == 0) rc = marshal_get_double(&c->r, &proto.pt_rate[i], err);
+        rc = wire_get_double(&c->r, &proto.pt_n[i], err);
+        if (rc == 0) rc = wire_get_double(&c->r, &proto.pt_rate[i], err);
         if (rc == 0 && !(proto.pt_n[i] >= 1 && proto.pt_rate[i] > 0 && proto.pt_rate[i] < 1e18 &&
                          (i == 0 || proto.pt_n[i] > proto.pt_n[i - 1])))
             rc = err_set(err, NUMRPC_EPROTO, "JOIN: speed point %u is not increasing and positive", i);
@@ -174,8 +174,8 @@ static int serve_join(mconn *c, uint32_t call_id, err_t *err)
         } else {
             c->server_id = id;
             rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-            if (rc == 0) rc = marshal_put_u32(&c->w, id, err);
-            if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)(meta.opt->drop_after * 1000 / 3), err);
+            if (rc == 0) rc = wire_put_u32(&c->w, id, err);
+            if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)(meta.opt->drop_after * 1000 / 3), err);
             if (rc == 0) rc = wire_end(&c->w, err);
         }
         routines = NULL; /* table_join owns them */
@@ -202,11 +202,11 @@ static int serve_load(mconn *c, err_t *err)
 {
     uint32_t in_flight, queued, draining;
     double loadavg;
-    int rc = c->server_id ? marshal_get_u32(&c->r, &in_flight, err)
+    int rc = c->server_id ? wire_get_u32(&c->r, &in_flight, err)
                           : err_set(err, NUMRPC_EPROTO, "LOAD before JOIN");
-    if (rc == 0) rc = marshal_get_u32(&c->r, &queued, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &draining, err);
-    if (rc == 0) rc = marshal_get_double(&c->r, &loadavg, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &queued, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &draining, err);
+    if (rc == 0) rc = wire_get_double(&c->r, &loadavg, err);
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     if (rc == 0) table_set_load(c->server_id, in_flight, queued, draining, loadavg);
     return rc;
@@ -218,12 +218,12 @@ static int serve_query(mconn *c, uint32_t call_id, err_t *err)
     uint64_t hash, bytes_in, bytes_out;
     double flops;
     uint32_t max;
-    int rc = marshal_get_string(&c->r, &routine, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = marshal_get_u64(&c->r, &hash, err);
-    if (rc == 0) rc = marshal_get_double(&c->r, &flops, err);
-    if (rc == 0) rc = marshal_get_u64(&c->r, &bytes_in, err);
-    if (rc == 0) rc = marshal_get_u64(&c->r, &bytes_out, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &max, err);
+    int rc = wire_get_string(&c->r, &routine, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_get_u64(&c->r, &hash, err);
+    if (rc == 0) rc = wire_get_double(&c->r, &flops, err);
+    if (rc == 0) rc = wire_get_u64(&c->r, &bytes_in, err);
+    if (rc == 0) rc = wire_get_u64(&c->r, &bytes_out, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &max, err);
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     if (rc != 0) {
         free(routine);
@@ -240,19 +240,19 @@ static int serve_query(mconn *c, uint32_t call_id, err_t *err)
         rc = reply_error(c, call_id, &e, err);
     } else {
         rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-        if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)meta.opt->lease_ms, err);
-        if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)n, err);
+        if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)meta.opt->lease_ms, err);
+        if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)n, err);
         for (int i = 0; rc == 0 && i < n; i++) {
             const meta_estimate *e = &est[i];
-            rc = marshal_put_string(&c->w, e->srv->host, err);
-            if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)e->srv->port, err);
-            if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)e->srv->slots, err);
-            if (rc == 0) rc = marshal_put_u32(&c->w, (uint32_t)e->throughput_known, err);
-            if (rc == 0) rc = marshal_put_double(&c->w, e->latency, err);
-            if (rc == 0) rc = marshal_put_double(&c->w, e->bytes_per_second, err);
-            if (rc == 0) rc = marshal_put_double(&c->w, e->flops_per_second, err);
-            if (rc == 0) rc = marshal_put_double(&c->w, e->share, err);
-            if (rc == 0) rc = marshal_put_double(&c->w, e->predicted, err);
+            rc = wire_put_string(&c->w, e->srv->host, err);
+            if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)e->srv->port, err);
+            if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)e->srv->slots, err);
+            if (rc == 0) rc = wire_put_u32(&c->w, (uint32_t)e->throughput_known, err);
+            if (rc == 0) rc = wire_put_double(&c->w, e->latency, err);
+            if (rc == 0) rc = wire_put_double(&c->w, e->bytes_per_second, err);
+            if (rc == 0) rc = wire_put_double(&c->w, e->flops_per_second, err);
+            if (rc == 0) rc = wire_put_double(&c->w, e->share, err);
+            if (rc == 0) rc = wire_put_double(&c->w, e->predicted, err);
         }
         if (rc == 0) rc = wire_end(&c->w, err);
     }
@@ -263,22 +263,22 @@ static int serve_query(mconn *c, uint32_t call_id, err_t *err)
 static int serve_report(mconn *c, err_t *err)
 {
     uint32_t count;
-    int rc = marshal_get_u32(&c->r, &count, err);
+    int rc = wire_get_u32(&c->r, &count, err);
     if (rc == 0 && count > MAX_REPORTS) rc = err_set(err, NUMRPC_ELIMIT, "REPORT of %u calls (at most %d)", count, MAX_REPORTS);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         char *server = NULL, *routine = NULL;
         double flops, predicted, total, compute;
         uint64_t sent, received;
         uint32_t flags = 0;
-        rc = marshal_get_string(&c->r, &server, META_HOST_MAX + 7, err);
-        if (rc == 0) rc = marshal_get_string(&c->r, &routine, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_double(&c->r, &flops, err);
-        if (rc == 0) rc = marshal_get_u64(&c->r, &sent, err);
-        if (rc == 0) rc = marshal_get_u64(&c->r, &received, err);
-        if (rc == 0) rc = marshal_get_double(&c->r, &predicted, err);
-        if (rc == 0) rc = marshal_get_double(&c->r, &total, err);
-        if (rc == 0) rc = marshal_get_double(&c->r, &compute, err);
-        if (rc == 0) rc = marshal_get_u32(&c->r, &flags, err);
+        rc = wire_get_string(&c->r, &server, META_HOST_MAX + 7, err);
+        if (rc == 0) rc = wire_get_string(&c->r, &routine, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_double(&c->r, &flops, err);
+        if (rc == 0) rc = wire_get_u64(&c->r, &sent, err);
+        if (rc == 0) rc = wire_get_u64(&c->r, &received, err);
+        if (rc == 0) rc = wire_get_double(&c->r, &predicted, err);
+        if (rc == 0) rc = wire_get_double(&c->r, &total, err);
+        if (rc == 0) rc = wire_get_double(&c->r, &compute, err);
+        if (rc == 0) rc = wire_get_u32(&c->r, &flags, err);
         /* Nonsense figures are ignored, never believed. */
         if (rc == 0 && flops >= 0 && flops < 1e30 && total >= 0 && total < 1e7 && compute >= 0 &&
             compute <= total + 1 && predicted >= 0 && predicted < 1e9)
@@ -293,7 +293,7 @@ static int serve_report(mconn *c, err_t *err)
 static int serve_status(mconn *c, uint32_t call_id, err_t *err)
 {
     uint32_t format;
-    int rc = marshal_get_u32(&c->r, &format, err);
+    int rc = wire_get_u32(&c->r, &format, err);
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     if (rc != 0) return rc;
     char *text = table_status(format == 1);
@@ -303,7 +303,7 @@ static int serve_status(mconn *c, uint32_t call_id, err_t *err)
         return reply_error(c, call_id, &e, err);
     }
     rc = reply_begin(c, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_string(&c->w, text, err);
+    if (rc == 0) rc = wire_put_string(&c->w, text, err);
     if (rc == 0) rc = wire_end(&c->w, err);
     free(text);
     return rc;

@@ -77,9 +77,9 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
         rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
     if (rc == 0) {
         wire_begin(&s->writer, PROTO_FILE_READ, rf->call_id);
-        rc = marshal_put_u32(&s->writer, rf->index, err);
-        if (rc == 0) rc = marshal_put_u64(&s->writer, offset, err);
-        if (rc == 0) rc = marshal_put_u32(&s->writer, (uint32_t)want, err);
+        rc = wire_put_u32(&s->writer, rf->index, err);
+        if (rc == 0) rc = wire_put_u64(&s->writer, offset, err);
+        if (rc == 0) rc = wire_put_u32(&s->writer, (uint32_t)want, err);
         if (rc == 0) rc = wire_end(&s->writer, err);
     }
     uint32_t type, id, status;
@@ -89,8 +89,8 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     if (rc == 0 && (type != PROTO_FILE_DATA || id != rf->call_id))
         rc = err_set(err, NUMRPC_EPROTO, "message %u for call %u while reading file %s", type,
                      id, rf->pub.name);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &status, err);
-    if (rc == 0) rc = marshal_get_string(&s->reader, &detail, ERR_DETAIL_MAX, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &status, err);
+    if (rc == 0) rc = wire_get_string(&s->reader, &detail, ERR_DETAIL_MAX, err);
     if (rc == 0 && status != 0) {
         rc = wire_skip_message(&s->reader, err);
         if (rc == 0) rc = err_set(err, NUMRPC_EIO, "%s", detail);
@@ -101,7 +101,7 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
         return NUMRPC_EIO;
     }
     free(detail);
-    if (rc == 0) rc = marshal_get_u64(&s->reader, &n, err);
+    if (rc == 0) rc = wire_get_u64(&s->reader, &n, err);
     if (rc == 0 && n != want)
         rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
                      (unsigned long long)n, (unsigned long long)want);
@@ -229,7 +229,7 @@ int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t
     int staged = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (f->params[i].type == NUMRPC_T_FILE) staged = 1;
-        if (files_type_is_file(f->params[i].type)) *(char **)argv[i] = NULL;
+        if (iface_type_is_file(f->params[i].type)) *(char **)argv[i] = NULL;
     }
     if (!staged) return 0;
     const char *tmp = getenv("TMPDIR");

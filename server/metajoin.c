@@ -143,8 +143,8 @@ static int read_status(mj_conn *c, uint32_t call_id, err_t *err)
     int rc = wire_next_message(&c->r, &type, &id, err);
     if (rc == 0 && (type != PROTO_REPLY || id != call_id))
         rc = err_set(err, NUMRPC_EPROTO, "unexpected message type %u id %u", type, id);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &status, err);
-    if (rc == 0) rc = marshal_get_string(&c->r, &detail, 4096, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &status, err);
+    if (rc == 0) rc = wire_get_string(&c->r, &detail, 4096, err);
     if (rc == 0 && (int32_t)status != NUMRPC_OK) {
         rc = err_set(err, (int32_t)status, "%s", detail);
         err_t e2;
@@ -174,9 +174,9 @@ static int mconn_open(mj_conn *c, const char *host, int port, err_t *err)
     }
     uint32_t id = c->next_id++;
     wire_begin(&c->w, PROTO_HELLO, id);
-    rc = marshal_put_u32(&c->w, PROTO_VERSION, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = marshal_put_string(&c->w, "numrpc-server metajoin", err);
+    rc = wire_put_u32(&c->w, PROTO_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0) rc = wire_put_string(&c->w, "numrpc-server metajoin", err);
     if (rc == 0) rc = wire_end(&c->w, err);
     if (rc == 0) rc = read_status(c, id, err);
     if (rc == 0) rc = wire_skip_message(&c->r, err);
@@ -199,22 +199,22 @@ static int fetch_routines(mj_conn *c, mj_list *out, err_t *err)
     wire_begin(&c->w, PROTO_LIST, id);
     int rc = wire_end(&c->w, err);
     if (rc == 0) rc = read_status(c, id, err);
-    if (rc == 0) rc = marshal_get_u32(&c->r, &count, err);
+    if (rc == 0) rc = wire_get_u32(&c->r, &count, err);
     if (rc == 0 && count > 4096) rc = err_set(err, NUMRPC_EPROTO, "%u routines", count);
     if (rc == 0 && (l.items = calloc(count + 1, sizeof *l.items)) == NULL) rc = err_set(err, NUMRPC_ENOMEM, "list");
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
-        rc = marshal_get_string(&c->r, &l.items[i].name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = marshal_get_u64(&c->r, &l.items[i].hash, err);
+        rc = wire_get_string(&c->r, &l.items[i].name, IFACE_MAX_NAME, err);
+        if (rc == 0) rc = wire_get_u64(&c->r, &l.items[i].hash, err);
         if (rc == 0) l.count++;
     }
     if (rc == 0) rc = wire_expect_end(&c->r, err);
     for (uint32_t i = 0; rc == 0 && i < l.count; i++) {
         id = c->next_id++;
         wire_begin(&c->w, PROTO_GET_IFACE, id);
-        rc = marshal_put_string(&c->w, l.items[i].name, err);
+        rc = wire_put_string(&c->w, l.items[i].name, err);
         if (rc == 0) rc = wire_end(&c->w, err);
         if (rc == 0) rc = read_status(c, id, err);
-        if (rc == 0) rc = marshal_get_opaque(&c->r, &l.items[i].blob, &l.items[i].len, IFACE_MAX_BLOB, err);
+        if (rc == 0) rc = wire_get_opaque(&c->r, &l.items[i].blob, &l.items[i].len, IFACE_MAX_BLOB, err);
         if (rc == 0) rc = wire_expect_end(&c->r, err);
     }
     if (rc != 0) list_free(&l);
@@ -244,16 +244,16 @@ static int time_dmmul(mj_conn *c, const iface_t *f, int n, double *a, double *b,
     uint32_t id = c->next_id++;
     if (rc != 0) return rc;
     wire_begin(&c->w, PROTO_CALL, id);
-    rc = marshal_put_string(&c->w, f->name, err);
-    if (rc == 0) rc = marshal_put_u64(&c->w, f->hash, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, 0, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, 0, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = marshal_put_u32(&c->w, f->nparams, err);
+    rc = wire_put_string(&c->w, f->name, err);
+    if (rc == 0) rc = wire_put_u64(&c->w, f->hash, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, 0, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, 0, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0) rc = wire_put_u32(&c->w, f->nparams, err);
     if (rc == 0) rc = marshal_write(&c->w, f, argv, shapes, MARSHAL_REQUEST, err);
     if (rc == 0) rc = wire_end(&c->w, err);
     if (rc == 0) rc = read_status(c, id, err);
-    if (rc == 0) rc = marshal_get_double(&c->r, seconds, err);
+    if (rc == 0) rc = wire_get_double(&c->r, seconds, err);
     if (rc == 0) rc = wire_skip_message(&c->r, err);
     return rc;
 }
@@ -338,11 +338,11 @@ static int count_slots(void)
 
 static int put_routines(mj_conn *m, const mj_list *l, err_t *err)
 {
-    int rc = marshal_put_u32(&m->w, l->count, err);
+    int rc = wire_put_u32(&m->w, l->count, err);
     for (uint32_t i = 0; rc == 0 && i < l->count; i++) {
-        rc = marshal_put_string(&m->w, l->items[i].name, err);
-        if (rc == 0) rc = marshal_put_u64(&m->w, l->items[i].hash, err);
-        if (rc == 0) rc = marshal_put_opaque(&m->w, l->items[i].blob, l->items[i].len, err);
+        rc = wire_put_string(&m->w, l->items[i].name, err);
+        if (rc == 0) rc = wire_put_u64(&m->w, l->items[i].hash, err);
+        if (rc == 0) rc = wire_put_opaque(&m->w, l->items[i].blob, l->items[i].len, err);
     }
     return rc;
 }
@@ -354,22 +354,22 @@ static int send_join(mj_conn *m, const mj_list *l, int npoints, const double *pt
     snprintf(name, sizeof name, "numrpc-server pid %d", (int)getpid());
     uint32_t id = m->next_id++, server_id = 0;
     wire_begin(&m->w, PROTO_META_JOIN, id);
-    int rc = marshal_put_string(&m->w, mj.advertise[0] ? mj.advertise
+    int rc = wire_put_string(&m->w, mj.advertise[0] ? mj.advertise
                                        : strcmp(mj.cfg.bind_addr, "0.0.0.0") == 0 ? "" : mj.cfg.bind_addr,
                                 err);
-    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)mj.cfg.port, err);
-    if (rc == 0) rc = marshal_put_string(&m->w, name, err);
-    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)slots, err);
-    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)npoints, err);
+    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)mj.cfg.port, err);
+    if (rc == 0) rc = wire_put_string(&m->w, name, err);
+    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)slots, err);
+    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)npoints, err);
     for (int i = 0; rc == 0 && i < npoints; i++) {
-        rc = marshal_put_double(&m->w, pt_n[i], err);
-        if (rc == 0) rc = marshal_put_double(&m->w, pt_rate[i], err);
+        rc = wire_put_double(&m->w, pt_n[i], err);
+        if (rc == 0) rc = wire_put_double(&m->w, pt_rate[i], err);
     }
     if (rc == 0) rc = put_routines(m, l, err);
     if (rc == 0) rc = wire_end(&m->w, err);
     if (rc == 0) rc = read_status(m, id, err);
-    if (rc == 0) rc = marshal_get_u32(&m->r, &server_id, err);
-    if (rc == 0) rc = marshal_get_u32(&m->r, heartbeat_ms, err);
+    if (rc == 0) rc = wire_get_u32(&m->r, &server_id, err);
+    if (rc == 0) rc = wire_get_u32(&m->r, heartbeat_ms, err);
     if (rc == 0) rc = wire_expect_end(&m->r, err);
     if (rc == 0 && (*heartbeat_ms < 20 || *heartbeat_ms > 600000)) *heartbeat_ms = 1000;
     return rc;
@@ -389,10 +389,10 @@ static double load_average(void)
 static int send_load(mj_conn *m, int in_flight, int queued, int draining, err_t *err)
 {
     wire_begin(&m->w, PROTO_META_LOAD, m->next_id++);
-    int rc = marshal_put_u32(&m->w, (uint32_t)in_flight, err);
-    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)queued, err);
-    if (rc == 0) rc = marshal_put_u32(&m->w, (uint32_t)draining, err);
-    if (rc == 0) rc = marshal_put_double(&m->w, load_average(), err);
+    int rc = wire_put_u32(&m->w, (uint32_t)in_flight, err);
+    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)queued, err);
+    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)draining, err);
+    if (rc == 0) rc = wire_put_double(&m->w, load_average(), err);
     if (rc == 0) rc = wire_end(&m->w, err);
     return rc;
 }

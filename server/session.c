@@ -16,8 +16,8 @@ static int reply_begin(wire_writer *w, uint32_t call_id, int code, const char *d
                        err_t *err)
 {
     wire_begin(w, PROTO_REPLY, call_id);
-    int rc = marshal_put_u32(w, (uint32_t)code, err);
-    if (rc == 0) rc = marshal_put_string(w, detail, err);
+    int rc = wire_put_u32(w, (uint32_t)code, err);
+    if (rc == 0) rc = wire_put_string(w, detail, err);
     return rc;
 }
 
@@ -46,9 +46,9 @@ static int put_compute_and_load(wire_writer *w, double compute_seconds, const wo
     uint32_t in_flight = session_calls_in_flight(self), queued = 0;
     if (server_stats && atomic_load(&server_stats->load_queued) > 0)
         queued = (uint32_t)atomic_load(&server_stats->load_queued);
-    int rc = marshal_put_double(w, compute_seconds, err);
-    if (rc == 0) rc = marshal_put_u32(w, in_flight, err);
-    if (rc == 0) rc = marshal_put_u32(w, queued, err);
+    int rc = wire_put_double(w, compute_seconds, err);
+    if (rc == 0) rc = wire_put_u32(w, in_flight, err);
+    if (rc == 0) rc = wire_put_u32(w, queued, err);
     return rc;
 }
 
@@ -74,9 +74,9 @@ static int serve_hello(session *s, uint32_t call_id, err_t *err)
 {
     uint32_t version, packet;
     char *peer = NULL;
-    int rc = marshal_get_u32(&s->reader, &version, err);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &packet, err);
-    if (rc == 0) rc = marshal_get_string(&s->reader, &peer, IFACE_MAX_NAME, err);
+    int rc = wire_get_u32(&s->reader, &version, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &packet, err);
+    if (rc == 0) rc = wire_get_string(&s->reader, &peer, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     free(peer);
     if (rc != 0) return rc;
@@ -87,9 +87,9 @@ static int serve_hello(session *s, uint32_t call_id, err_t *err)
         return session_reply_error(&s->writer, call_id, NUMRPC_EVERSION, detail, err);
     }
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_u32(&s->writer, PROTO_VERSION, err);
-    if (rc == 0) rc = marshal_put_u32(&s->writer, PROTO_MAX_PACKET, err);
-    if (rc == 0) rc = marshal_put_string(&s->writer, "numrpc-server " PACKAGE_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&s->writer, PROTO_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&s->writer, PROTO_MAX_PACKET, err);
+    if (rc == 0) rc = wire_put_string(&s->writer, "numrpc-server " PACKAGE_VERSION, err);
     if (rc == 0) rc = wire_end(&s->writer, err);
     return rc;
 }
@@ -99,10 +99,10 @@ static int serve_list(session *s, uint32_t call_id, err_t *err)
     int rc = wire_expect_end(&s->reader, err);
     if (rc != 0) return rc;
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_u32(&s->writer, (uint32_t)s->reg->count, err);
+    if (rc == 0) rc = wire_put_u32(&s->writer, (uint32_t)s->reg->count, err);
     for (size_t i = 0; rc == 0 && i < s->reg->count; i++) {
-        rc = marshal_put_string(&s->writer, s->reg->items[i].iface.name, err);
-        if (rc == 0) rc = marshal_put_u64(&s->writer, s->reg->items[i].iface.hash, err);
+        rc = wire_put_string(&s->writer, s->reg->items[i].iface.name, err);
+        if (rc == 0) rc = wire_put_u64(&s->writer, s->reg->items[i].iface.hash, err);
     }
     if (rc == 0) rc = wire_end(&s->writer, err);
     return rc;
@@ -117,7 +117,7 @@ static void unknown_routine(const registry *reg, const char *name, err_t *e)
 static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
 {
     char *name = NULL;
-    int rc = marshal_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
+    int rc = wire_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc != 0) {
         free(name);
@@ -132,7 +132,7 @@ static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
     }
     free(name);
     rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_opaque(&s->writer, r->blob, (uint32_t)r->blob_len, err);
+    if (rc == 0) rc = wire_put_opaque(&s->writer, r->blob, (uint32_t)r->blob_len, err);
     if (rc == 0) rc = wire_end(&s->writer, err);
     return rc;
 }
@@ -143,8 +143,8 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
 {
     uint32_t reply_bytes = 0;
     uint64_t n = 0;
-    int rc = marshal_get_u32(&s->reader, &reply_bytes, err);
-    if (rc == 0) rc = marshal_get_u64(&s->reader, &n, err);
+    int rc = wire_get_u32(&s->reader, &reply_bytes, err);
+    if (rc == 0) rc = wire_get_u64(&s->reader, &n, err);
     if (rc != 0) return rc;
     if (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES) {
         err_t e;
@@ -155,7 +155,7 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
     if (rc == 0) rc = wire_expect_end(&s->reader, err);
     if (rc == 0) rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = marshal_put_u64(&s->writer, reply_bytes, err);
+    if (rc == 0) rc = wire_put_u64(&s->writer, reply_bytes, err);
     if (rc == 0) rc = wire_put_zeros(&s->writer, reply_bytes, err);
     if (rc == 0) rc = wire_pad8(&s->writer, err);
     if (rc == 0) rc = wire_end(&s->writer, err);
@@ -364,12 +364,12 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     uint32_t deadline_ms, flags, reply_packet, nargs;
     err_t call_err;
     err_clear(&call_err);
-    int rc = marshal_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = marshal_get_u64(&s->reader, &hash, err);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &deadline_ms, err);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &flags, err);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &reply_packet, err);
-    if (rc == 0) rc = marshal_get_u32(&s->reader, &nargs, err);
+    int rc = wire_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_get_u64(&s->reader, &hash, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &deadline_ms, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &flags, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &reply_packet, err);
+    if (rc == 0) rc = wire_get_u32(&s->reader, &nargs, err);
     if (rc != 0) {
         free(name);
         return rc;
@@ -437,7 +437,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     }
 
     /* Replies held for cheap calls go out before anything long runs. */
-    int cheap = is_cheap(f, a->argv) && !files_iface_has_files(f);
+    int cheap = is_cheap(f, a->argv) && !iface_has_files(f);
     if (!cheap && (rc = wire_flush(&s->writer, err)) != 0) goto broken;
     double compute_s = 0;
     files_routine_begin();

@@ -68,8 +68,8 @@ int RawExchange(int port, uint32_t type, uint32_t call_id, Body body, After afte
     uint32_t rtype = 0, id = 0, status = 12345;
     char *detail = nullptr;
     int rc = wire_next_message(&r, &rtype, &id, &err);
-    if (rc == 0) rc = marshal_get_u32(&r, &status, &err);
-    if (rc == 0) rc = marshal_get_string(&r, &detail, 1 << 20, &err);
+    if (rc == 0) rc = wire_get_u32(&r, &status, &err);
+    if (rc == 0) rc = wire_get_string(&r, &detail, 1 << 20, &err);
     if (rc == 0 && status == 0) rc = after(&r, &err);
     if (detail) *detail_out = detail;
     free(detail);
@@ -88,12 +88,12 @@ int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint
             Body body, std::string *detail_out, uint32_t deadline_ms = 0)
 {
     auto call = [&](wire_writer *w, err_t *err) {
-        marshal_put_string(w, routine, err);
-        marshal_put_u64(w, hash, err);
-        marshal_put_u32(w, deadline_ms, err);
-        marshal_put_u32(w, 0, err);
-        marshal_put_u32(w, 0, err);
-        marshal_put_u32(w, nargs, err);
+        wire_put_string(w, routine, err);
+        wire_put_u64(w, hash, err);
+        wire_put_u32(w, deadline_ms, err);
+        wire_put_u32(w, 0, err);
+        wire_put_u32(w, 0, err);
+        wire_put_u32(w, nargs, err);
         body(w, err);
     };
     return RawExchange(port, PROTO_CALL, call_id, call, [](wire_reader *, err_t *) { return 0; }, detail_out);
@@ -103,14 +103,14 @@ int RawCall(int port, uint32_t call_id, const char *routine, uint64_t hash, uint
 int RawProbe(int port, uint32_t reply_bytes, uint32_t n, std::string *detail_out, uint64_t *back)
 {
     auto probe = [&](wire_writer *w, err_t *err) {
-        marshal_put_u32(w, reply_bytes, err);
-        marshal_put_u64(w, n, err);
+        wire_put_u32(w, reply_bytes, err);
+        wire_put_u64(w, n, err);
         std::vector<uint8_t> payload(n, 0x5a);
         wire_put(w, payload.data(), payload.size(), err);
         wire_pad8(w, err);
     };
     return RawExchange(port, PROTO_PROBE, 77, probe,
-                       [&](wire_reader *r, err_t *err) { return marshal_get_u64(r, back, err); }, detail_out);
+                       [&](wire_reader *r, err_t *err) { return wire_get_u64(r, back, err); }, detail_out);
 }
 
 TEST_F(BadInput, ProbeAsksWithinItsLimit)
@@ -149,9 +149,9 @@ TEST_F(BadInput, NegativeDimensionReachingTheServer)
     std::string detail;
     int status = RawCall(server_->port(), 41, "dcopy", 0, 5,
                          [](wire_writer *w, err_t *err) {
-                             marshal_put_u32(w, static_cast<uint32_t>(-5), err);  // n
-                             marshal_put_u32(w, 1, err);                         // incx
-                             marshal_put_u32(w, 1, err);                         // incy
+                             wire_put_u32(w, static_cast<uint32_t>(-5), err);  // n
+                             wire_put_u32(w, 1, err);                         // incx
+                             wire_put_u32(w, 1, err);                         // incy
                              wire_pad8(w, err);
                          },
                          &detail);
@@ -221,9 +221,9 @@ TEST_F(BadInput, HugeDeclaredSizeIsRefusedBeforeAllocating)
     std::string detail;
     int status = RawCall(server_->port(), 42, "dcopy", 0, 5,
                          [](wire_writer *w, err_t *err) {
-                             marshal_put_u32(w, 0x7fffffff, err);  // n: 16 GiB of doubles
-                             marshal_put_u32(w, 1, err);
-                             marshal_put_u32(w, 1, err);
+                             wire_put_u32(w, 0x7fffffff, err);  // n: 16 GiB of doubles
+                             wire_put_u32(w, 1, err);
+                             wire_put_u32(w, 1, err);
                              wire_pad8(w, err);
                          },
                          &detail);
@@ -250,12 +250,12 @@ TEST_F(BadInput, DeadlineStopsTheRoutine)
     std::string detail;
     int status = RawCall(big.port(), 44, "linpack", 0, 6,
                          [&](wire_writer *w, err_t *err) {
-                             marshal_put_u32(w, n, err);  // lda
-                             marshal_put_u32(w, n, err);  // n
+                             wire_put_u32(w, n, err);  // lda
+                             wire_put_u32(w, n, err);  // n
                              wire_pad8(w, err);
                              // a: n*n doubles (zeros: LU still does all its
                              // work), then b: n doubles, as the walker lays them out.
-                             marshal_put_u64(w, elems, err);
+                             wire_put_u64(w, elems, err);
                              for (size_t done = 0; done < elems * 8;) {
                                  uint8_t *dst;
                                  size_t avail;
@@ -265,8 +265,8 @@ TEST_F(BadInput, DeadlineStopsTheRoutine)
                                  wire_commit(w, m);
                                  done += m;
                              }
-                             marshal_put_u64(w, n, err);
-                             for (int i = 0; i < n; i++) marshal_put_double(w, 1.0, err);
+                             wire_put_u64(w, n, err);
+                             for (int i = 0; i < n; i++) wire_put_double(w, 1.0, err);
                          },
                          &detail, 30);
     EXPECT_EQ(status, NUMRPC_ETIMEDOUT) << detail;
@@ -288,13 +288,13 @@ TEST_F(BadInput, ProtocolVersionMismatch)
     wire_writer_init(&w, fd, 4096, &err);
     wire_reader_init(&r, fd, 0, &err);
     wire_begin(&w, PROTO_HELLO, 5);
-    marshal_put_u32(&w, 99, &err);
-    marshal_put_u32(&w, 4096, &err);
-    marshal_put_string(&w, "future client", &err);
+    wire_put_u32(&w, 99, &err);
+    wire_put_u32(&w, 4096, &err);
+    wire_put_string(&w, "future client", &err);
     ASSERT_EQ(wire_end(&w, &err), 0);
     uint32_t type, id, status;
     ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0) << err.detail;
-    ASSERT_EQ(marshal_get_u32(&r, &status, &err), 0);
+    ASSERT_EQ(wire_get_u32(&r, &status, &err), 0);
     EXPECT_EQ(static_cast<int32_t>(status), NUMRPC_EVERSION);
     wire_writer_free(&w);
     wire_reader_free(&r);
@@ -338,13 +338,13 @@ TEST(HostileMessages, RandomMutationsNeverTakeTheServerDown)
     wire_writer w;
     wire_writer_init(&w, sv[0], 4096, &err);
     wire_begin(&w, PROTO_CALL, 7);
-    marshal_put_string(&w, "dcopy", &err);
-    marshal_put_u64(&w, 0, &err);
-    for (uint32_t v : {0u, 0u, 0u, 5u}) marshal_put_u32(&w, v, &err);
-    for (uint32_t v : {16u, 1u, 1u}) marshal_put_u32(&w, v, &err);
+    wire_put_string(&w, "dcopy", &err);
+    wire_put_u64(&w, 0, &err);
+    for (uint32_t v : {0u, 0u, 0u, 5u}) wire_put_u32(&w, v, &err);
+    for (uint32_t v : {16u, 1u, 1u}) wire_put_u32(&w, v, &err);
     wire_pad8(&w, &err);
-    marshal_put_u64(&w, 16, &err);
-    for (int i = 0; i < 16; i++) marshal_put_double(&w, i * 0.5, &err);
+    wire_put_u64(&w, 16, &err);
+    for (int i = 0; i < 16; i++) wire_put_double(&w, i * 0.5, &err);
     ASSERT_EQ(wire_end(&w, &err), 0);
     wire_writer_free(&w);
     std::vector<uint8_t> valid(4096);

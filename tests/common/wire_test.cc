@@ -39,7 +39,7 @@ TEST_P(Framing, MessagesRoundTripAtEveryPacketSize)
         wire_writer_init(&w, p.fd[0], packet, &err);
         for (size_t len : {size_t(0), size_t(1), size_t(8), size_t(4080), size_t(4081), payload.size()}) {
             wire_begin(&w, PROTO_CALL, static_cast<uint32_t>(len));
-            marshal_put_u64(&w, len, &err);
+            wire_put_u64(&w, len, &err);
             wire_put(&w, payload.data(), len, &err);
             EXPECT_EQ(wire_end(&w, &err), 0) << err.detail;
             // A keepalive between messages is invisible to the reader.
@@ -56,7 +56,7 @@ TEST_P(Framing, MessagesRoundTripAtEveryPacketSize)
         EXPECT_EQ(type, static_cast<uint32_t>(PROTO_CALL));
         EXPECT_EQ(id, static_cast<uint32_t>(want));
         uint64_t len;
-        ASSERT_EQ(marshal_get_u64(&r, &len, &err), 0);
+        ASSERT_EQ(wire_get_u64(&r, &len, &err), 0);
         ASSERT_EQ(len, want);
         std::vector<uint8_t> got(len);
         ASSERT_EQ(wire_get(&r, got.data(), len, &err), 0) << err.detail;
@@ -77,14 +77,14 @@ TEST(Framing, ShortMessageIsAnError)
     wire_writer w;
     wire_writer_init(&w, p.fd[0], 4096, &err);
     wire_begin(&w, PROTO_LIST, 1);
-    marshal_put_u32(&w, 5, &err);
+    wire_put_u32(&w, 5, &err);
     wire_end(&w, &err);
     wire_reader r;
     wire_reader_init(&r, p.fd[1], 0, &err);
     uint32_t type, id;
     ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0);
     uint64_t too_much;
-    EXPECT_EQ(marshal_get_u64(&r, &too_much, &err), NUMRPC_EPROTO);
+    EXPECT_EQ(wire_get_u64(&r, &too_much, &err), NUMRPC_EPROTO);
     EXPECT_NE(std::string(err.detail).find("ends early"), std::string::npos) << err.detail;
     wire_writer_free(&w);
     wire_reader_free(&r);
@@ -100,7 +100,7 @@ TEST(Framing, HeldMessagesLeaveTogether)
     ASSERT_EQ(wire_writer_init(&w, p.fd[0], 256, &err), 0);
     for (uint32_t id = 1; id <= 3; id++) {
         wire_begin(&w, PROTO_CALL, id);
-        ASSERT_EQ(marshal_put_u32(&w, id * 10, &err), 0);
+        ASSERT_EQ(wire_put_u32(&w, id * 10, &err), 0);
         ASSERT_EQ(wire_end_held(&w, &err), 0);
         EXPECT_TRUE(wire_writer_holding(&w));
     }
@@ -108,7 +108,7 @@ TEST(Framing, HeldMessagesLeaveTogether)
     EXPECT_EQ(recv(p.fd[1], &probe, 1, MSG_DONTWAIT), -1) << "a held message was sent";
     EXPECT_EQ(w.bytes_out, 3u * (PROTO_HEADER_SIZE + 4)) << "held bytes are counted";
     wire_begin(&w, PROTO_CALL, 4);
-    ASSERT_EQ(marshal_put_u32(&w, 40, &err), 0);
+    ASSERT_EQ(wire_put_u32(&w, 40, &err), 0);
     ASSERT_EQ(wire_end(&w, &err), 0);
     EXPECT_FALSE(wire_writer_holding(&w));
     EXPECT_EQ(wire_flush(&w, &err), 0) << "nothing left to flush";
@@ -119,7 +119,7 @@ TEST(Framing, HeldMessagesLeaveTogether)
         uint32_t type, id, v = 0;
         ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0) << err.detail;
         EXPECT_EQ(id, want);
-        ASSERT_EQ(marshal_get_u32(&r, &v, &err), 0);
+        ASSERT_EQ(wire_get_u32(&r, &v, &err), 0);
         EXPECT_EQ(v, want * 10);
         ASSERT_EQ(wire_expect_end(&r, &err), 0);
         // The next whole message is already buffered, except after the last.

@@ -145,10 +145,10 @@ std::string meta_status(int port, bool json = true)
     uint32_t type, id, status;
     if (wire_reader_init(&r, fd, PROTO_MAX_PACKET, &err) == 0 && wire_writer_init(&w, fd, 0, &err) == 0) {
         wire_begin(&w, PROTO_META_STATUS, 9);
-        if (marshal_put_u32(&w, json ? 1 : 0, &err) == 0 && wire_end(&w, &err) == 0 &&
-            wire_next_message(&r, &type, &id, &err) == 0 && marshal_get_u32(&r, &status, &err) == 0 &&
-            marshal_get_string(&r, &detail, 4096, &err) == 0 && status == 0 &&
-            marshal_get_string(&r, &text, 1u << 24, &err) == 0)
+        if (wire_put_u32(&w, json ? 1 : 0, &err) == 0 && wire_end(&w, &err) == 0 &&
+            wire_next_message(&r, &type, &id, &err) == 0 && wire_get_u32(&r, &status, &err) == 0 &&
+            wire_get_string(&r, &detail, 4096, &err) == 0 && status == 0 &&
+            wire_get_string(&r, &text, 1u << 24, &err) == 0)
             out = text;
         wire_reader_free(&r);
         wire_writer_free(&w);
