@@ -8,16 +8,24 @@
 
 #include "error.h"
 #include "protocol.h"
+#include "transport.h"
 
-/* Time limits come from the socket (SO_SNDTIMEO / SO_RCVTIMEO): a send or
- * read that times out fails with NUMRPC_ETIMEDOUT. */
+/* Reader and writer move bytes through a transport (transport.h).  Time
+ * limits come from the socket (SO_SNDTIMEO / SO_RCVTIMEO): a send or read
+ * that times out fails with NUMRPC_ETIMEDOUT.  Code outside common/ uses
+ * the functions below, never the structures' fields. */
+
+/* ---- Packet header ---- */
+/* Decodes a 16-byte packet header (magic and version checked). */
+int wire_parse_header(const uint8_t hdr[PROTO_HEADER_SIZE], uint32_t *type, uint32_t *call_id,
+                      uint32_t *flags, uint32_t *len, err_t *err);
 
 /* ---- Writer ----
  * A message is a byte stream cut into packets of packet_size bytes (16-byte
  * header + payload, payload a multiple of 8).  Full packets collect in a
  * batch buffer that goes to the kernel in one write.  Owned by one thread. */
 typedef struct wire_writer {
-    int fd;
+    transport tp;     /* a copy of its owner's stream                  */
     size_t packet_size;
     uint8_t *buf;     /* malloc'd batch of whole packets               */
     size_t cap;       /* bytes in buf: a multiple of packet_size       */
@@ -33,6 +41,15 @@ typedef struct wire_writer {
  * range and rounded down to a multiple of 8. */
 int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err);
 void wire_writer_free(wire_writer *w);
+/* Writes to tp from now on; a message cut short on the old stream (its
+ * peer left mid-reply) and any held one are forgotten. */
+void wire_writer_attach(wire_writer *w, transport tp);
+/* The packet size messages are cut into now. */
+size_t wire_writer_packet_size(const wire_writer *w);
+/* Bytes framed for the stream so far (sent or held). */
+uint64_t wire_writer_bytes(const wire_writer *w);
+/* True between messages. */
+int wire_writer_idle(const wire_writer *w);
 int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err);
 
 int wire_begin(wire_writer *w, uint32_t type, uint32_t call_id);
@@ -58,13 +75,13 @@ int wire_writer_holding(const wire_writer *w);
 /* Ends the message with END|ABORT: the receiver drops it. */
 int wire_abort(wire_writer *w, err_t *err);
 /* Sends one empty single-packet message (CANCEL, KEEPALIVE) at once. */
-int wire_send_empty(int fd, uint32_t type, uint32_t call_id, err_t *err);
+int wire_send_empty(const transport *t, uint32_t type, uint32_t call_id, err_t *err);
 
 /* ---- Reader ----
  * Reads large chunks into a buffer and hands out payload bytes in place;
  * keepalive packets are counted and skipped.  Owned by one thread. */
 typedef struct wire_reader {
-    int fd;
+    transport tp;
     uint8_t *buf;
     size_t cap;
     size_t head, tail;    /* buffered bytes are buf[head, tail)        */
@@ -79,6 +96,20 @@ typedef struct wire_reader {
 
 int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
 void wire_reader_free(wire_reader *r);
+/* Reads from tp from now on; whatever was buffered or half read from the
+ * old stream is forgotten. */
+void wire_reader_attach(wire_reader *r, transport tp);
+/* Bytes read from the stream but not yet consumed (a pipelined request). */
+size_t wire_reader_buffered(const wire_reader *r);
+/* The current message: its type, call id and payload bytes consumed. */
+uint32_t wire_reader_type(const wire_reader *r);
+uint32_t wire_reader_call_id(const wire_reader *r);
+uint64_t wire_reader_offset(const wire_reader *r);
+/* True while a message is being read. */
+int wire_reader_in_message(const wire_reader *r);
+/* Totals since init: bytes read from the stream, keepalives skipped. */
+uint64_t wire_reader_bytes(const wire_reader *r);
+uint64_t wire_reader_keepalives(const wire_reader *r);
 /* True when a whole one-packet message is buffered: reading it will not
  * wait for the peer. */
 int wire_reader_has_message(const wire_reader *r);
