@@ -73,26 +73,26 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     if (block == NULL) return err_set(err, NUMRPC_ENOMEM, "remote file block");
     hold_connection(s->slot);
     int rc = 0;
-    if (s->reader.tail > s->reader.head)
+    if (wire_reader_buffered(&s->conn.reader) > 0)
         rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
     if (rc == 0) {
-        wire_begin(&s->writer, PROTO_FILE_READ, rf->call_id);
-        rc = wire_put_u32(&s->writer, rf->index, err);
-        if (rc == 0) rc = wire_put_u64(&s->writer, offset, err);
-        if (rc == 0) rc = wire_put_u32(&s->writer, (uint32_t)want, err);
-        if (rc == 0) rc = wire_end(&s->writer, err);
+        wire_begin(&s->conn.writer, PROTO_FILE_READ, rf->call_id);
+        rc = wire_put_u32(&s->conn.writer, rf->index, err);
+        if (rc == 0) rc = wire_put_u64(&s->conn.writer, offset, err);
+        if (rc == 0) rc = wire_put_u32(&s->conn.writer, (uint32_t)want, err);
+        if (rc == 0) rc = wire_end(&s->conn.writer, err);
     }
     uint32_t type, id, status;
     uint64_t n = 0;
     char *detail = NULL;
-    if (rc == 0) rc = wire_next_message(&s->reader, &type, &id, err);
+    if (rc == 0) rc = wire_next_message(&s->conn.reader, &type, &id, err);
     if (rc == 0 && (type != PROTO_FILE_DATA || id != rf->call_id))
         rc = err_set(err, NUMRPC_EPROTO, "message %u for call %u while reading file %s", type,
                      id, rf->pub.name);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &status, err);
-    if (rc == 0) rc = wire_get_string(&s->reader, &detail, ERR_DETAIL_MAX, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &status, err);
+    if (rc == 0) rc = wire_get_string(&s->conn.reader, &detail, ERR_DETAIL_MAX, err);
     if (rc == 0 && status != 0) {
-        rc = wire_skip_message(&s->reader, err);
+        rc = wire_skip_message(&s->conn.reader, err);
         if (rc == 0) rc = err_set(err, NUMRPC_EIO, "%s", detail);
         else rf->failed = 1;
         free(detail);
@@ -101,13 +101,13 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
         return NUMRPC_EIO;
     }
     free(detail);
-    if (rc == 0) rc = wire_get_u64(&s->reader, &n, err);
+    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &n, err);
     if (rc == 0 && n != want)
         rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
                      (unsigned long long)n, (unsigned long long)want);
-    if (rc == 0) rc = wire_get(&s->reader, block, (size_t)want, err);
-    if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
-    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    if (rc == 0) rc = wire_get(&s->conn.reader, block, (size_t)want, err);
+    if (rc == 0) rc = wire_skip_pad8(&s->conn.reader, err);
+    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     atomic_store(&s->slot->state, SLOT_COMPUTING);
     if (rc != 0) {
         rf->failed = 1;
@@ -252,7 +252,7 @@ int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t
 
 int files_call_read(files_call *fc, err_t *call_err, err_t *err)
 {
-    return files_read(&fc->s->reader, fc->f, fc->argv, MARSHAL_REQUEST,
+    return files_read(&fc->s->conn.reader, fc->f, fc->argv, MARSHAL_REQUEST,
                       fc->s->cfg->max_call_bytes, make_rfile, fc, call_err, err);
 }
 

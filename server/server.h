@@ -15,6 +15,7 @@
 #include "error.h"
 #include "iface.h"
 #include "stubmod.h"
+#include "msg.h"
 #include "wire.h"
 
 /* ---- Configuration (command line and configuration file, config.c) ---- */
@@ -206,10 +207,8 @@ typedef struct session {
     const server_config *cfg;
     const registry *reg;
     worker_slot *slot;
-    wire_reader reader;
-    wire_writer writer;
+    msg_conn conn;      /* the borrowed connection (msg_conn_attach per loan) */
     call_arena arena;
-    int fd;
     int conn_id;
     uint32_t last_type; /* type of the last message served */
     call_record rec;    /* of the CALL being served */

@@ -64,47 +64,47 @@ int session_reply_error(wire_writer *w, uint32_t call_id, int code,
 /* Drops the rest of the request, then answers with the error in *call_err. */
 static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *err)
 {
-    int rc = s->reader.in_message ? wire_skip_message(&s->reader, err) : 0;
+    int rc = wire_reader_in_message(&s->conn.reader) ? wire_skip_message(&s->conn.reader, err) : 0;
     if (rc != 0) return rc;
     if (s->last_type == PROTO_CALL) session_call_done(s, call_err->code, call_err->detail);
-    return session_reply_error(&s->writer, call_id, call_err->code, call_err->detail, err);
+    return session_reply_error(&s->conn.writer, call_id, call_err->code, call_err->detail, err);
 }
 
 static int serve_hello(session *s, uint32_t call_id, err_t *err)
 {
     uint32_t version, packet;
     char *peer = NULL;
-    int rc = wire_get_u32(&s->reader, &version, err);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &packet, err);
-    if (rc == 0) rc = wire_get_string(&s->reader, &peer, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    int rc = wire_get_u32(&s->conn.reader, &version, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &packet, err);
+    if (rc == 0) rc = wire_get_string(&s->conn.reader, &peer, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     free(peer);
     if (rc != 0) return rc;
     if (version != PROTO_VERSION) {
         char detail[128];
         snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version,
                  PROTO_VERSION);
-        return session_reply_error(&s->writer, call_id, NUMRPC_EVERSION, detail, err);
+        return session_reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
     }
-    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u32(&s->writer, PROTO_VERSION, err);
-    if (rc == 0) rc = wire_put_u32(&s->writer, PROTO_MAX_PACKET, err);
-    if (rc == 0) rc = wire_put_string(&s->writer, "numrpc-server " PACKAGE_VERSION, err);
-    if (rc == 0) rc = wire_end(&s->writer, err);
+    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = wire_put_u32(&s->conn.writer, PROTO_VERSION, err);
+    if (rc == 0) rc = wire_put_u32(&s->conn.writer, PROTO_MAX_PACKET, err);
+    if (rc == 0) rc = wire_put_string(&s->conn.writer, "numrpc-server " PACKAGE_VERSION, err);
+    if (rc == 0) rc = wire_end(&s->conn.writer, err);
     return rc;
 }
 
 static int serve_list(session *s, uint32_t call_id, err_t *err)
 {
-    int rc = wire_expect_end(&s->reader, err);
+    int rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) return rc;
-    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u32(&s->writer, (uint32_t)s->reg->count, err);
+    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = wire_put_u32(&s->conn.writer, (uint32_t)s->reg->count, err);
     for (size_t i = 0; rc == 0 && i < s->reg->count; i++) {
-        rc = wire_put_string(&s->writer, s->reg->items[i].iface.name, err);
-        if (rc == 0) rc = wire_put_u64(&s->writer, s->reg->items[i].iface.hash, err);
+        rc = wire_put_string(&s->conn.writer, s->reg->items[i].iface.name, err);
+        if (rc == 0) rc = wire_put_u64(&s->conn.writer, s->reg->items[i].iface.hash, err);
     }
-    if (rc == 0) rc = wire_end(&s->writer, err);
+    if (rc == 0) rc = wire_end(&s->conn.writer, err);
     return rc;
 }
 
@@ -117,8 +117,8 @@ static void unknown_routine(const registry *reg, const char *name, err_t *e)
 static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
 {
     char *name = NULL;
-    int rc = wire_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    int rc = wire_get_string(&s->conn.reader, &name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) {
         free(name);
         return rc;
@@ -128,12 +128,12 @@ static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
         err_t e;
         unknown_routine(s->reg, name, &e);
         free(name);
-        return session_reply_error(&s->writer, call_id, e.code, e.detail, err);
+        return session_reply_error(&s->conn.writer, call_id, e.code, e.detail, err);
     }
     free(name);
-    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_opaque(&s->writer, r->blob, (uint32_t)r->blob_len, err);
-    if (rc == 0) rc = wire_end(&s->writer, err);
+    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = wire_put_opaque(&s->conn.writer, r->blob, (uint32_t)r->blob_len, err);
+    if (rc == 0) rc = wire_end(&s->conn.writer, err);
     return rc;
 }
 
@@ -143,22 +143,22 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
 {
     uint32_t reply_bytes = 0;
     uint64_t n = 0;
-    int rc = wire_get_u32(&s->reader, &reply_bytes, err);
-    if (rc == 0) rc = wire_get_u64(&s->reader, &n, err);
+    int rc = wire_get_u32(&s->conn.reader, &reply_bytes, err);
+    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &n, err);
     if (rc != 0) return rc;
     if (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES) {
         err_t e;
         err_set(&e, NUMRPC_EINVAL, "a probe moves at most %u bytes each way", PROTO_PROBE_MAX_BYTES);
         return refuse(s, call_id, &e, err);
     }
-    rc = wire_skip(&s->reader, n, err);
-    if (rc == 0) rc = wire_skip_pad8(&s->reader, err);
-    if (rc == 0) rc = wire_expect_end(&s->reader, err);
-    if (rc == 0) rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u64(&s->writer, reply_bytes, err);
-    if (rc == 0) rc = wire_put_zeros(&s->writer, reply_bytes, err);
-    if (rc == 0) rc = wire_pad8(&s->writer, err);
-    if (rc == 0) rc = wire_end(&s->writer, err);
+    rc = wire_skip(&s->conn.reader, n, err);
+    if (rc == 0) rc = wire_skip_pad8(&s->conn.reader, err);
+    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
+    if (rc == 0) rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = wire_put_u64(&s->conn.writer, reply_bytes, err);
+    if (rc == 0) rc = wire_put_zeros(&s->conn.writer, reply_bytes, err);
+    if (rc == 0) rc = wire_pad8(&s->conn.writer, err);
+    if (rc == 0) rc = wire_end(&s->conn.writer, err);
     return rc;
 }
 
@@ -334,7 +334,7 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     slot->conn_id = s->conn_id;
     /* Bytes of other calls in this worker (requests read ahead, replies
      * held) would die with it: the dispatcher then closes the connection. */
-    slot->pipelined = s->reader.tail > s->reader.head || wire_writer_holding(&s->writer);
+    slot->pipelined = wire_reader_buffered(&s->conn.reader) > 0 || wire_writer_holding(&s->conn.writer);
     snprintf(slot->routine, sizeof slot->routine, "%s", r->iface.name);
     set_blas_threads(s);
     double t0 = sock_now();
@@ -364,17 +364,17 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     uint32_t deadline_ms, flags, reply_packet, nargs;
     err_t call_err;
     err_clear(&call_err);
-    int rc = wire_get_string(&s->reader, &name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_get_u64(&s->reader, &hash, err);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &deadline_ms, err);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &flags, err);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &reply_packet, err);
-    if (rc == 0) rc = wire_get_u32(&s->reader, &nargs, err);
+    int rc = wire_get_string(&s->conn.reader, &name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &hash, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &deadline_ms, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &flags, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &reply_packet, err);
+    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &nargs, err);
     if (rc != 0) {
         free(name);
         return rc;
     }
-    rc = wire_set_packet_size(&s->writer, reply_packet ? reply_packet : s->cfg->packet_size, err);
+    rc = wire_set_packet_size(&s->conn.writer, reply_packet ? reply_packet : s->cfg->packet_size, err);
     if (rc != 0) {
         free(name);
         return rc;
@@ -408,7 +408,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     files_call fc; /* the call's files (files.c) */
     fc.f = NULL;
     for (uint32_t i = 0; i < f->nparams; i++) a->argv[i] = &a->scalars[i];
-    rc = marshal_read_scalars(&s->reader, f, a->argv, NULL, MARSHAL_REQUEST, err);
+    rc = marshal_read_scalars(&s->conn.reader, f, a->argv, NULL, MARSHAL_REQUEST, err);
     if (rc != 0) goto broken;
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].rank > 0) a->argv[i] = NULL;
@@ -422,13 +422,13 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         arena_after_call(&s->arena);
         return refuse(s, call_id, &call_err, err);
     }
-    rc = marshal_read_arrays(&s->reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
+    rc = marshal_read_arrays(&s->conn.reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
     if (rc == 0 && (rc = files_call_read(&fc, &call_err, err)) != 0 && call_err.code != 0) {
         files_call_end(&fc);
         rc = refuse(s, call_id, &call_err, err); /* a file over the limit */
         goto broken;
     }
-    if (rc == 0) rc = wire_expect_end(&s->reader, err);
+    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) goto broken;
     if (marshal_check_strings(f, a->argv, a->shapes, MARSHAL_REQUEST, &call_err) != 0 ||
         fit_output_strings(s, f, a, &call_err) != 0) {
@@ -438,7 +438,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
 
     /* Replies held for cheap calls go out before anything long runs. */
     int cheap = is_cheap(f, a->argv) && !iface_has_files(f);
-    if (!cheap && (rc = wire_flush(&s->writer, err)) != 0) goto broken;
+    if (!cheap && (rc = wire_flush(&s->conn.writer, err)) != 0) goto broken;
     double compute_s = 0;
     files_routine_begin();
     run_routine(s, r, call_id, a, deadline_ms, &compute_s);
@@ -450,21 +450,21 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (files_routine_failed(&call_err)) { /* stub_services.fail */
         files_call_end(&fc);
         session_call_done(s, call_err.code, call_err.detail);
-        rc = session_reply_error(&s->writer, call_id, call_err.code, call_err.detail, err);
+        rc = session_reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
         goto broken;
     }
     trim_fortran_strings(f, a);
-    rc = reply_begin(&s->writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = put_compute_and_load(&s->writer, compute_s, s->slot, err);
-    if (rc == 0) rc = marshal_write(&s->writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
-    if (rc == 0) rc = files_write(&s->writer, f, a->argv, MARSHAL_REPLY, err);
+    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = put_compute_and_load(&s->conn.writer, compute_s, s->slot, err);
+    if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
+    if (rc == 0) rc = files_write(&s->conn.writer, f, a->argv, MARSHAL_REPLY, err);
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */
     if (rc == 0) session_call_done(s, NUMRPC_OK, "");
     /* A cheap call's reply waits for the next request if it is here whole. */
-    if (rc == 0 && cheap && wire_reader_has_message(&s->reader))
-        rc = wire_end_held(&s->writer, err);
+    if (rc == 0 && cheap && wire_reader_has_message(&s->conn.reader))
+        rc = wire_end_held(&s->conn.writer, err);
     else if (rc == 0)
-        rc = wire_end(&s->writer, err);
+        rc = wire_end(&s->conn.writer, err);
     atomic_fetch_add(&s->slot->calls, 1);
 broken:
     files_call_end(&fc);
@@ -478,7 +478,7 @@ int session_serve_one(session *s, err_t *err)
 {
     uint32_t type, call_id;
     uint64_t in0 = session_bytes_consumed(s);
-    int rc = wire_next_message(&s->reader, &type, &call_id, err);
+    int rc = wire_next_message(&s->conn.reader, &type, &call_id, err);
     if (rc != 0) return rc;
     atomic_store(&s->slot->state, SLOT_READING);
     s->last_type = type;
@@ -490,7 +490,7 @@ int session_serve_one(session *s, err_t *err)
     case PROTO_CALL: rc = serve_call(s, call_id, err); break;
     case PROTO_PROBE: rc = serve_probe(s, call_id, err); break;
     case PROTO_CANCEL: /* the call it names has already finished */
-        rc = wire_skip_message(&s->reader, err);
+        rc = wire_skip_message(&s->conn.reader, err);
         break;
     default: {
         err_t e;
@@ -500,8 +500,8 @@ int session_serve_one(session *s, err_t *err)
     }
     if (type == PROTO_CALL && !s->rec.done) session_call_done(s, rc ? err->code : NUMRPC_OK, rc ? err->detail : "");
     /* Replies held for the next request go out unless it is here whole. */
-    if (rc == 0 && wire_writer_holding(&s->writer) && !wire_reader_has_message(&s->reader))
-        rc = wire_flush(&s->writer, err);
+    if (rc == 0 && wire_writer_holding(&s->conn.writer) && !wire_reader_has_message(&s->conn.reader))
+        rc = wire_flush(&s->conn.writer, err);
     s->slot->last_active = sock_now();
     atomic_store(&s->slot->state, SLOT_IDLE);
     return rc;

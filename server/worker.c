@@ -20,21 +20,23 @@ static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 
 /* Serves one borrowed connection until it ends or the dispatcher wants it
  * back while no request is in progress. */
-static void serve_connection(session *s, int ctl_fd)
+static void serve_connection(session *s, int ctl_fd, int fd)
 {
     err_t err;
-    wire_reader *r = &s->reader;
-    r->fd = s->writer.fd = s->fd;
-    r->head = r->tail = 0;
-    r->in_message = 0;
+    char label[32];
     /* Both limits hold inside a message; between messages the worker waits
      * in poll(), which no socket time limit touches.  Set once per loan:
      * a system call per message would show in every null call. */
-    sock_set_timeouts(s->fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
+    sock_set_timeouts(fd, s->cfg->io_timeout_ms, s->cfg->io_timeout_ms);
+    /* Whatever the previous loan left half written or half read (a client
+     * that hung up mid-reply) is forgotten with it. */
+    snprintf(label, sizeof label, "connection %d", s->conn_id);
+    msg_conn_attach(&s->conn, transport_tcp(fd), label);
+    wire_reader *r = &s->conn.reader;
     s->slot->last_active = sock_now();
     for (;;) {
         if (wire_reader_idle(r)) {
-            struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {s->fd, POLLIN, 0}};
+            struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {fd, POLLIN, 0}};
             int n = poll(p, 2, -1);
             if (n < 0 && errno == EINTR) continue;
             if (p[0].revents) {
@@ -44,7 +46,7 @@ static void serve_connection(session *s, int ctl_fd)
                 if (k <= 0) _exit(0);
                 if (ignored >= 0) close(ignored);
                 if (m.kind == CTL_RELEASE) {
-                    close(s->fd);
+                    msg_conn_close(&s->conn);
                     tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
                     return;
                 }
@@ -52,25 +54,25 @@ static void serve_connection(session *s, int ctl_fd)
             }
         }
         int rc = session_serve_one(s, &err);
-        if (rc != 0 && err.code == NUMRPC_ETIMEDOUT && r->in_message) {
+        if (rc != 0 && err.code == NUMRPC_ETIMEDOUT && wire_reader_in_message(r)) {
             /* A sender that stalls mid-request (--io-timeout) hears why. */
             err_t ignored;
             char detail[160];
             snprintf(detail, sizeof detail, "request stalled: no byte for %d ms; the server closes the connection",
                      s->cfg->io_timeout_ms);
-            session_reply_error(&s->writer, r->call_id, NUMRPC_ETIMEDOUT, detail, &ignored);
+            session_reply_error(&s->conn.writer, wire_reader_call_id(r), NUMRPC_ETIMEDOUT, detail, &ignored);
         }
         if (rc == 0 && atomic_load(&s->slot->draining) && s->last_type == PROTO_CALL && wire_reader_idle(r)) {
             /* Shutting down: this connection's call is done; the dispatcher
              * refuses whatever it sends next. */
-            close(s->fd);
+            msg_conn_close(&s->conn);
             tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
             return;
         }
         if (rc != 0) {
             if (strcmp(err.detail, "closed") != 0)
                 server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", s->conn_id, err.detail);
-            close(s->fd);
+            msg_conn_close(&s->conn);
             tell_dispatcher(ctl_fd, CTL_CLOSED, s->conn_id);
             return;
         }
@@ -113,8 +115,7 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     s.cfg = cfg;
     s.reg = &reg;
     s.slot = slot;
-    if (wire_reader_init(&s.reader, -1, PROTO_MAX_PACKET, &err) != 0 ||
-        wire_writer_init(&s.writer, -1, cfg->packet_size, &err) != 0) {
+    if (msg_conn_init(&s.conn, cfg->packet_size, &err) != 0) {
         fprintf(stderr, "numrpc-server: %s\n", err.detail);
         _exit(1);
     }
@@ -127,8 +128,7 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
             if (fd >= 0) close(fd);
             continue;
         }
-        s.fd = fd;
         s.conn_id = m.conn_id;
-        serve_connection(&s, ctl_fd);
+        serve_connection(&s, ctl_fd, fd);
     }
 }
