@@ -459,12 +459,13 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->conn.writer, f, a->argv, MARSHAL_REPLY, err);
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */
+    /* Ended but held, the reply is counted whole before it goes out (a
+     * STATUS after it sees the call); a cheap call's reply then waits for
+     * the next request if that is here whole. */
+    if (rc == 0) rc = wire_end_held(&s->conn.writer, err);
     if (rc == 0) session_call_done(s, NUMRPC_OK, "");
-    /* A cheap call's reply waits for the next request if it is here whole. */
-    if (rc == 0 && cheap && wire_reader_has_message(&s->conn.reader))
-        rc = wire_end_held(&s->conn.writer, err);
-    else if (rc == 0)
-        rc = wire_end(&s->conn.writer, err);
+    if (rc == 0 && !(cheap && wire_reader_has_message(&s->conn.reader)))
+        rc = wire_flush(&s->conn.writer, err);
     atomic_fetch_add(&s->slot->calls, 1);
 broken:
     files_call_end(&fc);

@@ -165,18 +165,13 @@ uint64_t session_bytes_consumed(const session *s)
     return wire_reader_bytes(&s->conn.reader) - wire_reader_buffered(&s->conn.reader);
 }
 
-static uint64_t bytes_framed(const wire_writer *w)
-{
-    return wire_writer_bytes(w);
-}
-
 void session_call_begin(session *s, uint64_t in0)
 {
     s->rec.r = NULL;
     s->rec.done = 0;
     s->rec.t0 = sock_now();
     s->rec.in0 = in0;
-    s->rec.out0 = bytes_framed(&s->conn.writer);
+    s->rec.out0 = wire_writer_bytes(&s->conn.writer);
 }
 
 void session_call_done(session *s, int code, const char *detail)
@@ -184,7 +179,7 @@ void session_call_done(session *s, int code, const char *detail)
     if (s->rec.done) return;
     s->rec.done = 1;
     double seconds = sock_now() - s->rec.t0;
-    uint64_t in = session_bytes_consumed(s) - s->rec.in0, out = bytes_framed(&s->conn.writer) - s->rec.out0;
+    uint64_t in = session_bytes_consumed(s) - s->rec.in0, out = wire_writer_bytes(&s->conn.writer) - s->rec.out0;
     if (code != NUMRPC_OK && wire_writer_idle(&s->conn.writer)) /* the error reply about to go out */
         out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
     const routine *r = s->rec.r;
