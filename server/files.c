@@ -69,53 +69,35 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     session *s = rf->s;
     uint64_t offset = (uint64_t)b * FILES_BLOCK;
     uint64_t want = rf->pub.size - offset < FILES_BLOCK ? rf->pub.size - offset : FILES_BLOCK;
-    uint8_t *block = malloc(want ? want : 1);
+    uint8_t *block = malloc(want ? want : 1); /* goes to rf->blocks, or freed here */
     if (block == NULL) return err_set(err, NUMRPC_ENOMEM, "remote file block");
+    msg_file_read q = {rf->index, offset, (uint32_t)want};
+    uint64_t n = 0;
+    err_t client_err;
+    err_clear(&client_err);
     hold_connection(s->slot);
     int rc = 0;
     if (wire_reader_buffered(&s->conn.reader) > 0)
         rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
-    if (rc == 0) {
-        wire_begin(&s->conn.writer, PROTO_FILE_READ, rf->call_id);
-        rc = wire_put_u32(&s->conn.writer, rf->index, err);
-        if (rc == 0) rc = wire_put_u64(&s->conn.writer, offset, err);
-        if (rc == 0) rc = wire_put_u32(&s->conn.writer, (uint32_t)want, err);
-        if (rc == 0) rc = wire_end(&s->conn.writer, err);
+    if (rc == 0) rc = msg_write_file_read(&s->conn.writer, rf->call_id, &q, err);
+    if (rc == 0) rc = msg_read_file_data_head(&s->conn.reader, rf->call_id, want, &n, &client_err, err);
+    if (rc == 0 && client_err.code != 0) {
+        /* The client could not read it: the call fails, the connection goes on. */
+        rc = err_set(err, NUMRPC_EIO, "%s", client_err.detail);
+        goto done;
     }
-    uint32_t type, id, status;
-    uint64_t n = 0;
-    char *detail = NULL;
-    if (rc == 0) rc = wire_next_message(&s->conn.reader, &type, &id, err);
-    if (rc == 0 && (type != PROTO_FILE_DATA || id != rf->call_id))
-        rc = err_set(err, NUMRPC_EPROTO, "message %u for call %u while reading file %s", type,
-                     id, rf->pub.name);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &status, err);
-    if (rc == 0) rc = wire_get_string(&s->conn.reader, &detail, ERR_DETAIL_MAX, err);
-    if (rc == 0 && status != 0) {
-        rc = wire_skip_message(&s->conn.reader, err);
-        if (rc == 0) rc = err_set(err, NUMRPC_EIO, "%s", detail);
-        else rf->failed = 1;
-        free(detail);
-        free(block);
-        atomic_store(&s->slot->state, SLOT_COMPUTING);
-        return NUMRPC_EIO;
-    }
-    free(detail);
-    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &n, err);
     if (rc == 0 && n != want)
         rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
                      (unsigned long long)n, (unsigned long long)want);
     if (rc == 0) rc = wire_get(&s->conn.reader, block, (size_t)want, err);
     if (rc == 0) rc = wire_skip_pad8(&s->conn.reader, err);
     if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
+    if (rc != 0) rf->failed = 1;
+done:
     atomic_store(&s->slot->state, SLOT_COMPUTING);
-    if (rc != 0) {
-        rf->failed = 1;
-        free(block);
-        return rc;
-    }
-    rf->blocks[b] = block;
-    return 0;
+    if (rc == 0) rf->blocks[b] = block;
+    else free(block);
+    return rc;
 }
 
 static long rfile_pread(numrpc_rfile *pub, void *buf, size_t len, uint64_t offset)

@@ -11,16 +11,6 @@
 #include "marshal.h"
 #include "sock.h"
 
-/* Every reply starts with status and detail. */
-static int reply_begin(wire_writer *w, uint32_t call_id, int code, const char *detail,
-                       err_t *err)
-{
-    wire_begin(w, PROTO_REPLY, call_id);
-    int rc = wire_put_u32(w, (uint32_t)code, err);
-    if (rc == 0) rc = wire_put_string(w, detail, err);
-    return rc;
-}
-
 static const worker_slot *peer_slots; /* inherited from the dispatcher */
 static int peer_count;
 
@@ -43,19 +33,16 @@ uint32_t session_calls_in_flight(const worker_slot *except)
  * queued — which a client ranking servers uses. */
 static int put_compute_and_load(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
 {
-    uint32_t in_flight = session_calls_in_flight(self), queued = 0;
+    msg_call_result res = {compute_seconds, session_calls_in_flight(self), 0};
     if (server_stats && atomic_load(&server_stats->load_queued) > 0)
-        queued = (uint32_t)atomic_load(&server_stats->load_queued);
-    int rc = wire_put_double(w, compute_seconds, err);
-    if (rc == 0) rc = wire_put_u32(w, in_flight, err);
-    if (rc == 0) rc = wire_put_u32(w, queued, err);
-    return rc;
+        res.queued = (uint32_t)atomic_load(&server_stats->load_queued);
+    return msg_write_call_result(w, &res, err);
 }
 
 int session_reply_error(wire_writer *w, uint32_t call_id, int code,
                         const char *detail, err_t *err)
 {
-    int rc = reply_begin(w, call_id, code, detail, err);
+    int rc = msg_reply_begin(w, call_id, code, detail, err);
     if (rc == 0) rc = put_compute_and_load(w, 0.0, NULL, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
@@ -72,39 +59,33 @@ static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *er
 
 static int serve_hello(session *s, uint32_t call_id, err_t *err)
 {
-    uint32_t version, packet;
-    char *peer = NULL;
-    int rc = wire_get_u32(&s->conn.reader, &version, err);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &packet, err);
-    if (rc == 0) rc = wire_get_string(&s->conn.reader, &peer, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
-    free(peer);
+    msg_hello h;
+    int rc = msg_read_hello(&s->conn.reader, &h, err);
     if (rc != 0) return rc;
-    if (version != PROTO_VERSION) {
+    if (h.version != PROTO_VERSION) {
         char detail[128];
-        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version,
+        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version,
                  PROTO_VERSION);
         return session_reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
     }
-    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u32(&s->conn.writer, PROTO_VERSION, err);
-    if (rc == 0) rc = wire_put_u32(&s->conn.writer, PROTO_MAX_PACKET, err);
-    if (rc == 0) rc = wire_put_string(&s->conn.writer, "numrpc-server " PACKAGE_VERSION, err);
-    if (rc == 0) rc = wire_end(&s->conn.writer, err);
-    return rc;
+    msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
+    return msg_write_hello_reply(&s->conn.writer, call_id, &mine, err);
 }
 
 static int serve_list(session *s, uint32_t call_id, err_t *err)
 {
+    const registry *reg = s->reg;
     int rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) return rc;
-    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u32(&s->conn.writer, (uint32_t)s->reg->count, err);
-    for (size_t i = 0; rc == 0 && i < s->reg->count; i++) {
-        rc = wire_put_string(&s->conn.writer, s->reg->items[i].iface.name, err);
-        if (rc == 0) rc = wire_put_u64(&s->conn.writer, s->reg->items[i].iface.hash, err);
+    msg_routine_entry *entries = calloc(reg->count ? reg->count : 1, sizeof *entries); /* freed here */
+    if (entries == NULL)
+        return session_reply_error(&s->conn.writer, call_id, NUMRPC_ENOMEM, "list of routines", err);
+    for (size_t i = 0; i < reg->count; i++) {
+        snprintf(entries[i].name, sizeof entries[i].name, "%s", reg->items[i].iface.name);
+        entries[i].hash = reg->items[i].iface.hash;
     }
-    if (rc == 0) rc = wire_end(&s->conn.writer, err);
+    rc = msg_write_list_reply(&s->conn.writer, call_id, entries, (uint32_t)reg->count, err);
+    free(entries);
     return rc;
 }
 
@@ -116,25 +97,16 @@ static void unknown_routine(const registry *reg, const char *name, err_t *e)
 
 static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
 {
-    char *name = NULL;
-    int rc = wire_get_string(&s->conn.reader, &name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
-    if (rc != 0) {
-        free(name);
-        return rc;
-    }
+    char name[IFACE_MAX_NAME + 1];
+    int rc = msg_read_get_iface(&s->conn.reader, name, err);
+    if (rc != 0) return rc;
     const routine *r = registry_find(s->reg, name);
     if (r == NULL) {
         err_t e;
         unknown_routine(s->reg, name, &e);
-        free(name);
         return session_reply_error(&s->conn.writer, call_id, e.code, e.detail, err);
     }
-    free(name);
-    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_opaque(&s->conn.writer, r->blob, (uint32_t)r->blob_len, err);
-    if (rc == 0) rc = wire_end(&s->conn.writer, err);
-    return rc;
+    return msg_write_iface_reply(&s->conn.writer, call_id, r->blob, (uint32_t)r->blob_len, err);
 }
 
 /* PROTO_PROBE: the payload is read and dropped, and as many bytes as asked
@@ -143,22 +115,15 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
 {
     uint32_t reply_bytes = 0;
     uint64_t n = 0;
-    int rc = wire_get_u32(&s->conn.reader, &reply_bytes, err);
-    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &n, err);
+    int rc = msg_read_probe(&s->conn.reader, &reply_bytes, &n, err);
     if (rc != 0) return rc;
     if (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES) {
         err_t e;
         err_set(&e, NUMRPC_EINVAL, "a probe moves at most %u bytes each way", PROTO_PROBE_MAX_BYTES);
         return refuse(s, call_id, &e, err);
     }
-    rc = wire_skip(&s->conn.reader, n, err);
-    if (rc == 0) rc = wire_skip_pad8(&s->conn.reader, err);
-    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
-    if (rc == 0) rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = wire_put_u64(&s->conn.writer, reply_bytes, err);
-    if (rc == 0) rc = wire_put_zeros(&s->conn.writer, reply_bytes, err);
-    if (rc == 0) rc = wire_pad8(&s->conn.writer, err);
-    if (rc == 0) rc = wire_end(&s->conn.writer, err);
+    rc = msg_read_probe_payload(&s->conn.reader, n, err);
+    if (rc == 0) rc = msg_write_probe_reply(&s->conn.writer, call_id, reply_bytes, err);
     return rc;
 }
 
@@ -359,44 +324,28 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
 
 static int serve_call(session *s, uint32_t call_id, err_t *err)
 {
-    char *name = NULL;
-    uint64_t hash;
-    uint32_t deadline_ms, flags, reply_packet, nargs;
+    msg_call_header h;
     err_t call_err;
     err_clear(&call_err);
-    int rc = wire_get_string(&s->conn.reader, &name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = wire_get_u64(&s->conn.reader, &hash, err);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &deadline_ms, err);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &flags, err);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &reply_packet, err);
-    if (rc == 0) rc = wire_get_u32(&s->conn.reader, &nargs, err);
-    if (rc != 0) {
-        free(name);
-        return rc;
-    }
-    rc = wire_set_packet_size(&s->conn.writer, reply_packet ? reply_packet : s->cfg->packet_size, err);
-    if (rc != 0) {
-        free(name);
-        return rc;
-    }
-    const routine *r = registry_find(s->reg, name);
+    int rc = msg_read_call_header(&s->conn.reader, &h, err);
+    if (rc == 0) rc = wire_set_packet_size(&s->conn.writer, h.reply_packet ? h.reply_packet : s->cfg->packet_size, err);
+    if (rc != 0) return rc;
+    const routine *r = registry_find(s->reg, h.name);
     s->rec.r = r; /* counters and log line (stats.c) */
     s->slot->stat_index = r ? r->stat_index : -1;
     if (r == NULL) {
-        unknown_routine(s->reg, name, &call_err);
-        free(name);
+        unknown_routine(s->reg, h.name, &call_err);
         return refuse(s, call_id, &call_err, err);
     }
-    free(name);
     const iface_t *f = &r->iface;
-    if (hash != 0 && hash != f->hash) {
+    if (h.hash != 0 && h.hash != f->hash) {
         err_set(&call_err, NUMRPC_ESTALE, "%s: the client's interface is out of date (server has version %016llx)",
                 f->name, (unsigned long long)f->hash);
         return refuse(s, call_id, &call_err, err);
     }
-    if (nargs != f->nparams) {
+    if (h.nargs != f->nparams) {
         err_set(&call_err, NUMRPC_EINVAL, "%s takes %u arguments, the call has %u", f->name,
-                f->nparams, nargs);
+                f->nparams, h.nargs);
         return refuse(s, call_id, &call_err, err);
     }
 
@@ -441,7 +390,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (!cheap && (rc = wire_flush(&s->conn.writer, err)) != 0) goto broken;
     double compute_s = 0;
     files_routine_begin();
-    run_routine(s, r, call_id, a, deadline_ms, &compute_s);
+    run_routine(s, r, call_id, a, h.deadline_ms, &compute_s);
     if (files_call_broken(&fc)) {
         rc = err_set(err, NUMRPC_EIO, "%s: the connection failed while the routine read a remote file",
                      f->name);
@@ -454,7 +403,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         goto broken;
     }
     trim_fortran_strings(f, a);
-    rc = reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
+    rc = msg_reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = put_compute_and_load(&s->conn.writer, compute_s, s->slot, err);
     if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->conn.writer, f, a->argv, MARSHAL_REPLY, err);
