@@ -9,67 +9,27 @@
 
 #include "cli.h"
 #include "hmac.h"
-#include "marshal.h"
+#include "msg.h"
+#include "msg_control.h"
 #include "sock.h"
-#include "wire.h"
 
 #define CONNECT_MS 10000
 #define IO_MS 30000
 
 /* ---- One connection speaking to the dispatcher ---- */
-typedef struct control_conn {
-    wire_writer w;
-    wire_reader r;
-    int fd;
-    char label[300];
-} control_conn;
-
-static int control_open(control_conn *c, const char *server, err_t *err)
+/* Connects c (msg_conn_free it, whatever the outcome). */
+static int control_open(msg_conn *c, const char *server, err_t *err)
 {
     char host[256];
     int port = 0;
-    memset(c, 0, sizeof *c);
-    c->fd = -1;
-    snprintf(c->label, sizeof c->label, "%s", server);
-    if (sock_parse_hostport(server, host, sizeof host, &port, err) != 0) return err->code;
-    c->fd = sock_connect(host, port, CONNECT_MS, err);
-    if (c->fd < 0) return err->code;
-    sock_set_timeouts(c->fd, IO_MS, IO_MS);
-    int rc = wire_writer_init(&c->w, c->fd, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, err);
-    return rc;
-}
-
-static void control_close(control_conn *c)
-{
-    if (c->fd >= 0) close(c->fd);
-    wire_writer_free(&c->w);
-    wire_reader_free(&c->r);
-}
-
-/* Reads the reply to call_id up to its status: 0 with the rest of the
- * reply to read, or the server's error in err. */
-static int read_reply(control_conn *c, uint32_t call_id, err_t *err)
-{
-    uint32_t type, id, status;
-    char *detail = NULL;
-    int rc = wire_next_message(&c->r, &type, &id, err);
-    if (rc == NUMRPC_EIO) return err_set(err, NUMRPC_EIO, "%s closed the connection without a reply", c->label);
+    transport tp;
+    int rc = msg_conn_init(c, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0) rc = sock_parse_hostport(server, host, sizeof host, &port, err);
+    if (rc == 0) rc = transport_connect(&tp, &transport_tcp_ops, host, port, CONNECT_MS, err);
     if (rc != 0) return rc;
-    /* A connection refused before its request was read is answered with
-     * call id 0 (server busy, shutting down). */
-    if (type != PROTO_REPLY || (id != call_id && id != 0))
-        return err_set(err, NUMRPC_EPROTO, "%s sent message %u for call %u, expected a reply to %u", c->label, type,
-                       id, call_id);
-    rc = wire_get_u32(&c->r, &status, err);
-    if (rc == 0) rc = wire_get_string(&c->r, &detail, MARSHAL_MAX_STRING, err);
-    if (rc == 0 && (int32_t)status != NUMRPC_OK) {
-        int code = (int32_t)status;
-        if (code > 0 || code < NUMRPC_EPENDING) code = NUMRPC_ESERVER;
-        rc = err_set(err, code, "%s", detail);
-    }
-    free(detail);
-    return rc;
+    sock_set_timeouts(tp.fd, IO_MS, IO_MS);
+    msg_conn_attach(c, tp, server);
+    return 0;
 }
 
 static int fail(const char *what, const err_t *err)
@@ -80,74 +40,23 @@ static int fail(const char *what, const err_t *err)
 
 /* ---- numrpc status ---- */
 
-typedef struct routine_row {
-    char *name, *module;
-    uint64_t hash, calls, errors, bytes_in, bytes_out;
-    uint32_t offered;
-    double total_s, p99_s;
-} routine_row;
-
-typedef struct status_reply {
-    char *server;
-    double uptime, load[3];
-    uint32_t workers, max_workers, in_flight, queued, connections, draining, nroutines;
-    uint64_t restarts;
-    routine_row *rows;
-} status_reply;
+typedef msg_status_routine routine_row;
+typedef msg_status status_reply;
 
 static void free_status(status_reply *s)
 {
-    for (uint32_t i = 0; s->rows && i < s->nroutines; i++) {
-        free(s->rows[i].name);
-        free(s->rows[i].module);
-    }
-    free(s->rows);
-    free(s->server);
+    msg_status_free(s);
 }
 
 static int fetch_status(const char *server, status_reply *s, err_t *err)
 {
-    control_conn c;
+    msg_conn c;
+    uint32_t id = 1;
     memset(s, 0, sizeof *s);
     int rc = control_open(&c, server, err);
-    uint32_t id = 1;
-    if (rc == 0) {
-        wire_begin(&c.w, PROTO_STATUS, id);
-        rc = wire_put_u32(&c.w, PROTO_VERSION, err);
-        if (rc == 0) rc = wire_end(&c.w, err);
-    }
-    if (rc == 0) rc = read_reply(&c, id, err);
-    if (rc == 0) rc = wire_get_string(&c.r, &s->server, IFACE_MAX_TEXT, err);
-    if (rc == 0) rc = wire_get_double(&c.r, &s->uptime, err);
-    for (int i = 0; rc == 0 && i < 3; i++) rc = wire_get_double(&c.r, &s->load[i], err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->workers, err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->max_workers, err);
-    if (rc == 0) rc = wire_get_u64(&c.r, &s->restarts, err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->in_flight, err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->queued, err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->connections, err);
-    if (rc == 0) rc = wire_get_u32(&c.r, &s->draining, err);
-    uint32_t n = 0;
-    if (rc == 0) rc = wire_get_u32(&c.r, &n, err);
-    if (rc == 0 && n > 100000) rc = err_set(err, NUMRPC_EPROTO, "%s reports %u routines", server, n);
-    if (rc == 0 && (s->rows = calloc(n ? n : 1, sizeof *s->rows)) == NULL) rc = err_set(err, NUMRPC_ENOMEM, "status");
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        routine_row *r = &s->rows[i];
-        s->nroutines = i + 1;
-        rc = wire_get_string(&c.r, &r->name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = wire_get_string(&c.r, &r->module, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = wire_get_u64(&c.r, &r->hash, err);
-        if (rc == 0) rc = wire_get_u32(&c.r, &r->offered, err);
-        if (rc == 0) rc = wire_get_u64(&c.r, &r->calls, err);
-        if (rc == 0) rc = wire_get_u64(&c.r, &r->errors, err);
-        if (rc == 0) rc = wire_get_u64(&c.r, &r->bytes_in, err);
-        if (rc == 0) rc = wire_get_u64(&c.r, &r->bytes_out, err);
-        if (rc == 0) rc = wire_get_double(&c.r, &r->total_s, err);
-        if (rc == 0) rc = wire_get_double(&c.r, &r->p99_s, err);
-    }
-    if (rc == 0) rc = wire_expect_end(&c.r, err);
-    control_close(&c);
-    if (rc != 0) free_status(s);
+    if (rc == 0) rc = msg_write_status(&c.writer, id, err);
+    if (rc == 0) rc = msg_read_status_reply(&c.reader, id, c.label, s, err);
+    msg_conn_free(&c);
     return rc;
 }
 
@@ -225,7 +134,8 @@ static void print_table(const char *server, const status_reply *s)
         human_bytes(r->bytes_out, out, sizeof out);
         human_seconds(r->calls ? r->total_s / (double)r->calls : 0, mean, sizeof mean);
         human_seconds(r->p99_s, p99, sizeof p99);
-        snprintf(name, sizeof name, "%s%s", r->name, r->offered ? "" : " (old)");
+        if (snprintf(name, sizeof name, "%s%s", r->name, r->offered ? "" : " (old)") >= (int)sizeof name)
+            name[sizeof name - 1] = '\0'; /* a long name is cut to its column */
         printf("%-20s %-12s %016llx %9llu %7llu %10s %10s %9s %9s\n", name, r->module, (unsigned long long)r->hash,
                (unsigned long long)r->calls, (unsigned long long)r->errors, in, out, mean, p99);
     }
@@ -280,35 +190,23 @@ static int remote_admin(const char *server, const char *secret_file, const char 
     uint32_t nonce_len = 0;
     char *text = NULL;
     static const char context[] = "numrpc-admin-v1"; /* with its NUL, as the server */
-    control_conn c;
+    msg_conn c;
     int rc = control_open(&c, server, err);
     if (rc == 0 && secret_file) rc = read_secret(secret_file, secret, sizeof secret, &secret_len, err);
     /* Step 1: the server's one-use random challenge. */
-    if (rc == 0) {
-        wire_begin(&c.w, PROTO_ADMIN, 1);
-        rc = wire_put_u32(&c.w, 1, err);
-        if (rc == 0) rc = wire_end(&c.w, err);
-    }
-    if (rc == 0) rc = read_reply(&c, 1, err);
-    if (rc == 0) rc = wire_get_opaque(&c.r, &nonce, &nonce_len, 256, err);
-    if (rc == 0) rc = wire_expect_end(&c.r, err);
+    if (rc == 0) rc = msg_write_admin_challenge(&c.writer, 1, err);
+    if (rc == 0) rc = msg_read_admin_challenge_reply(&c.reader, 1, c.label, &nonce, &nonce_len, err);
     /* Step 2: the command and HMAC-SHA256(secret, context | nonce | command). */
     if (rc == 0) {
         hmac_sha256(secret, secret_len, context, sizeof context, nonce, nonce_len, command, strlen(command), mac);
-        wire_begin(&c.w, PROTO_ADMIN, 2);
-        rc = wire_put_u32(&c.w, 2, err);
-        if (rc == 0) rc = wire_put_string(&c.w, command, err);
-        if (rc == 0) rc = wire_put_opaque(&c.w, mac, sizeof mac, err);
-        if (rc == 0) rc = wire_end(&c.w, err);
+        rc = msg_write_admin_command(&c.writer, 2, command, mac, err);
     }
-    if (rc == 0) rc = read_reply(&c, 2, err);
-    if (rc == 0) rc = wire_get_string(&c.r, &text, MARSHAL_MAX_STRING, err);
-    if (rc == 0) rc = wire_expect_end(&c.r, err);
+    if (rc == 0) rc = msg_read_admin_command_reply(&c.reader, 2, c.label, &text, err);
     if (rc == 0) printf("%s\n", text);
     memset(secret, 0, sizeof secret);
     free(nonce);
     free(text);
-    control_close(&c);
+    msg_conn_free(&c);
     return rc;
 }
 

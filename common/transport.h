@@ -50,6 +50,9 @@ extern const transport_ops transport_tcp_ops;
 transport transport_tcp(int fd);
 /* A stream that is not open (fd -1): reads and writes fail with EBADF. */
 transport transport_none(void);
+/* Reads the len bytes at buf (valid until close), then 0; writes fail with
+ * EBADF.  It has no fd: close it with its ops->close. */
+transport transport_memory(const void *buf, size_t len);
 
 /* ---- Helpers over the table ---- */
 /* Connects to host:port within timeout_ms, tunes the socket and starts the

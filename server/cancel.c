@@ -4,12 +4,7 @@
 
 #include <sys/socket.h>
 
-#include "protocol.h"
-
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+#include "wire.h"
 
 int cancel_poll(int fd, worker_slot *slot)
 {
@@ -17,10 +12,12 @@ int cancel_poll(int fd, worker_slot *slot)
      * CANCEL may be among them, and the call runs to its end. */
     if (slot->pipelined || atomic_load(&slot->state) != SLOT_COMPUTING) return 0;
     uint8_t hdr[PROTO_HEADER_SIZE];
-    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof hdr) return 0;
-    if ((uint32_t)(hdr[0] << 8 | hdr[1]) != PROTO_MAGIC || hdr[2] != PROTO_VERSION || hdr[3] != PROTO_CANCEL ||
-        be32(hdr + 4) != slot->call_id || !(be32(hdr + 8) & PROTO_FLAG_END) || be32(hdr + 12) != 0)
+    uint32_t type, call_id, flags, len;
+    err_t ignored;
+    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof hdr ||
+        wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0)
         return 0;
+    if (type != PROTO_CANCEL || call_id != slot->call_id || !(flags & PROTO_FLAG_END) || len != 0) return 0;
     /* Keep the worker from starting its reply (as a keepalive does), then
      * take exactly the CANCEL packet: what follows stays for the next call. */
     int expected = SLOT_COMPUTING;

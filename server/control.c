@@ -16,19 +16,12 @@
 #include <unistd.h>
 
 #include "hmac.h"
-#include "marshal.h"
+#include "msg_control.h"
 #include "sock.h"
 
 #define ADMIN_SECRET_MAX 4096
-/* ADMIN steps (first u32 of the request). */
-enum { ADMIN_STEP_CHALLENGE = 1, ADMIN_STEP_COMMAND = 2 };
 /* What the MAC covers before the nonce: binds it to this use. */
 static const char admin_context[] = "numrpc-admin-v1";
-
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 void control_forget(control_state *cs)
 {
@@ -38,12 +31,16 @@ void control_forget(control_state *cs)
 
 int control_next(int fd, control_state *cs)
 {
+    uint32_t type, call_id, flags, len;
+    err_t ignored;
     if (cs->buf == NULL) {
-        uint8_t hdr[4];
+        uint8_t hdr[PROTO_HEADER_SIZE];
         ssize_t k = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT);
         if (k == 0) return CONTROL_BROKEN;
-        if (k < 4) return CONTROL_NONE; /* a worker reads it (and waits, if need be) */
-        if (be32(hdr) >> 16 != PROTO_MAGIC || (hdr[3] != PROTO_STATUS && hdr[3] != PROTO_ADMIN))
+        /* Not one of ours, or its header is not whole yet: a worker reads
+         * it (and waits, if need be). */
+        if (k < (ssize_t)sizeof hdr || wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0 ||
+            (type != PROTO_STATUS && type != PROTO_ADMIN))
             return CONTROL_NONE;
         cs->buf = malloc(PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD);
         if (cs->buf == NULL) return CONTROL_BROKEN;
@@ -52,8 +49,8 @@ int control_next(int fd, control_state *cs)
     for (;;) {
         size_t want = PROTO_HEADER_SIZE;
         if (cs->got >= PROTO_HEADER_SIZE) {
-            uint32_t flags = be32(cs->buf + 8), len = be32(cs->buf + 12);
-            if (!(flags & PROTO_FLAG_END) || (flags & PROTO_FLAG_ABORT) || len > CONTROL_MAX_PAYLOAD)
+            if (wire_parse_header(cs->buf, &type, &call_id, &flags, &len, &ignored) != 0 ||
+                !(flags & PROTO_FLAG_END) || (flags & PROTO_FLAG_ABORT) || len > CONTROL_MAX_PAYLOAD)
                 return CONTROL_BAD;
             want += len;
         }
@@ -63,40 +60,6 @@ int control_next(int fd, control_state *cs)
         if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? CONTROL_PARTIAL : CONTROL_BROKEN;
         cs->got += (size_t)k;
     }
-}
-
-/* ---- Reading a request from memory (XDR: big-endian, padded to 4) ---- */
-typedef struct cursor {
-    const uint8_t *p;
-    size_t left;
-    int bad;
-} cursor;
-
-static uint32_t get_u32(cursor *c)
-{
-    if (c->left < 4) {
-        c->bad = 1;
-        return 0;
-    }
-    uint32_t v = be32(c->p);
-    c->p += 4;
-    c->left -= 4;
-    return v;
-}
-
-/* An opaque of at most max bytes; *len its length; points into the buffer. */
-static const uint8_t *get_opaque(cursor *c, uint32_t max, uint32_t *len)
-{
-    *len = get_u32(c);
-    size_t padded = ((size_t)*len + 3) & ~(size_t)3;
-    if (c->bad || *len > max || padded > c->left) {
-        c->bad = 1;
-        return NULL;
-    }
-    const uint8_t *at = c->p;
-    c->p += padded;
-    c->left -= padded;
-    return at;
 }
 
 /* ---- Replies ---- */
@@ -116,56 +79,60 @@ static void load_average(double out[3])
     fclose(f);
 }
 
+/* The rows of STATUS: every ready entry of the shared counters, copied
+ * once (workers may add entries meanwhile).  rows: STATS_MAX_ROUTINES. */
+static uint32_t snapshot_routines(const stats_table *t, msg_status_routine *rows)
+{
+    unsigned newest = t ? atomic_load(&t->newest) : 0;
+    uint32_t n = 0;
+    for (int i = 0; t && i < STATS_MAX_ROUTINES; i++) {
+        const routine_stats *r = &t->items[i];
+        if (atomic_load(&r->state) != 2) continue;
+        msg_status_routine *x = &rows[n++];
+        snprintf(x->name, sizeof x->name, "%s", r->name);
+        snprintf(x->module, sizeof x->module, "%s", r->module);
+        x->hash = r->hash;
+        x->offered = atomic_load(&r->generation) == newest;
+        x->calls = atomic_load(&r->calls);
+        x->errors = atomic_load(&r->errors);
+        x->bytes_in = atomic_load(&r->bytes_in);
+        x->bytes_out = atomic_load(&r->bytes_out);
+        x->total_s = (double)atomic_load(&r->nanos) * 1e-9;
+        x->p99_s = stats_p99(r);
+    }
+    return n;
+}
+
 /* STATUS: u32 protocol version -> the server's view, then one record per
  * routine version in the shared table (docs/protocol.md). */
-static int serve_status(control_ctx *ctx, uint32_t call_id, cursor *req)
+static int serve_status(control_ctx *ctx, uint32_t call_id)
 {
-    uint32_t version = get_u32(req);
-    if (req->bad || req->left != 0) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
+    uint32_t version;
+    err_t err;
+    if (msg_read_status(ctx->reader, &version, &err) != 0)
+        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
     if (version != PROTO_VERSION) {
         char detail[96];
         snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version, PROTO_VERSION);
         return reply_error(ctx, call_id, NUMRPC_EVERSION, detail);
     }
     const status_view *v = &ctx->view;
-    wire_writer *w = ctx->writer;
-    err_t err;
-    double load[3];
-    load_average(load);
-    stats_table *t = server_stats;
-    unsigned newest = t ? atomic_load(&t->newest) : 0;
-    uint32_t n = 0;
-    for (int i = 0; t && i < STATS_MAX_ROUTINES; i++) n += atomic_load(&t->items[i].state) == 2;
-    wire_begin(w, PROTO_REPLY, call_id);
-    int rc = wire_put_u32(w, NUMRPC_OK, &err);
-    if (rc == 0) rc = wire_put_string(w, "", &err);
-    if (rc == 0) rc = wire_put_string(w, "numrpc-server " PACKAGE_VERSION, &err);
-    if (rc == 0) rc = wire_put_double(w, v->uptime, &err);
-    for (int i = 0; rc == 0 && i < 3; i++) rc = wire_put_double(w, load[i], &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->workers, &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->max_workers, &err);
-    if (rc == 0) rc = wire_put_u64(w, v->restarts, &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->in_flight, &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->queued, &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->connections, &err);
-    if (rc == 0) rc = wire_put_u32(w, (uint32_t)v->draining, &err);
-    if (rc == 0) rc = wire_put_u32(w, n, &err);
-    for (int i = 0; rc == 0 && t && i < STATS_MAX_ROUTINES; i++) {
-        const routine_stats *r = &t->items[i];
-        if (atomic_load(&r->state) != 2) continue;
-        rc = wire_put_string(w, r->name, &err);
-        if (rc == 0) rc = wire_put_string(w, r->module, &err);
-        if (rc == 0) rc = wire_put_u64(w, r->hash, &err);
-        if (rc == 0) rc = wire_put_u32(w, atomic_load(&r->generation) == newest, &err);
-        if (rc == 0) rc = wire_put_u64(w, atomic_load(&r->calls), &err);
-        if (rc == 0) rc = wire_put_u64(w, atomic_load(&r->errors), &err);
-        if (rc == 0) rc = wire_put_u64(w, atomic_load(&r->bytes_in), &err);
-        if (rc == 0) rc = wire_put_u64(w, atomic_load(&r->bytes_out), &err);
-        if (rc == 0) rc = wire_put_double(w, (double)atomic_load(&r->nanos) * 1e-9, &err);
-        if (rc == 0) rc = wire_put_double(w, stats_p99(r), &err);
-    }
-    if (rc == 0) rc = wire_end(w, &err);
-    else if (w->in_message) wire_abort(w, &err);
+    msg_status st = {.uptime = v->uptime,
+                     .workers = (uint32_t)v->workers,
+                     .max_workers = (uint32_t)v->max_workers,
+                     .restarts = v->restarts,
+                     .in_flight = (uint32_t)v->in_flight,
+                     .queued = (uint32_t)v->queued,
+                     .connections = (uint32_t)v->connections,
+                     .draining = (uint32_t)v->draining};
+    snprintf(st.server, sizeof st.server, "numrpc-server " PACKAGE_VERSION);
+    load_average(st.load);
+    st.rows = calloc(STATS_MAX_ROUTINES, sizeof *st.rows); /* freed here */
+    if (st.rows == NULL) return reply_error(ctx, call_id, NUMRPC_ENOMEM, "status of the routines");
+    st.nroutines = snapshot_routines(server_stats, st.rows);
+    int rc = msg_write_status_reply(ctx->writer, call_id, &st, &err);
+    if (rc != 0 && !wire_writer_idle(ctx->writer)) wire_abort(ctx->writer, &err);
+    free(st.rows);
     return rc == 0 ? 0 : -1;
 }
 
@@ -248,41 +215,35 @@ static int admin_command_line(const server_config *cfg, const char *cmd, char *l
                    cmd);
 }
 
-static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, cursor *req, const char *peer)
+static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, const char *peer)
 {
     const server_config *cfg = ctx->cfg;
-    uint32_t step = get_u32(req);
-    if (req->bad) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN request");
+    uint32_t step;
+    err_t err;
+    if (msg_read_admin_step(ctx->reader, &step, &err) != 0)
+        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN request");
     if (cfg->admin_secret_file[0] == '\0') {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused: remote administration is off", peer);
         return reply_error(ctx, call_id, NUMRPC_EAUTH,
                            "remote administration is off on this server (it has no admin-secret-file)");
     }
-    if (step == ADMIN_STEP_CHALLENGE) {
-        if (req->left != 0) return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN challenge request");
+    if (step == MSG_ADMIN_CHALLENGE) {
+        if (wire_expect_end(ctx->reader, &err) != 0)
+            return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN challenge request");
         if (getrandom(cs->nonce, sizeof cs->nonce, 0) != (ssize_t)sizeof cs->nonce)
             return reply_error(ctx, call_id, NUMRPC_ESERVER, "no random bytes for a challenge");
         cs->has_nonce = 1;
-        err_t err;
-        wire_begin(ctx->writer, PROTO_REPLY, call_id);
-        int rc = wire_put_u32(ctx->writer, NUMRPC_OK, &err);
-        if (rc == 0) rc = wire_put_string(ctx->writer, "", &err);
-        if (rc == 0) rc = wire_put_opaque(ctx->writer, cs->nonce, sizeof cs->nonce, &err);
-        if (rc == 0) rc = wire_end(ctx->writer, &err);
-        return rc == 0 ? 0 : -1;
+        return msg_write_admin_challenge_reply(ctx->writer, call_id, cs->nonce, sizeof cs->nonce, &err) == 0 ? 0 : -1;
     }
-    if (step != ADMIN_STEP_COMMAND) return reply_error(ctx, call_id, NUMRPC_EPROTO, "unknown ADMIN step");
-    uint32_t cmd_len, mac_len;
-    const uint8_t *cmd_bytes = get_opaque(req, CONFIG_PATH_MAX, &cmd_len);
-    const uint8_t *mac = get_opaque(req, HMAC_SHA256_BYTES, &mac_len);
-    if (req->bad || req->left != 0 || mac_len != HMAC_SHA256_BYTES || memchr(cmd_bytes, '\0', cmd_len))
+    if (step != MSG_ADMIN_COMMAND) return reply_error(ctx, call_id, NUMRPC_EPROTO, "unknown ADMIN step");
+    char raw[MSG_ADMIN_COMMAND_MAX + 1], cmd[MSG_ADMIN_COMMAND_MAX + 1];
+    uint32_t cmd_len;
+    uint8_t mac[HMAC_SHA256_BYTES];
+    if (msg_read_admin_command(ctx->reader, raw, &cmd_len, mac, &err) != 0)
         return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN command");
-    char cmd[CONFIG_PATH_MAX + 1];
-    memcpy(cmd, cmd_bytes, cmd_len);
-    cmd[cmd_len] = '\0';
+    memcpy(cmd, raw, (size_t)cmd_len + 1);
     for (char *p = cmd; *p; p++)
         if ((unsigned char)*p < 0x20) *p = '?'; /* one log line per request */
-    err_t err;
     if (!cs->has_nonce) {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused (no challenge asked): %s", peer, cmd);
         return reply_error(ctx, call_id, NUMRPC_EAUTH, "admin command without a challenge: ask for one first");
@@ -294,7 +255,7 @@ static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, cu
         server_log(cfg, LOG_LEVEL_ERROR, "remote admin from %s refused: %s", peer, err.detail);
         return reply_error(ctx, call_id, NUMRPC_EAUTH, "remote administration is misconfigured on this server");
     }
-    hmac_sha256(secret, secret_len, admin_context, sizeof admin_context, cs->nonce, sizeof cs->nonce, cmd_bytes,
+    hmac_sha256(secret, secret_len, admin_context, sizeof admin_context, cs->nonce, sizeof cs->nonce, raw,
                 cmd_len, expect);
     memset(secret, 0, sizeof secret);
     if (!hmac_equal(expect, mac)) {
@@ -311,12 +272,7 @@ static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, cu
     server_log(cfg, ok ? LOG_LEVEL_NOTICE : LOG_LEVEL_WARN, "remote admin from %s: %s: %s", peer, cmd, reply);
     if (!ok) return reply_error(ctx, call_id, NUMRPC_EINVAL, strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
     const char *text = strncmp(reply, "ok", 2) == 0 ? reply + 2 + (reply[2] == ' ') : reply;
-    wire_begin(ctx->writer, PROTO_REPLY, call_id);
-    int rc = wire_put_u32(ctx->writer, NUMRPC_OK, &err);
-    if (rc == 0) rc = wire_put_string(ctx->writer, "", &err);
-    if (rc == 0) rc = wire_put_string(ctx->writer, text, &err);
-    if (rc == 0) rc = wire_end(ctx->writer, &err);
-    return rc == 0 ? 0 : -1;
+    return msg_write_admin_command_reply(ctx->writer, call_id, text, &err) == 0 ? 0 : -1;
 }
 
 int control_serve(control_ctx *ctx, int fd, control_state *cs)
@@ -327,14 +283,21 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 &&
         getnameinfo((struct sockaddr *)&sa, sl, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0)
         snprintf(peer, sizeof peer, "%s:%s", host, serv);
-    uint8_t *msg = cs->buf;
+    uint8_t *msg = cs->buf; /* the whole packet control_next read: freed here */
     cs->buf = NULL;
     if (msg == NULL) return -1;
-    uint32_t type = msg[3], call_id = be32(msg + 4);
-    cursor req = {msg + PROTO_HEADER_SIZE, be32(msg + 12), 0};
+    /* The packet is parsed by the same readers as any stream's. */
+    transport req = transport_memory(msg, cs->got);
+    uint32_t type, call_id;
+    err_t err;
+    int rc = -1;
+    wire_reader_attach(ctx->reader, req);
     sock_set_timeouts(fd, 200, 0); /* a reader that stalls cannot hold the dispatcher */
     wire_writer_attach(ctx->writer, transport_tcp(fd));
-    int rc = type == PROTO_STATUS ? serve_status(ctx, call_id, &req) : serve_admin(ctx, cs, call_id, &req, peer);
+    if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0)
+        rc = type == PROTO_STATUS ? serve_status(ctx, call_id) : serve_admin(ctx, cs, call_id, peer);
+    wire_reader_attach(ctx->reader, transport_none());
+    req.ops->close(&req); /* transport_close closes only streams with an fd */
     free(msg);
     return rc;
 }

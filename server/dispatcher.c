@@ -76,6 +76,7 @@ typedef struct dispatcher {
     uint64_t restarts;   /* workers that died and were replaced          */
     double started;      /* monotonic seconds at start (uptime)          */
     wire_writer notice; /* writes error replies for crashed calls */
+    wire_reader control_in; /* parses a STATUS or ADMIN read whole (control.c) */
 } dispatcher;
 
 static uint64_t ev_data(int kind, int index)
@@ -186,10 +187,11 @@ static void close_conn(dispatcher *d, int c)
 static void refuse_fd(dispatcher *d, int fd, int code, const char *detail)
 {
     uint8_t hdr[PROTO_HEADER_SIZE];
-    uint32_t call_id = 0;
-    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof hdr)
-        call_id = (uint32_t)hdr[4] << 24 | (uint32_t)hdr[5] << 16 | (uint32_t)hdr[6] << 8 | hdr[7];
+    uint32_t type, id, flags, len, call_id = 0;
     err_t err;
+    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof hdr &&
+        wire_parse_header(hdr, &type, &id, &flags, &len, &err) == 0)
+        call_id = id;
     sock_set_timeouts(fd, 200, 0);
     wire_writer_attach(&d->notice, transport_tcp(fd));
     session_reply_error(&d->notice, call_id, code, detail, &err);
@@ -790,7 +792,7 @@ static int write_port_file(const server_config *cfg, err_t *err)
 
 static void serve_control(dispatcher *d, int c)
 {
-    control_ctx ctx = {.cfg = d->cfg, .writer = &d->notice, .admin_exec = admin_exec, .owner = d};
+    control_ctx ctx = {.cfg = d->cfg, .writer = &d->notice, .reader = &d->control_in, .admin_exec = admin_exec, .owner = d};
     status_view *v = &ctx.view;
     v->uptime = sock_now() - d->started;
     v->workers = count_workers(d);
@@ -882,7 +884,9 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     d.started = sock_now();
     server_stats = stats_create();
     if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED || server_stats == NULL ||
-        wire_writer_init(&d.notice, -1, 0, err) != 0) {
+        wire_writer_init(&d.notice, -1, 0, err) != 0 ||
+        wire_reader_init(&d.control_in, -1, PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD, err) != 0) {
+        wire_writer_free(&d.notice);
         free(d.conns);
         free(d.queue);
         free(d.workers);
@@ -953,6 +957,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         unlink(cfg->admin_socket);
     }
     wire_writer_free(&d.notice);
+    wire_reader_free(&d.control_in);
     munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
     stats_destroy(server_stats);
     server_stats = NULL;

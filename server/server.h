@@ -324,6 +324,7 @@ typedef struct control_ctx {
     const server_config *cfg;
     status_view view;
     wire_writer *writer; /* the dispatcher's reply writer */
+    wire_reader *reader; /* the dispatcher's, for a packet read whole */
     /* Runs a checked admin command line ("register /abs/path.so",
      * "unregister NAME", "list"); the reply "ok ..." or "error ...". */
     int (*admin_exec)(void *owner, const char *line, char *reply, size_t len);
