@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "metajoin.h"
 #include "sock.h"
 

@@ -1,0 +1,293 @@
+/* dispatch.c -- the server's main process: its event loop, accepting
+ * connections and routing each (a STATUS or ADMIN answered here, anything
+ * else queued for a worker: pool.c), signals, and the drain on SIGTERM. */
+#define _GNU_SOURCE
+#include "dispatch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "live.h"
+#include "metajoin.h"
+#include "pool.h"
+#include "sock.h"
+
+static void route(dispatcher *d, int c);
+
+static void accept_all(dispatcher *d)
+{
+    for (;;) {
+        int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        char detail[160];
+        if (d->stopping) {
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, "server shutting down");
+            continue;
+        }
+        if (d->nconns_open >= d->cfg->max_connections) {
+            snprintf(detail, sizeof detail, "server at its connection limit (%d connections)",
+                     d->cfg->max_connections);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
+            continue;
+        }
+        int waiting = d->cfg->max_queue > 0 ? d->qlen + conn_count_fresh(d) : 0;
+        if (waiting >= d->cfg->max_queue && d->cfg->max_queue > 0) {
+            pool_schedule(d);
+            waiting = d->qlen + conn_count_fresh(d);
+        }
+        if (d->cfg->max_queue > 0 && waiting >= d->cfg->max_queue) {
+            snprintf(detail, sizeof detail,
+                     "server busy: %d connections already wait for a worker (limit %d, %d workers)",
+                     waiting, d->cfg->max_queue, d->cfg->max_workers);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
+            continue;
+        }
+        int c = 0;
+        while (d->conns[c].state != CONN_FREE) c++;
+        sock_tune(fd);
+        d->conns[c].fd = fd;
+        d->conns[c].since = sock_now();
+        d->conns[c].calls = 0;
+        memset(&d->conns[c].ctl, 0, sizeof d->conns[c].ctl);
+        d->nconns_open++;
+        /* Its first message decides: STATUS and ADMIN are answered here,
+         * anything else waits for a worker. */
+        d->conns[c].state = CONN_QUEUED; /* not in epoll */
+        d->conns[c].fresh = 1;
+        if (conn_readable(fd)) route(d, c);
+        else conn_make_idle(d, c, d->conns[c].since);
+    }
+}
+
+/* SIGTERM: calls in flight and queued finish; connections with nothing
+ * to do are closed; whatever arrives later is refused. */
+static void start_drain(dispatcher *d)
+{
+    if (d->stopping) return;
+    /* Connections the kernel completed before the signal was read are
+     * accepted: their clients saw connect() succeed before the signal. */
+    accept_all(d);
+    d->stopping = 1;
+    d->drain_until = sock_now() + d->cfg->drain_timeout_ms / 1000.0;
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGTERM: finishing calls in flight, refusing new ones");
+    for (int i = 0; i < d->nworkers_cap; i++) atomic_store(&d->slots[i].draining, 1);
+    for (int c = 0; c < d->nconns_cap; c++) {
+        if (d->conns[c].state != CONN_IDLE) continue;
+        if (conn_readable(d->conns[c].fd)) {
+            conn_unwatch(d, d->conns[c].fd);
+            d->conns[c].state = CONN_QUEUED; /* not in epoll */
+            route(d, c);
+        } else if (d->conns[c].calls > 0) {
+            conn_close(d, c);
+        }
+    }
+    /* Connections that have made calls and wait idle in a worker come back
+     * (and are closed); new ones mid-handshake keep their worker. */
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        worker *w = &d->workers[i];
+        if (w->state != WORKER_HOLDING || atomic_load(&d->slots[i].state) != SLOT_IDLE) continue;
+        const conn *c = &d->conns[w->conn];
+        if (c->calls + atomic_load(&d->slots[i].calls) - c->calls_base > 0) pool_ask_release(d, i);
+    }
+}
+
+/* SIGHUP: the configuration file again, then the command line; what needs
+ * a restart (sockets, table sizes) keeps its value. */
+static void reload(dispatcher *d)
+{
+    server_config fresh;
+    err_t err;
+    int help;
+    if (config_build(&fresh, d->argc, d->argv, &help, &err) != 0) {
+        server_log(d->cfg, LOG_LEVEL_ERROR, "SIGHUP: configuration not changed: %s", err.detail);
+        return;
+    }
+    fresh.port = d->cfg->port;
+    memcpy(fresh.bind_addr, d->cfg->bind_addr, sizeof fresh.bind_addr);
+    memcpy(fresh.admin_socket, d->cfg->admin_socket, sizeof fresh.admin_socket);
+    memcpy(fresh.module_dir, d->cfg->module_dir, sizeof fresh.module_dir);
+    fresh.max_connections = d->cfg->max_connections;
+    fresh.max_workers = d->cfg->max_workers;
+    if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
+    *d->cfg = fresh;
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGHUP: configuration reread%s%s; workers restart as they become free",
+             d->cfg->config_file[0] ? " from " : "", d->cfg->config_file);
+    pool_roll(d);
+}
+
+static int handle_signals(dispatcher *d)
+{
+    struct signalfd_siginfo si;
+    while (read(d->sig_fd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGCHLD) pool_reap(d);
+        else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) start_drain(d);
+        else if (si.ssi_signo == SIGHUP) reload(d);
+    }
+    return 0;
+}
+
+/* --port-file: the chosen port, written when the listening and admin
+ * sockets both accept (the file is the readiness signal scripts wait for). */
+static int write_port_file(const server_config *cfg, err_t *err)
+{
+    if (cfg->port_file[0] == '\0') return 0;
+    FILE *f = fopen(cfg->port_file, "w");
+    if (f == NULL) return err_set(err, NUMRPC_ESERVER, "cannot write %s: %s", cfg->port_file, strerror(errno));
+    fprintf(f, "%d\n", cfg->port);
+    if (fclose(f) != 0) return err_set(err, NUMRPC_ESERVER, "cannot write %s: %s", cfg->port_file, strerror(errno));
+    return 0;
+}
+
+static void serve_control(dispatcher *d, int c)
+{
+    control_ctx ctx = {.cfg = d->cfg, .writer = &d->notice, .reader = &d->control_in, .admin_exec = live_exec, .owner = d};
+    status_view *v = &ctx.view;
+    v->uptime = sock_now() - d->started;
+    v->workers = pool_count(d);
+    v->max_workers = d->cfg->max_workers;
+    v->restarts = d->restarts;
+    v->queued = d->qlen + conn_count_fresh(d);
+    v->connections = d->nconns_open;
+    v->draining = d->stopping;
+    v->generation = d->generation;
+    v->in_flight = (int)session_calls_in_flight(NULL);
+    d->conns[c].calls++;
+    if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_make_idle(d, c, sock_now());
+    else conn_close(d, c);
+}
+
+/* A connection in the dispatcher's hands (not in epoll) with something to
+ * read: a control message is answered here; anything else waits for a
+ * worker, or is refused if it comes after SIGTERM on a connection that
+ * already had its calls. */
+static void route(dispatcher *d, int c)
+{
+    switch (control_next(d->conns[c].fd, &d->conns[c].ctl)) {
+    case CONTROL_READY: serve_control(d, c); return;
+    case CONTROL_PARTIAL: conn_make_idle(d, c, d->conns[c].since); return;
+    case CONTROL_BROKEN: conn_close(d, c); return;
+    case CONTROL_BAD:
+        conn_refuse(d, c, NUMRPC_EPROTO, "malformed control message (STATUS and ADMIN fit one packet of 4 KiB)");
+        return;
+    default: break;
+    }
+    if (d->stopping && d->conns[c].calls > 0) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
+    else conn_enqueue(d, c);
+}
+
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err)
+{
+    dispatcher d = {0};
+    d.cfg = cfg;
+    d.argc = argc;
+    d.argv = argv;
+    d.listen_fd = listen_fd;
+    d.nconns_cap = cfg->max_connections + 1;
+    d.nworkers_cap = cfg->max_workers;
+    d.conns = calloc((size_t)d.nconns_cap, sizeof *d.conns);
+    d.queue = calloc((size_t)d.nconns_cap, sizeof *d.queue);
+    d.workers = calloc((size_t)d.nworkers_cap, sizeof *d.workers);
+    d.slots = mmap(NULL, (size_t)d.nworkers_cap * sizeof *d.slots, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    d.started = sock_now();
+    server_stats = stats_create();
+    if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED || server_stats == NULL ||
+        wire_writer_init(&d.notice, -1, 0, err) != 0 ||
+        wire_reader_init(&d.control_in, -1, PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD, err) != 0) {
+        wire_writer_free(&d.notice);
+        free(d.conns);
+        free(d.queue);
+        free(d.workers);
+        if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+        stats_destroy(server_stats);
+        server_stats = NULL;
+        return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
+    }
+    for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
+    session_set_peers(d.slots, d.nworkers_cap);
+    for (int i = 0; i < LINGER_MAX; i++) d.linger_fd[i] = -1;
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    d.sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    d.epfd = epoll_create1(EPOLL_CLOEXEC);
+    fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
+    conn_watch(&d, listen_fd, EV_LISTEN, 0);
+    conn_watch(&d, d.sig_fd, EV_SIGNAL, 0);
+    live_setup(&d);
+    for (int i = 0; i < cfg->min_workers && i < d.nworkers_cap; i++) pool_spawn(&d, i);
+    if (write_port_file(cfg, err) != 0) return -1;
+
+    /* Keepalives and deadlines are checked at least this often. */
+    int tick_ms = cfg->keepalive_ms / 2 < 200 ? cfg->keepalive_ms / 2 : 200;
+    double next_tick = 0;
+    for (;;) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(d.epfd, evs, 64, tick_ms);
+        for (int i = 0; i < n; i++) {
+            int kind = (int)(evs[i].data.u64 >> 32), index = (int)(uint32_t)evs[i].data.u64;
+            if (kind == EV_LISTEN) accept_all(&d);
+            else if (kind == EV_SIGNAL) handle_signals(&d);
+            else if (kind == EV_WORKER) pool_message(&d, index);
+            else if (kind == EV_ADMIN) live_request(&d);
+            else if (kind == EV_LINGER) conn_linger(&d, index, 0);
+            else if (kind == EV_CONN && d.conns[index].state == CONN_IDLE) {
+                conn_unwatch(&d, d.conns[index].fd);
+                d.conns[index].state = CONN_QUEUED; /* not in epoll */
+                route(&d, index);
+            }
+        }
+        pool_schedule(&d);
+        atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
+        if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
+            metajoin_note_load((int)session_calls_in_flight(NULL), d.qlen, d.stopping);
+        if (sock_now() >= next_tick) {
+            double now = sock_now();
+            pool_tick(&d, now);
+            conn_tick(&d, now);
+            next_tick = sock_now() + tick_ms / 1000.0;
+        }
+        if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;
+    }
+    pool_shutdown(&d);
+    for (int c = 0; c < d.nconns_cap; c++) {
+        if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);
+        control_forget(&d.conns[c].ctl);
+    }
+    for (int i = 0; i < LINGER_MAX; i++)
+        if (d.linger_fd[i] >= 0) close(d.linger_fd[i]);
+    if (d.admin_fd >= 0) {
+        close(d.admin_fd);
+        unlink(cfg->admin_socket);
+    }
+    wire_writer_free(&d.notice);
+    wire_reader_free(&d.control_in);
+    munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+    stats_destroy(server_stats);
+    server_stats = NULL;
+    free(d.mods.items);
+    free(d.conns);
+    free(d.queue);
+    free(d.workers);
+    close(d.epfd);
+    close(d.sig_fd);
+    return 0;
+}

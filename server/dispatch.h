@@ -1,0 +1,12 @@
+/* dispatch.h -- the dispatcher, numrpc-server's main process (dispatch.c,
+ * with conn.c, pool.c and live.c). */
+#ifndef NUMRPC_SERVER_DISPATCH_H
+#define NUMRPC_SERVER_DISPATCH_H
+
+#include "server.h"
+
+/* Accepts connections and lends them to workers until SIGTERM has drained
+ * them; argv is kept to rebuild the configuration on SIGHUP. */
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err);
+
+#endif

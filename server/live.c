@@ -1,0 +1,198 @@
+/* live.c -- live registration: the dispatcher's list of modules changed
+ * while it runs (register, unregister, list), from the local admin socket
+ * (admin.c) or a checked remote ADMIN (control.c). */
+#define _GNU_SOURCE
+#include "live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+/* The list's entry for module name: the one there, or a new empty one
+ * (NULL when the list cannot grow). */
+static module_entry *find_module(dispatcher *d, const char *name, int *found)
+{
+    for (size_t i = 0; i < d->mods.count; i++) {
+        if (strcmp(d->mods.items[i].name, name) != 0) continue;
+        *found = 1;
+        return &d->mods.items[i];
+    }
+    *found = 0;
+    module_entry *grown = realloc(d->mods.items, (d->mods.count + 1) * sizeof *grown);
+    if (grown == NULL) return NULL;
+    d->mods.items = grown;
+    module_entry *e = &d->mods.items[d->mods.count++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    return e;
+}
+
+/* Loads the module in a short-lived child (never in the dispatcher, which
+ * must not start a library's threads) to check it and learn its name. */
+static int probe_module(const char *path, char *name, err_t *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return err_set(err, NUMRPC_ESERVER, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return err_set(err, NUMRPC_ESERVER, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(p[0]);
+        err_t e;
+        char buf[IFACE_MAX_NAME + 1 + ERR_DETAIL_MAX + 8];
+        int rc = registry_probe(path, name, &e);
+        int n = rc == 0 ? snprintf(buf, sizeof buf, "ok %s", name) : snprintf(buf, sizeof buf, "error %s", e.detail);
+        if (write(p[1], buf, (size_t)n) < 0) _exit(1);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(p[1]);
+    char buf[IFACE_MAX_NAME + 1 + ERR_DETAIL_MAX + 8] = {0};
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof buf - 1 && (k = read(p[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
+    close(p[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (strncmp(buf, "ok ", 3) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        snprintf(name, IFACE_MAX_NAME + 1, "%.*s", (int)IFACE_MAX_NAME, buf + 3);
+        return 0;
+    }
+    if (strncmp(buf, "error ", 6) == 0) return err_set(err, NUMRPC_EINVAL, "%s", buf + 6);
+    char how[64];
+    pool_describe_exit(status, how, sizeof how);
+    return err_set(err, NUMRPC_EINVAL, "loading %s killed the checking process (%s)", path, how);
+}
+
+static int register_module(dispatcher *d, const char *src, char *reply, size_t len)
+{
+    err_t err;
+    module_entry e = {0};
+    if (src[0] != '/') {
+        snprintf(reply, len, "error %s: give an absolute path", src);
+        return -1;
+    }
+    if (admin_store_module(src, d->cfg->module_dir, &e, &err) != 0 || probe_module(e.path, e.name, &err) != 0) {
+        snprintf(reply, len, "error %s", err.detail);
+        return -1;
+    }
+    int replaced;
+    module_entry *slot = find_module(d, e.name, &replaced);
+    if (slot == NULL) {
+        snprintf(reply, len, "error out of memory");
+        return -1;
+    }
+    *slot = e;
+    pool_roll(d);
+    snprintf(reply, len, "ok %s module %s (%016llx) from %s", replaced ? "replaced" : "registered", e.name,
+             (unsigned long long)e.hash, src);
+    return 0;
+}
+
+static int unregister_module(dispatcher *d, const char *name, char *reply, size_t len)
+{
+    if (name[0] == '\0' || strlen(name) > IFACE_MAX_NAME) {
+        snprintf(reply, len, "error unregister wants a module name");
+        return -1;
+    }
+    int found;
+    module_entry *e = find_module(d, name, &found);
+    if (e == NULL) {
+        snprintf(reply, len, "error out of memory");
+        return -1;
+    }
+    e->path[0] = '\0';
+    e->hash = 0;
+    pool_roll(d);
+    snprintf(reply, len, "ok unregistered module %s", name);
+    return 0;
+}
+
+static void list_modules(dispatcher *d, char *reply, size_t len)
+{
+    size_t used = (size_t)snprintf(reply, len, "ok stub directory %s; %zu live change%s", d->cfg->stubs_dir,
+                                   d->mods.count, d->mods.count == 1 ? "" : "s");
+    for (size_t i = 0; i < d->mods.count && used < len; i++) {
+        const module_entry *e = &d->mods.items[i];
+        if (e->path[0])
+            used += (size_t)snprintf(reply + used, len - used, "\nregistered %s %016llx %s", e->name,
+                                     (unsigned long long)e->hash, e->path);
+        else
+            used += (size_t)snprintf(reply + used, len - used, "\nunregistered %s", e->name);
+    }
+}
+
+/* One admin command line (from the local socket, or checked by control.c
+ * for a remote administrator): 0 with "ok ..." in reply, or -1. */
+int live_exec(void *owner, const char *line, char *reply, size_t len)
+{
+    dispatcher *d = owner;
+    if (strncmp(line, "register ", 9) == 0) return register_module(d, line + 9, reply, len);
+    if (strncmp(line, "unregister ", 11) == 0) return unregister_module(d, line + 11, reply, len);
+    if (strcmp(line, "list") == 0) {
+        list_modules(d, reply, len);
+        return 0;
+    }
+    snprintf(reply, len, "error unknown admin request \"%.64s\"", line);
+    return -1;
+}
+
+void live_request(dispatcher *d)
+{
+    int fd = accept4(d->admin_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    char line[CONFIG_PATH_MAX + 64], reply[8192];
+    err_t err;
+    if (admin_read_request(fd, line, sizeof line, &err) != 0) {
+        server_log(d->cfg, LOG_LEVEL_NOTICE, "admin: refused: %s", err.detail);
+        snprintf(reply, sizeof reply, "error %s", err.detail);
+    } else {
+        live_exec(d, line, reply, sizeof reply);
+    }
+    if (strncmp(line, "list", 4) != 0) server_log(d->cfg, LOG_LEVEL_NOTICE, "admin: %s", reply);
+    size_t n = strlen(reply);
+    reply[n++] = '\n';
+    ssize_t k = write(fd, reply, n);
+    (void)k;
+    close(fd);
+}
+
+void live_setup(dispatcher *d)
+{
+    d->admin_fd = -1;
+    server_config *cfg = d->cfg;
+    int local = strcmp(cfg->admin_socket, "none") != 0;
+    char where[CONFIG_PATH_MAX];
+    if (local && cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
+    if (local) snprintf(where, sizeof where, "%s", cfg->admin_socket);
+    else admin_default_socket(cfg->port, where, sizeof where); /* remote admin copies modules too */
+    if (cfg->module_dir[0] == '\0') {
+        int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", where);
+        if (n < 0 || (size_t)n >= sizeof cfg->module_dir) cfg->module_dir[0] = '\0';
+    }
+    if (cfg->admin_secret_file[0]) { /* a bad secret file is said at start, not at the first request */
+        uint8_t secret[4096];
+        size_t len;
+        err_t e;
+        if (control_load_secret(cfg->admin_secret_file, secret, sizeof secret, &len, &e) != 0)
+            server_log(cfg, LOG_LEVEL_ERROR, "remote admin will refuse every request: %s", e.detail);
+        memset(secret, 0, sizeof secret);
+    }
+    if (!local) return;
+    err_t err;
+    d->admin_fd = admin_listen(cfg->admin_socket, &err);
+    if (d->admin_fd < 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "no admin socket: %s", err.detail);
+        return;
+    }
+    conn_watch(d, d->admin_fd, EV_ADMIN, 0);
+}

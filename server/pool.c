@@ -1,0 +1,301 @@
+/* pool.c -- the dispatcher's workers: fork and respawn, lending queued
+ * connections, their messages, crash and deadline reports, keepalives. */
+#define _GNU_SOURCE
+#include "pool.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "metajoin.h"
+#include "sock.h"
+
+int pool_spawn(dispatcher *d, int index)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+    worker_slot *slot = &d->slots[index];
+    memset(slot, 0, sizeof *slot);
+    atomic_store(&slot->draining, d->stopping);
+    slot->stat_index = -1;
+    slot->generation = d->generation;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        server_child_dies_with(parent); /* a SIGKILLed server leaves nothing running */
+        /* Keep only stdio and the control socket: the worker must not hold
+         * other connections open. */
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_IGN);
+        if (sv[1] != 3) {
+            dup2(sv[1], 3);
+        }
+        close_range(4, ~0u, 0);
+        worker_main(d->cfg, &d->mods, 3, slot);
+    }
+    close(sv[1]);
+    worker *w = &d->workers[index];
+    memset(w, 0, sizeof *w);
+    w->pid = pid;
+    w->ctl = sv[0];
+    w->state = WORKER_FREE;
+    w->conn = -1;
+    w->generation = d->generation;
+    conn_watch(d, w->ctl, EV_WORKER, index);
+    return 0;
+}
+
+/* A free worker of an older generation leaves: closing its control socket
+ * makes it exit.  Its slot may be reused at once. */
+void pool_retire(dispatcher *d, int index)
+{
+    worker *w = &d->workers[index];
+    conn_unwatch(d, w->ctl);
+    close(w->ctl);
+    memset(w, 0, sizeof *w);
+    w->state = WORKER_DEAD;
+    w->conn = -1;
+}
+
+void pool_ask_release(dispatcher *d, int index)
+{
+    worker *h = &d->workers[index];
+    if (h->state != WORKER_HOLDING || h->release_sent) return;
+    ctl_msg m = {CTL_RELEASE, h->conn};
+    sock_send_fd(h->ctl, -1, &m, sizeof m);
+    h->release_sent = 1;
+}
+
+int pool_count(const dispatcher *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->nworkers_cap; i++) n += d->workers[i].state != WORKER_DEAD;
+    return n;
+}
+
+static int assign(dispatcher *d, int w, int c)
+{
+    ctl_msg m = {CTL_ASSIGN, c};
+    if (sock_send_fd(d->workers[w].ctl, d->conns[c].fd, &m, sizeof m) != 0) return -1;
+    d->workers[w].state = WORKER_HOLDING;
+    d->workers[w].conn = c;
+    d->workers[w].release_sent = 0;
+    d->conns[c].state = CONN_HELD;
+    d->conns[c].worker = w;
+    d->conns[c].calls_base = atomic_load(&d->slots[w].calls);
+    return 0;
+}
+
+/* Gives queued connections to workers: a free one, a new one, or one that
+ * holds an idle connection and is asked to give it back.  While draining,
+ * no connection is taken back: each one's call finishes first. */
+void pool_schedule(dispatcher *d)
+{
+    while (d->qlen > 0) {
+        int w = -1, spare = -1;
+        for (int i = 0; i < d->nworkers_cap; i++) {
+            if (d->workers[i].state == WORKER_FREE) {
+                w = i;
+                break;
+            }
+            if (d->workers[i].state == WORKER_DEAD && spare < 0) spare = i;
+        }
+        if (w < 0 && spare >= 0 && spare < d->cfg->max_workers && pool_spawn(d, spare) == 0)
+            w = spare;
+        if (w < 0) {
+            for (int i = 0; i < d->nworkers_cap && !d->stopping; i++) {
+                worker *h = &d->workers[i];
+                if (h->state == WORKER_HOLDING && !h->release_sent &&
+                    atomic_load(&d->slots[i].state) == SLOT_IDLE) {
+                    pool_ask_release(d, i);
+                    break;
+                }
+            }
+            return;
+        }
+        int c = d->queue[d->qhead];
+        d->qhead = (d->qhead + 1) % d->nconns_cap;
+        d->qlen--;
+        if (assign(d, w, c) != 0) conn_close(d, c);
+    }
+}
+
+void pool_message(dispatcher *d, int w)
+{
+    ctl_msg m;
+    int fd;
+    /* The event may be stale: a SIGCHLD earlier in the same batch replaced
+     * the worker of this index, whose new socket has nothing to read yet. */
+    struct pollfd pending = {d->workers[w].ctl, POLLIN, 0};
+    if (d->workers[w].state == WORKER_DEAD || poll(&pending, 1, 0) <= 0) return;
+    ssize_t k = sock_recv_fd(d->workers[w].ctl, &fd, &m, sizeof m);
+    if (fd >= 0) close(fd);
+    if (k <= 0) {
+        conn_unwatch(d, d->workers[w].ctl); /* it is exiting; SIGCHLD follows */
+        return;
+    }
+    int c = d->workers[w].conn;
+    if (c < 0 || c != m.conn_id) return;
+    d->workers[w].state = WORKER_FREE;
+    d->workers[w].conn = -1;
+    d->conns[c].calls += atomic_load(&d->slots[w].calls) - d->conns[c].calls_base;
+    if (m.kind == CTL_CLOSED) {
+        d->conns[c].state = CONN_QUEUED; /* not in epoll */
+        conn_close(d, c);
+    } else {
+        conn_back(d, c, d->slots[w].last_active);
+    }
+    if (d->workers[w].generation != d->generation) pool_retire(d, w);
+    pool_schedule(d);
+}
+
+void pool_describe_exit(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status)) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(status));
+        snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
+    } else {
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+    }
+}
+
+static void worker_exited(dispatcher *d, int w, int status)
+{
+    worker *wk = &d->workers[w];
+    worker_slot *slot = &d->slots[w];
+    int state = atomic_load(&slot->state);
+    int c = wk->conn;
+    conn_unwatch(d, wk->ctl);
+    close(wk->ctl);
+    if (!d->stopping || c >= 0) d->restarts++;
+    if (c >= 0) {
+        /* A call that died while computing gets its error; the connection
+         * stays usable only if no bytes of a later request were lost. */
+        if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined) {
+            char how[64], detail[320];
+            int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
+            pool_describe_exit(status, how, sizeof how);
+            if (code == NUMRPC_ETIMEDOUT && slot->limit_deadline)
+                snprintf(detail, sizeof detail, "%s ran past this server's limit of %d s per call and was stopped",
+                         slot->routine, d->cfg->max_call_seconds);
+            else if (code == NUMRPC_ETIMEDOUT)
+                snprintf(detail, sizeof detail, "%s exceeded its deadline and was stopped", slot->routine);
+            else if (code == NUMRPC_ECANCELLED)
+                snprintf(detail, sizeof detail, "%s was cancelled by the client and stopped", slot->routine);
+            else if (d->cfg->max_worker_memory && WIFSIGNALED(status) &&
+                     (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
+                snprintf(detail, sizeof detail,
+                         "%s crashed: %s (a worker may use %llu MiB of memory on this server; the routine may have run out)",
+                         slot->routine, how, (unsigned long long)(d->cfg->max_worker_memory >> 20));
+            else
+                snprintf(detail, sizeof detail, "%s crashed: %s", slot->routine, how);
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "%s", detail);
+            /* Counted before the caller hears of it (a STATUS right after
+             * the reply sees the call). */
+            double seconds = sock_now() - slot->started;
+            stats_record(server_stats, slot->stat_index, 1, 0, 0, seconds);
+            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
+            err_t err;
+            wire_writer_attach(&d->notice, transport_tcp(d->conns[c].fd));
+            if (session_reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
+                conn_back(d, c, sock_now());
+            } else {
+                d->conns[c].state = CONN_QUEUED;
+                conn_close(d, c);
+            }
+        } else {
+            d->conns[c].state = CONN_QUEUED;
+            conn_close(d, c);
+        }
+    }
+    memset(wk, 0, sizeof *wk);
+    wk->state = WORKER_DEAD;
+    wk->conn = -1;
+    atomic_store(&slot->state, SLOT_IDLE); /* calls in flight count the busy slots */
+    if (!d->stopping && pool_count(d) < d->cfg->min_workers) pool_spawn(d, w);
+    pool_schedule(d);
+}
+
+void pool_reap(dispatcher *d)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (metajoin_is_helper(pid)) {
+            char how[64];
+            pool_describe_exit(status, how, sizeof how);
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
+        }
+        for (int i = 0; i < d->nworkers_cap; i++)
+            if (d->workers[i].pid == pid && d->workers[i].state != WORKER_DEAD) worker_exited(d, i, status);
+    }
+}
+
+/* Keepalives for long computations, deadlines, cancels and idle holders,
+ * from the shared slots. */
+void pool_tick(dispatcher *d, double now)
+{
+    double idle = d->cfg->idle_timeout_ms / 1000.0;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        worker *w = &d->workers[i];
+        worker_slot *slot = &d->slots[i];
+        if (w->state != WORKER_HOLDING) continue;
+        int state = atomic_load(&slot->state);
+        if (state == SLOT_IDLE && idle > 0 && now - slot->last_active > idle) pool_ask_release(d, i);
+        if (state == SLOT_IDLE && w->generation != d->generation) pool_ask_release(d, i);
+        if (state != SLOT_COMPUTING) continue;
+        if (slot->deadline > 0 && now > slot->deadline && !w->kill_reason) {
+            w->kill_reason = NUMRPC_ETIMEDOUT;
+            kill(w->pid, SIGKILL);
+            continue;
+        }
+        if (!w->kill_reason && cancel_poll(d->conns[w->conn].fd, slot)) { /* cancel.c */
+            w->kill_reason = NUMRPC_ECANCELLED;
+            kill(w->pid, SIGKILL);
+            continue;
+        }
+        if (now - slot->last_keepalive < d->cfg->keepalive_ms / 1000.0) continue;
+        int expected = SLOT_COMPUTING;
+        if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_KEEPALIVE)) continue;
+        err_t err;
+        transport tp = transport_tcp(d->conns[w->conn].fd); /* a view: the dispatcher owns the fd */
+        wire_send_empty(&tp, PROTO_KEEPALIVE, slot->call_id, &err);
+        slot->last_keepalive = now;
+        atomic_store(&slot->state, SLOT_COMPUTING);
+    }
+}
+
+/* New workers load the current modules and configuration; old ones leave
+ * once they hold no connection (an idle holder is asked to give it back,
+ * a busy one after its call). */
+void pool_roll(dispatcher *d)
+{
+    d->generation++;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        if (d->workers[i].state == WORKER_FREE) pool_retire(d, i);
+        else if (d->workers[i].state == WORKER_HOLDING) pool_ask_release(d, i);
+    }
+    for (int i = 0; i < d->nworkers_cap && pool_count(d) < d->cfg->min_workers; i++)
+        if (d->workers[i].state == WORKER_DEAD) pool_spawn(d, i);
+}
+
+void pool_shutdown(dispatcher *d)
+{
+    d->stopping = 1;
+    for (int i = 0; i < d->nworkers_cap; i++)
+        if (d->workers[i].state != WORKER_DEAD) kill(d->workers[i].pid, SIGTERM);
+    for (int i = 0; i < d->nworkers_cap; i++)
+        if (d->workers[i].state != WORKER_DEAD) waitpid(d->workers[i].pid, NULL, 0);
+}
