@@ -167,6 +167,8 @@ int admin_store_module(const char *src, const char *dir, module_entry *out, err_
     return 0;
 }
 
+#define ADMIN_TOOL "numrpc-server admin" /* its messages' prefix */
+
 static void admin_usage(FILE *out)
 {
     fprintf(out, "usage: numrpc-server admin [--socket PATH | --port P] register MODULE.so\n"
@@ -196,7 +198,7 @@ int admin_client_main(int argc, char **argv)
     } else if (strcmp(cmd, "register") == 0 && i + 2 == argc) {
         char *abs = realpath(argv[i + 1], NULL);
         if (abs == NULL) {
-            fprintf(stderr, "numrpc-server admin: %s: %s\n", argv[i + 1], strerror(errno));
+            server_log_tool(ADMIN_TOOL, "%s: %s\n", argv[i + 1], strerror(errno));
             return 1;
         }
         snprintf(line, sizeof line, "register %s\n", abs);
@@ -211,18 +213,18 @@ int admin_client_main(int argc, char **argv)
     err_t err;
     struct sockaddr_un sa;
     if (unix_address(path, &sa, &err) != 0) {
-        fprintf(stderr, "numrpc-server admin: %s\n", err.detail);
+        server_log_tool(ADMIN_TOOL, "%s\n", err.detail);
         return 1;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        fprintf(stderr, "numrpc-server admin: cannot reach %s: %s\n", path, strerror(errno));
+        server_log_tool(ADMIN_TOOL, "cannot reach %s: %s\n", path, strerror(errno));
         if (fd >= 0) close(fd);
         return 1;
     }
     size_t n = strlen(line);
     if (write(fd, line, n) != (ssize_t)n) {
-        fprintf(stderr, "numrpc-server admin: cannot send to %s\n", path);
+        server_log_tool(ADMIN_TOOL, "cannot send to %s\n", path);
         close(fd);
         return 1;
     }
@@ -236,7 +238,7 @@ int admin_client_main(int argc, char **argv)
         fputs(reply[2] == ' ' ? reply + 3 : reply + 2, stdout);
         return 0;
     }
-    fprintf(stderr, "numrpc-server admin: %s", strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
-    if (got == 0) fprintf(stderr, "no reply from %s\n", path);
+    if (got == 0) server_log_tool(ADMIN_TOOL, "no reply from %s\n", path);
+    else server_log_tool(ADMIN_TOOL, "%s", strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
     return 1;
 }

@@ -17,12 +17,14 @@ int main(int argc, char **argv)
     server_config cfg;
     err_t err;
     int help = 0;
+    config_defaults(&cfg); /* the log's settings until the options are read */
     if (metajoin_take_options(&argc, argv, &err) != 0) { /* --metaserver: metajoin.c */
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 2;
     }
     if (config_build(&cfg, argc, argv, &help, &err) != 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        config_defaults(&cfg);
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         config_usage(stderr);
         return 2;
     }
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
     int port = 0;
     int fd = sock_listen(cfg.bind_addr, cfg.port, &port, &err);
     if (fd < 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
     cfg.port = port; /* rereading the configuration keeps the socket; the
@@ -42,11 +44,11 @@ int main(int argc, char **argv)
            cfg.min_workers, cfg.stubs_dir);
     fflush(stdout);
     if (metajoin_start(&cfg, fd, &err) != 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
     if (dispatcher_run(&cfg, argc, argv, fd, &err) != 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
     return 0;

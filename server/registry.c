@@ -30,8 +30,8 @@ static int add_routine(registry *reg, const uint8_t *blob, size_t len,
     for (size_t i = 0; i < reg->count; i++) {
         if (strcmp(reg->items[i].iface.name, r.iface.name) == 0) {
             if (strcmp(reg->items[i].iface.module, r.iface.module) != 0)
-                fprintf(stderr, "numrpc-server: %s from module %s replaces the one from %s\n",
-                    r.iface.name, r.iface.module, reg->items[i].iface.module);
+                server_log(reg->cfg, LOG_LEVEL_WARN, "%s from module %s replaces the one from %s", r.iface.name,
+                           r.iface.module, reg->items[i].iface.module);
             iface_free(&reg->items[i].iface);
             free(reg->items[i].blob);
             reg->items[i] = r;
@@ -152,9 +152,11 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int registry_load(registry *reg, const char *dir, const module_list *mods, err_t *err)
+int registry_load(registry *reg, const server_config *cfg, const module_list *mods, err_t *err)
 {
+    const char *dir = cfg->stubs_dir;
     memset(reg, 0, sizeof *reg);
+    reg->cfg = cfg;
     int rc = add_ping(reg, err);
     if (rc != 0) return rc;
     if (dir != NULL && dir[0] != '\0') load_dir(reg, dir, mods);
@@ -162,7 +164,7 @@ int registry_load(registry *reg, const char *dir, const module_list *mods, err_t
     for (size_t i = 0; mods && i < mods->count; i++) {
         err_t merr;
         if (mods->items[i].path[0] && load_module(reg, mods->items[i].path, NULL, &merr) != 0)
-            fprintf(stderr, "numrpc-server: skipping module: %s\n", merr.detail);
+            server_log(reg->cfg, LOG_LEVEL_ERROR, "skipping module: %s", merr.detail);
     }
     return 0;
 }
@@ -171,7 +173,7 @@ static void load_dir(registry *reg, const char *dir, const module_list *mods)
 {
     DIR *d = opendir(dir);
     if (d == NULL) {
-        fprintf(stderr, "numrpc-server: cannot open stub directory %s\n", dir);
+        server_log(reg->cfg, LOG_LEVEL_ERROR, "cannot open stub directory %s", dir);
         return;
     }
     char **names = NULL;
@@ -192,7 +194,7 @@ static void load_dir(registry *reg, const char *dir, const module_list *mods)
         err_t merr;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (names[i] && load_module(reg, path, mods, &merr) != 0)
-            fprintf(stderr, "numrpc-server: skipping module: %s\n", merr.detail);
+            server_log(reg->cfg, LOG_LEVEL_ERROR, "skipping module: %s", merr.detail);
         free(names[i]);
     }
     free(names);

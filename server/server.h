@@ -76,6 +76,7 @@ typedef struct registry {
     routine *items;            /* malloc'd array                             */
     size_t count;
     void (*set_blas_threads)(int); /* OpenBLAS's, if a module links it      */
+    const server_config *cfg;  /* its log lines' (registry_load's caller's) */
 } registry;
 
 /* Modules changed by `admin register|unregister` while the server runs.
@@ -92,10 +93,10 @@ typedef struct module_list {
     size_t count;
 } module_list;
 
-/* Loads the built-in routines (ping), every *.so module in dir (dir may be
- * NULL) whose name the list does not override, then the list's modules.
- * A module that fails to load is reported on stderr and skipped. */
-int registry_load(registry *reg, const char *dir, const module_list *mods, err_t *err);
+/* Loads the built-in routines (ping), every *.so module in cfg's stub
+ * directory whose name the list does not override, then the list's
+ * modules.  A module that fails to load is logged and skipped. */
+int registry_load(registry *reg, const server_config *cfg, const module_list *mods, err_t *err);
 /* Checks that path is a stub module of this server's ABI; its module name
  * goes to name (size IFACE_MAX_NAME + 1).  Loads it: call only in a process
  * that exits afterwards. */
@@ -189,6 +190,9 @@ double stats_p99(const routine_stats *r);
 void server_log(const server_config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int server_log_enabled(const server_config *cfg, int level);
+/* A command-line tool's message (`numrpc-server admin`): "tool: text",
+ * unfiltered (text brings its newline). */
+void server_log_tool(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The structured line of one call (level info): routine, bytes, seconds,
  * outcome and, for an error, its code and cause. */
 void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_in, uint64_t bytes_out,

@@ -1,9 +1,8 @@
 /* stats.c -- per-routine counters in memory shared by the workers (calls,
- * errors, bytes, a log-spaced time histogram) and the server's log lines. */
+ * errors, bytes, a log-spaced time histogram). */
 #include "server.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -101,61 +100,6 @@ double stats_p99(const routine_stats *r)
         if (seen >= rank) return pow(2.0, b / 4.0) * 1e-6;
     }
     return pow(2.0, (STATS_BUCKETS - 1) / 4.0) * 1e-6;
-}
-
-/* ---- Log lines ---- */
-
-int server_log_enabled(const server_config *cfg, int level)
-{
-    int max = cfg->quiet ? LOG_LEVEL_ERROR : cfg->log_level;
-    return level <= max;
-}
-
-static void write_line(const char *text)
-{
-    char line[2048];
-    int n = snprintf(line, sizeof line, "numrpc-server[%d]: %s\n", (int)getpid(), text);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof line) {
-        n = sizeof line - 1;
-        line[n - 1] = '\n';
-    }
-    ssize_t k = write(2, line, (size_t)n); /* one write: lines of processes do not mix */
-    (void)k;
-}
-
-void server_log(const server_config *cfg, int level, const char *fmt, ...)
-{
-    if (!server_log_enabled(cfg, level)) return;
-    char text[1900];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    write_line(text);
-}
-
-void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_in, uint64_t bytes_out,
-                     double seconds, int code, const char *cause)
-{
-    if (!server_log_enabled(cfg, LOG_LEVEL_INFO)) return;
-    char quoted[1100];
-    size_t q = 0;
-    /* The cause is quoted; its quotes and backslashes escaped, control
-     * characters dropped: one line per call, whatever a detail holds. */
-    for (const char *c = cause ? cause : ""; *c && q + 3 < sizeof quoted; c++) {
-        if (*c == '"' || *c == '\\') quoted[q++] = '\\';
-        if ((unsigned char)*c >= 0x20) quoted[q++] = *c;
-    }
-    quoted[q] = '\0';
-    if (code == NUMRPC_OK)
-        server_log(cfg, LOG_LEVEL_INFO, "call routine=%s outcome=ok bytes_in=%llu bytes_out=%llu seconds=%.6f",
-                   name, (unsigned long long)bytes_in, (unsigned long long)bytes_out, seconds);
-    else
-        server_log(cfg, LOG_LEVEL_INFO,
-                   "call routine=%s outcome=error code=%s bytes_in=%llu bytes_out=%llu seconds=%.6f cause=\"%s\"",
-                   name, numrpc_errname(code) + 7, (unsigned long long)bytes_in, (unsigned long long)bytes_out,
-                   seconds, quoted);
 }
 
 /* ---- A worker's record of the call it serves ---- */

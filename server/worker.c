@@ -84,13 +84,13 @@ static void serve_connection(session *s, int ctl_fd, int fd)
 static void limit_memory(const server_config *cfg)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    if (cfg->max_worker_memory && !cfg->quiet)
-        fprintf(stderr, "numrpc-server: --max-worker-memory ignored in an AddressSanitizer build\n");
+    if (cfg->max_worker_memory)
+        server_log(cfg, LOG_LEVEL_NOTICE, "--max-worker-memory ignored in an AddressSanitizer build");
 #else
     if (cfg->max_worker_memory == 0) return;
     struct rlimit lim = {cfg->max_worker_memory, cfg->max_worker_memory};
     if (setrlimit(RLIMIT_AS, &lim) != 0)
-        fprintf(stderr, "numrpc-server: cannot limit worker memory: %s\n", strerror(errno));
+        server_log(cfg, LOG_LEVEL_ERROR, "cannot limit worker memory: %s", strerror(errno));
 #endif
 }
 
@@ -103,8 +103,8 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->blas_threads);
     setenv("OPENBLAS_NUM_THREADS", threads, 1);
-    if (registry_load(&reg, cfg->stubs_dir, mods, &err) != 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+    if (registry_load(&reg, cfg, mods, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
     }
     limit_memory(cfg);
@@ -116,7 +116,7 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     s.reg = &reg;
     s.slot = slot;
     if (msg_conn_init(&s.conn, cfg->packet_size, &err) != 0) {
-        fprintf(stderr, "numrpc-server: %s\n", err.detail);
+        server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
     }
     for (;;) {
