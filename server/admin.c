@@ -1,7 +1,7 @@
 /* admin.c -- local administration of a running server: the Unix socket
  * (mode 0600, same user or root), module copies, and `numrpc-server admin`. */
 #define _GNU_SOURCE
-#include "server.h"
+#include "admin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "sock.h"
 
 void admin_default_socket(int port, char *buf, size_t len)

@@ -1,6 +1,6 @@
 /* arena.c -- a worker's memory for call arguments, kept from one call to the
  * next: fresh pages cost a fault each, more than moving the data. */
-#include "server.h"
+#include "arena.h"
 
 #include <string.h>
 #include <sys/mman.h>

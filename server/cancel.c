@@ -1,6 +1,6 @@
 /* cancel.c -- CANCEL of a running call: the dispatcher finds the client's
  * CANCEL packet on the connection whose worker computes, and stops it. */
-#include "server.h"
+#include "cancel.h"
 
 #include <sys/socket.h>
 

@@ -1,6 +1,6 @@
 /* config.c -- numrpc-server's options: one table serves the command line,
  * the configuration file (key = value) and its rereading on SIGHUP. */
-#include "server.h"
+#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "protocol.h"
 
 #ifndef NUMRPC_STUBDIR
 #define NUMRPC_STUBDIR "/usr/local/lib/numrpc/stubs"

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "reply.h"
 #include "sock.h"
 
 static uint64_t ev_data(int kind, int index)
@@ -51,7 +53,7 @@ void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail)
         call_id = id;
     sock_set_timeouts(fd, 200, 0);
     wire_writer_attach(&d->notice, transport_tcp(fd));
-    session_reply_error(&d->notice, call_id, code, detail, &err);
+    reply_error(&d->notice, call_id, code, detail, &err);
     shutdown(fd, SHUT_WR);
     for (int i = 0; i < LINGER_MAX; i++) {
         if (d->linger_fd[i] >= 0) continue;

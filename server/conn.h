@@ -6,7 +6,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "server.h"
+#include "config.h"
+#include "control.h"
+#include "registry.h"
+#include "slots.h"
+#include "wire.h"
 
 enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD };
 enum worker_state { WORKER_DEAD = 0, WORKER_FREE, WORKER_HOLDING };

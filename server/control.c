@@ -2,7 +2,7 @@
  * server's counters) and ADMIN (remote administration by challenge-response
  * over a secret the administrator set; only modules of the stub directory). */
 #define _GNU_SOURCE
-#include "server.h"
+#include "control.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include "hmac.h"
+#include "log.h"
 #include "msg_control.h"
+#include "reply.h"
 #include "sock.h"
+#include "stats.h"
 
 #define ADMIN_SECRET_MAX 4096
 /* What the MAC covers before the nonce: binds it to this use. */
@@ -64,10 +67,10 @@ int control_next(int fd, control_state *cs)
 
 /* ---- Replies ---- */
 
-static int reply_error(control_ctx *ctx, uint32_t call_id, int code, const char *detail)
+static int refuse(control_ctx *ctx, uint32_t call_id, int code, const char *detail)
 {
     err_t err;
-    return session_reply_error(ctx->writer, call_id, code, detail, &err) == 0 ? 0 : -1;
+    return reply_error(ctx->writer, call_id, code, detail, &err) == 0 ? 0 : -1;
 }
 
 static void load_average(double out[3])
@@ -110,11 +113,11 @@ static int serve_status(control_ctx *ctx, uint32_t call_id)
     uint32_t version;
     err_t err;
     if (msg_read_status(ctx->reader, &version, &err) != 0)
-        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
+        return refuse(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
     if (version != PROTO_VERSION) {
         char detail[96];
         snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version, PROTO_VERSION);
-        return reply_error(ctx, call_id, NUMRPC_EVERSION, detail);
+        return refuse(ctx, call_id, NUMRPC_EVERSION, detail);
     }
     const status_view *v = &ctx->view;
     msg_status st = {.uptime = v->uptime,
@@ -128,7 +131,7 @@ static int serve_status(control_ctx *ctx, uint32_t call_id)
     snprintf(st.server, sizeof st.server, "numrpc-server " PACKAGE_VERSION);
     load_average(st.load);
     st.rows = calloc(STATS_MAX_ROUTINES, sizeof *st.rows); /* freed here */
-    if (st.rows == NULL) return reply_error(ctx, call_id, NUMRPC_ENOMEM, "status of the routines");
+    if (st.rows == NULL) return refuse(ctx, call_id, NUMRPC_ENOMEM, "status of the routines");
     st.nroutines = snapshot_routines(server_stats, st.rows);
     int rc = msg_write_status_reply(ctx->writer, call_id, &st, &err);
     if (rc != 0 && !wire_writer_idle(ctx->writer)) wire_abort(ctx->writer, &err);
@@ -221,56 +224,56 @@ static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, co
     uint32_t step;
     err_t err;
     if (msg_read_admin_step(ctx->reader, &step, &err) != 0)
-        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN request");
+        return refuse(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN request");
     if (cfg->admin_secret_file[0] == '\0') {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused: remote administration is off", peer);
-        return reply_error(ctx, call_id, NUMRPC_EAUTH,
+        return refuse(ctx, call_id, NUMRPC_EAUTH,
                            "remote administration is off on this server (it has no admin-secret-file)");
     }
     if (step == MSG_ADMIN_CHALLENGE) {
         if (wire_expect_end(ctx->reader, &err) != 0)
-            return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN challenge request");
+            return refuse(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN challenge request");
         if (getrandom(cs->nonce, sizeof cs->nonce, 0) != (ssize_t)sizeof cs->nonce)
-            return reply_error(ctx, call_id, NUMRPC_ESERVER, "no random bytes for a challenge");
+            return refuse(ctx, call_id, NUMRPC_ESERVER, "no random bytes for a challenge");
         cs->has_nonce = 1;
         return msg_write_admin_challenge_reply(ctx->writer, call_id, cs->nonce, sizeof cs->nonce, &err) == 0 ? 0 : -1;
     }
-    if (step != MSG_ADMIN_COMMAND) return reply_error(ctx, call_id, NUMRPC_EPROTO, "unknown ADMIN step");
+    if (step != MSG_ADMIN_COMMAND) return refuse(ctx, call_id, NUMRPC_EPROTO, "unknown ADMIN step");
     char raw[MSG_ADMIN_COMMAND_MAX + 1], cmd[MSG_ADMIN_COMMAND_MAX + 1];
     uint32_t cmd_len;
     uint8_t mac[HMAC_SHA256_BYTES];
     if (msg_read_admin_command(ctx->reader, raw, &cmd_len, mac, &err) != 0)
-        return reply_error(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN command");
+        return refuse(ctx, call_id, NUMRPC_EPROTO, "malformed ADMIN command");
     memcpy(cmd, raw, (size_t)cmd_len + 1);
     for (char *p = cmd; *p; p++)
         if ((unsigned char)*p < 0x20) *p = '?'; /* one log line per request */
     if (!cs->has_nonce) {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused (no challenge asked): %s", peer, cmd);
-        return reply_error(ctx, call_id, NUMRPC_EAUTH, "admin command without a challenge: ask for one first");
+        return refuse(ctx, call_id, NUMRPC_EAUTH, "admin command without a challenge: ask for one first");
     }
     uint8_t secret[ADMIN_SECRET_MAX], expect[HMAC_SHA256_BYTES];
     size_t secret_len = 0;
     cs->has_nonce = 0; /* a challenge answers one command, right or wrong */
     if (control_load_secret(cfg->admin_secret_file, secret, sizeof secret, &secret_len, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "remote admin from %s refused: %s", peer, err.detail);
-        return reply_error(ctx, call_id, NUMRPC_EAUTH, "remote administration is misconfigured on this server");
+        return refuse(ctx, call_id, NUMRPC_EAUTH, "remote administration is misconfigured on this server");
     }
     hmac_sha256(secret, secret_len, admin_context, sizeof admin_context, cs->nonce, sizeof cs->nonce, raw,
                 cmd_len, expect);
     memset(secret, 0, sizeof secret);
     if (!hmac_equal(expect, mac)) {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused (wrong secret): %s", peer, cmd);
-        return reply_error(ctx, call_id, NUMRPC_EAUTH,
+        return refuse(ctx, call_id, NUMRPC_EAUTH,
                            "wrong secret: the answer to the challenge does not match this server's admin secret");
     }
     char line[CONFIG_PATH_MAX + 64], reply[8192];
     if (admin_command_line(cfg, cmd, line, sizeof line, &err) != 0) {
         server_log(cfg, LOG_LEVEL_WARN, "remote admin from %s refused: %s: %s", peer, cmd, err.detail);
-        return reply_error(ctx, call_id, err.code, err.detail);
+        return refuse(ctx, call_id, err.code, err.detail);
     }
     int ok = ctx->admin_exec(ctx->owner, line, reply, sizeof reply) == 0;
     server_log(cfg, ok ? LOG_LEVEL_NOTICE : LOG_LEVEL_WARN, "remote admin from %s: %s: %s", peer, cmd, reply);
-    if (!ok) return reply_error(ctx, call_id, NUMRPC_EINVAL, strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
+    if (!ok) return refuse(ctx, call_id, NUMRPC_EINVAL, strncmp(reply, "error ", 6) == 0 ? reply + 6 : reply);
     const char *text = strncmp(reply, "ok", 2) == 0 ? reply + 2 + (reply[2] == ' ') : reply;
     return msg_write_admin_command_reply(ctx->writer, call_id, text, &err) == 0 ? 0 : -1;
 }

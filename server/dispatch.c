@@ -17,10 +17,14 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "control.h"
 #include "live.h"
+#include "log.h"
 #include "metajoin.h"
 #include "pool.h"
+#include "slots.h"
 #include "sock.h"
+#include "stats.h"
 
 static void route(dispatcher *d, int c);
 
@@ -162,7 +166,7 @@ static void serve_control(dispatcher *d, int c)
     v->connections = d->nconns_open;
     v->draining = d->stopping;
     v->generation = d->generation;
-    v->in_flight = (int)session_calls_in_flight(NULL);
+    v->in_flight = (int)slots_in_flight(NULL);
     d->conns[c].calls++;
     if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_make_idle(d, c, sock_now());
     else conn_close(d, c);
@@ -216,7 +220,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
-    session_set_peers(d.slots, d.nworkers_cap);
+    slots_share(d.slots, d.nworkers_cap);
     for (int i = 0; i < LINGER_MAX; i++) d.linger_fd[i] = -1;
 
     sigset_t mask;
@@ -258,7 +262,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         pool_schedule(&d);
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
         if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
-            metajoin_note_load((int)session_calls_in_flight(NULL), d.qlen, d.stopping);
+            metajoin_note_load((int)slots_in_flight(NULL), d.qlen, d.stopping);
         if (sock_now() >= next_tick) {
             double now = sock_now();
             pool_tick(&d, now);

@@ -3,7 +3,8 @@
 #ifndef NUMRPC_SERVER_DISPATCH_H
 #define NUMRPC_SERVER_DISPATCH_H
 
-#include "server.h"
+#include "config.h"
+#include "error.h"
 
 /* Accepts connections and lends them to workers until SIGTERM has drained
  * them; argv is kept to rebuild the configuration on SIGHUP. */

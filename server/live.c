@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admin.h"
+#include "log.h"
 #include "pool.h"
 
 /* The list's entry for module name: the one there, or a new empty one

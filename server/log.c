@@ -1,6 +1,6 @@
 /* log.c -- every line numrpc-server writes to stderr, one write(2) each:
  * "numrpc-server[pid]: text" filtered by --log-level, and the call line. */
-#include "server.h"
+#include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

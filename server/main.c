@@ -1,13 +1,15 @@
 /* main.c -- numrpc-server's entry: options (config.c), the listening socket,
  * then the dispatcher; or `numrpc-server admin ...` (admin.c). */
-#include "server.h"
+#include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "dispatch.h"
+#include "log.h"
 #include "metajoin.h"
 #include "sock.h"
 

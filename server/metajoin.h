@@ -3,7 +3,11 @@
 #ifndef NUMRPC_SERVER_METAJOIN_H
 #define NUMRPC_SERVER_METAJOIN_H
 
-#include "server.h"
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+#include "worker.h"
 
 /* Takes --metaserver HOST:PORT and --advertise HOST out of argv (the rest
  * goes to config_build).  0, or an error for a malformed value. */

@@ -11,8 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cancel.h"
+#include "log.h"
 #include "metajoin.h"
+#include "reply.h"
 #include "sock.h"
+#include "stats.h"
+#include "worker.h"
 
 int pool_spawn(dispatcher *d, int index)
 {
@@ -209,7 +214,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
             err_t err;
             wire_writer_attach(&d->notice, transport_tcp(d->conns[c].fd));
-            if (session_reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
+            if (reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
                 conn_back(d, c, sock_now());
             } else {
                 d->conns[c].state = CONN_QUEUED;

@@ -1,12 +1,15 @@
 /* registry.c -- the routines a worker serves: the built-in ping plus every
  * stub module (*.so) found in the stub directory. */
-#include "server.h"
+#include "registry.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "files_call.h"
+#include "log.h"
 
 static void ping_thunk(void **argv)
 {

@@ -1,6 +1,6 @@
 /* session.c -- a worker's handling of one message on a borrowed connection:
  * hello, list, interface fetch and call (unmarshal, run, marshal back). */
-#include "server.h"
+#include "session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,44 +8,44 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "files_call.h"
+#include "log.h"
 #include "marshal.h"
+#include "reply.h"
 #include "sock.h"
+#include "stats.h"
 
-static const worker_slot *peer_slots; /* inherited from the dispatcher */
-static int peer_count;
+/* ---- A worker's record of the call it serves ---- */
 
-void session_set_peers(const worker_slot *slots, int n)
+/* Bytes consumed from the connection so far (read-ahead excluded). */
+static uint64_t bytes_consumed(const session *s)
 {
-    peer_slots = slots;
-    peer_count = n;
+    return wire_reader_bytes(&s->conn.reader) - wire_reader_buffered(&s->conn.reader);
 }
 
-uint32_t session_calls_in_flight(const worker_slot *except)
+/* A CALL's header arrived (in0: reader bytes consumed before it). */
+static void record_begin(session *s, uint64_t in0)
 {
-    uint32_t n = 0;
-    for (int i = 0; i < peer_count; i++) n += &peer_slots[i] != except && atomic_load(&peer_slots[i].state) != SLOT_IDLE;
-    return n;
+    s->rec.r = NULL;
+    s->rec.done = 0;
+    s->rec.t0 = sock_now();
+    s->rec.in0 = in0;
+    s->rec.out0 = wire_writer_bytes(&s->conn.writer);
 }
 
-/* What every CALL reply carries after status and detail: the routine's
- * compute seconds, then the server's load — calls in flight in the other
- * workers (self: the replying worker's slot, or NULL), connections
- * queued — which a client ranking servers uses. */
-static int put_compute_and_load(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
+/* The CALL ends with code (detail for an error): counters and log line,
+ * before its reply goes out (so a STATUS after the reply sees it). */
+static void record_done(session *s, int code, const char *detail)
 {
-    msg_call_result res = {compute_seconds, session_calls_in_flight(self), 0};
-    if (server_stats && atomic_load(&server_stats->load_queued) > 0)
-        res.queued = (uint32_t)atomic_load(&server_stats->load_queued);
-    return msg_write_call_result(w, &res, err);
-}
-
-int session_reply_error(wire_writer *w, uint32_t call_id, int code,
-                        const char *detail, err_t *err)
-{
-    int rc = msg_reply_begin(w, call_id, code, detail, err);
-    if (rc == 0) rc = put_compute_and_load(w, 0.0, NULL, err);
-    if (rc == 0) rc = wire_end(w, err);
-    return rc;
+    if (s->rec.done) return;
+    s->rec.done = 1;
+    double seconds = sock_now() - s->rec.t0;
+    uint64_t in = bytes_consumed(s) - s->rec.in0, out = wire_writer_bytes(&s->conn.writer) - s->rec.out0;
+    if (code != NUMRPC_OK && wire_writer_idle(&s->conn.writer)) /* the error reply about to go out */
+        out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
+    const routine *r = s->rec.r;
+    if (r) stats_record(server_stats, r->stat_index, code != NUMRPC_OK, in, out, seconds);
+    server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail);
 }
 
 /* Drops the rest of the request, then answers with the error in *call_err. */
@@ -53,8 +53,8 @@ static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *er
 {
     int rc = wire_reader_in_message(&s->conn.reader) ? wire_skip_message(&s->conn.reader, err) : 0;
     if (rc != 0) return rc;
-    if (s->last_type == PROTO_CALL) session_call_done(s, call_err->code, call_err->detail);
-    return session_reply_error(&s->conn.writer, call_id, call_err->code, call_err->detail, err);
+    if (s->last_type == PROTO_CALL) record_done(s, call_err->code, call_err->detail);
+    return reply_error(&s->conn.writer, call_id, call_err->code, call_err->detail, err);
 }
 
 static int serve_hello(session *s, uint32_t call_id, err_t *err)
@@ -66,7 +66,7 @@ static int serve_hello(session *s, uint32_t call_id, err_t *err)
         char detail[128];
         snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version,
                  PROTO_VERSION);
-        return session_reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
+        return reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
     }
     msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
     return msg_write_hello_reply(&s->conn.writer, call_id, &mine, err);
@@ -79,7 +79,7 @@ static int serve_list(session *s, uint32_t call_id, err_t *err)
     if (rc != 0) return rc;
     msg_routine_entry *entries = calloc(reg->count ? reg->count : 1, sizeof *entries); /* freed here */
     if (entries == NULL)
-        return session_reply_error(&s->conn.writer, call_id, NUMRPC_ENOMEM, "list of routines", err);
+        return reply_error(&s->conn.writer, call_id, NUMRPC_ENOMEM, "list of routines", err);
     for (size_t i = 0; i < reg->count; i++) {
         snprintf(entries[i].name, sizeof entries[i].name, "%s", reg->items[i].iface.name);
         entries[i].hash = reg->items[i].iface.hash;
@@ -104,7 +104,7 @@ static int serve_get_iface(session *s, uint32_t call_id, err_t *err)
     if (r == NULL) {
         err_t e;
         unknown_routine(s->reg, name, &e);
-        return session_reply_error(&s->conn.writer, call_id, e.code, e.detail, err);
+        return reply_error(&s->conn.writer, call_id, e.code, e.detail, err);
     }
     return msg_write_iface_reply(&s->conn.writer, call_id, r->blob, (uint32_t)r->blob_len, err);
 }
@@ -364,7 +364,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
         allocate_arrays(s, f, a, &call_err) != 0 ||
         allocate_string_tables(s, f, a, &call_err) != 0 ||
-        files_call_begin(&fc, s, call_id, f, a->argv, &call_err) != 0) {
+        files_call_begin(&fc, &s->conn, s->slot, s->cfg->max_call_bytes, call_id, f, a->argv, &call_err) != 0) {
         files_call_end(&fc);
         free_call_args(f, a);
         free(a);
@@ -398,13 +398,13 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     }
     if (files_routine_failed(&call_err)) { /* stub_services.fail */
         files_call_end(&fc);
-        session_call_done(s, call_err.code, call_err.detail);
-        rc = session_reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
+        record_done(s, call_err.code, call_err.detail);
+        rc = reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
         goto broken;
     }
     trim_fortran_strings(f, a);
     rc = msg_reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
-    if (rc == 0) rc = put_compute_and_load(&s->conn.writer, compute_s, s->slot, err);
+    if (rc == 0) rc = reply_put_result(&s->conn.writer, compute_s, s->slot, err);
     if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->conn.writer, f, a->argv, MARSHAL_REPLY, err);
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */
@@ -412,7 +412,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
      * STATUS after it sees the call); a cheap call's reply then waits for
      * the next request if that is here whole. */
     if (rc == 0) rc = wire_end_held(&s->conn.writer, err);
-    if (rc == 0) session_call_done(s, NUMRPC_OK, "");
+    if (rc == 0) record_done(s, NUMRPC_OK, "");
     if (rc == 0 && !(cheap && wire_reader_has_message(&s->conn.reader)))
         rc = wire_flush(&s->conn.writer, err);
     atomic_fetch_add(&s->slot->calls, 1);
@@ -427,12 +427,12 @@ broken:
 int session_serve_one(session *s, err_t *err)
 {
     uint32_t type, call_id;
-    uint64_t in0 = session_bytes_consumed(s);
+    uint64_t in0 = bytes_consumed(s);
     int rc = wire_next_message(&s->conn.reader, &type, &call_id, err);
     if (rc != 0) return rc;
     atomic_store(&s->slot->state, SLOT_READING);
     s->last_type = type;
-    if (type == PROTO_CALL) session_call_begin(s, in0);
+    if (type == PROTO_CALL) record_begin(s, in0);
     switch (type) {
     case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
@@ -448,7 +448,7 @@ int session_serve_one(session *s, err_t *err)
         rc = refuse(s, call_id, &e, err);
     }
     }
-    if (type == PROTO_CALL && !s->rec.done) session_call_done(s, rc ? err->code : NUMRPC_OK, rc ? err->detail : "");
+    if (type == PROTO_CALL && !s->rec.done) record_done(s, rc ? err->code : NUMRPC_OK, rc ? err->detail : "");
     /* Replies held for the next request go out unless it is here whole. */
     if (rc == 0 && wire_writer_holding(&s->conn.writer) && !wire_reader_has_message(&s->conn.reader))
         rc = wire_flush(&s->conn.writer, err);

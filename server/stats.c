@@ -1,13 +1,13 @@
 /* stats.c -- per-routine counters in memory shared by the workers (calls,
  * errors, bytes, a log-spaced time histogram). */
-#include "server.h"
+#include "stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sock.h"
 
 stats_table *server_stats;
 
@@ -100,33 +100,4 @@ double stats_p99(const routine_stats *r)
         if (seen >= rank) return pow(2.0, b / 4.0) * 1e-6;
     }
     return pow(2.0, (STATS_BUCKETS - 1) / 4.0) * 1e-6;
-}
-
-/* ---- A worker's record of the call it serves ---- */
-
-uint64_t session_bytes_consumed(const session *s)
-{
-    return wire_reader_bytes(&s->conn.reader) - wire_reader_buffered(&s->conn.reader);
-}
-
-void session_call_begin(session *s, uint64_t in0)
-{
-    s->rec.r = NULL;
-    s->rec.done = 0;
-    s->rec.t0 = sock_now();
-    s->rec.in0 = in0;
-    s->rec.out0 = wire_writer_bytes(&s->conn.writer);
-}
-
-void session_call_done(session *s, int code, const char *detail)
-{
-    if (s->rec.done) return;
-    s->rec.done = 1;
-    double seconds = sock_now() - s->rec.t0;
-    uint64_t in = session_bytes_consumed(s) - s->rec.in0, out = wire_writer_bytes(&s->conn.writer) - s->rec.out0;
-    if (code != NUMRPC_OK && wire_writer_idle(&s->conn.writer)) /* the error reply about to go out */
-        out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
-    const routine *r = s->rec.r;
-    if (r) stats_record(server_stats, r->stat_index, code != NUMRPC_OK, in, out, seconds);
-    server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail);
 }

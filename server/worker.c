@@ -1,6 +1,6 @@
 /* worker.c -- a pre-forked worker process: borrows a client connection from
  * the dispatcher, serves its messages directly, and gives it back. */
-#include "server.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -10,7 +10,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "reply.h"
+#include "session.h"
 #include "sock.h"
+#include "stats.h"
 
 static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 {
@@ -60,7 +64,7 @@ static void serve_connection(session *s, int ctl_fd, int fd)
             char detail[160];
             snprintf(detail, sizeof detail, "request stalled: no byte for %d ms; the server closes the connection",
                      s->cfg->io_timeout_ms);
-            session_reply_error(&s->conn.writer, wire_reader_call_id(r), NUMRPC_ETIMEDOUT, detail, &ignored);
+            reply_error(&s->conn.writer, wire_reader_call_id(r), NUMRPC_ETIMEDOUT, detail, &ignored);
         }
         if (rc == 0 && atomic_load(&s->slot->draining) && s->last_type == PROTO_CALL && wire_reader_idle(r)) {
             /* Shutting down: this connection's call is done; the dispatcher

@@ -1,8 +1,8 @@
-/* files.c -- a call's files on the server: the private directory staged
+/* files_call.c -- a call's files on the server: the private directory staged
  * files live in, remote files read through the caller's connection (cached
  * blocks, stdio streams), and the services a routine may call. */
 #define _GNU_SOURCE
-#include "server.h"
+#include "files_call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,8 +44,7 @@ int files_routine_failed(err_t *call_err)
 
 typedef struct rfile_impl {
     numrpc_rfile pub;
-    session *s;
-    uint32_t call_id;
+    files_call *fc;     /* the call it belongs to (outlives it) */
     uint32_t index;
     uint8_t **blocks;   /* FILES_BLOCK bytes each (the last one shorter); NULL = not fetched */
     size_t nblocks;
@@ -66,7 +65,9 @@ static void hold_connection(worker_slot *slot)
 /* Asks the client for block b and caches it. */
 static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
 {
-    session *s = rf->s;
+    files_call *fc = rf->fc;
+    wire_reader *r = &fc->conn->reader;
+    wire_writer *w = &fc->conn->writer;
     uint64_t offset = (uint64_t)b * FILES_BLOCK;
     uint64_t want = rf->pub.size - offset < FILES_BLOCK ? rf->pub.size - offset : FILES_BLOCK;
     uint8_t *block = malloc(want ? want : 1); /* goes to rf->blocks, or freed here */
@@ -75,12 +76,12 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     uint64_t n = 0;
     err_t client_err;
     err_clear(&client_err);
-    hold_connection(s->slot);
+    hold_connection(fc->slot);
     int rc = 0;
-    if (wire_reader_buffered(&s->conn.reader) > 0)
+    if (wire_reader_buffered(r) > 0)
         rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
-    if (rc == 0) rc = msg_write_file_read(&s->conn.writer, rf->call_id, &q, err);
-    if (rc == 0) rc = msg_read_file_data_head(&s->conn.reader, rf->call_id, want, &n, &client_err, err);
+    if (rc == 0) rc = msg_write_file_read(w, fc->call_id, &q, err);
+    if (rc == 0) rc = msg_read_file_data_head(r, fc->call_id, want, &n, &client_err, err);
     if (rc == 0 && client_err.code != 0) {
         /* The client could not read it: the call fails, the connection goes on. */
         rc = err_set(err, NUMRPC_EIO, "%s", client_err.detail);
@@ -89,12 +90,12 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     if (rc == 0 && n != want)
         rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
                      (unsigned long long)n, (unsigned long long)want);
-    if (rc == 0) rc = wire_get(&s->conn.reader, block, (size_t)want, err);
-    if (rc == 0) rc = wire_skip_pad8(&s->conn.reader, err);
-    if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
+    if (rc == 0) rc = wire_get(r, block, (size_t)want, err);
+    if (rc == 0) rc = wire_skip_pad8(r, err);
+    if (rc == 0) rc = wire_expect_end(r, err);
     if (rc != 0) rf->failed = 1;
 done:
-    atomic_store(&s->slot->state, SLOT_COMPUTING);
+    atomic_store(&fc->slot->state, SLOT_COMPUTING);
     if (rc == 0) rf->blocks[b] = block;
     else free(block);
     return rc;
@@ -191,8 +192,7 @@ static int make_rfile(void *ctx, uint32_t index, uint64_t size, err_t *call_err)
         return err_set(call_err, NUMRPC_ENOMEM, "%s: remote file table", fc->f->name);
     }
     rf->pub = (numrpc_rfile){fc->f->params[index].name, size, rfile_pread, rfile_open_stream, rf};
-    rf->s = fc->s;
-    rf->call_id = fc->call_id;
+    rf->fc = fc;
     rf->index = index;
     rf->nblocks = nblocks;
     fc->rfiles[index] = rf;
@@ -200,11 +200,13 @@ static int make_rfile(void *ctx, uint32_t index, uint64_t size, err_t *call_err)
     return 0;
 }
 
-int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t *f,
-                     void **argv, err_t *call_err)
+int files_call_begin(files_call *fc, msg_conn *conn, worker_slot *slot, uint64_t max_bytes,
+                     uint32_t call_id, const iface_t *f, void **argv, err_t *call_err)
 {
     memset(fc, 0, sizeof *fc);
-    fc->s = s;
+    fc->conn = conn;
+    fc->slot = slot;
+    fc->max_bytes = max_bytes;
     fc->call_id = call_id;
     fc->f = f;
     fc->argv = argv;
@@ -234,8 +236,8 @@ int files_call_begin(files_call *fc, session *s, uint32_t call_id, const iface_t
 
 int files_call_read(files_call *fc, err_t *call_err, err_t *err)
 {
-    return files_read(&fc->s->conn.reader, fc->f, fc->argv, MARSHAL_REQUEST,
-                      fc->s->cfg->max_call_bytes, make_rfile, fc, call_err, err);
+    return files_read(&fc->conn->reader, fc->f, fc->argv, MARSHAL_REQUEST, fc->max_bytes, make_rfile, fc,
+                      call_err, err);
 }
 
 int files_call_broken(const files_call *fc)

@@ -1,0 +1,57 @@
+/* config.h -- numrpc-server's configuration: the options of the command
+ * line and of the configuration file (config.c). */
+#ifndef NUMRPC_SERVER_CONFIG_H
+#define NUMRPC_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+#define CONFIG_PATH_MAX 1024
+
+/* Log levels: a line is written when its level <= the configured one. */
+enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_NOTICE, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+
+typedef struct server_config {
+    char bind_addr[256];       /* default "0.0.0.0"                          */
+    int port;                  /* 0 = pick a free port                       */
+    char stubs_dir[CONFIG_PATH_MAX]; /* directory of stub modules (*.so)     */
+    char port_file[CONFIG_PATH_MAX]; /* if set, the chosen port is written  */
+    char config_file[CONFIG_PATH_MAX]; /* --config: reread on SIGHUP        */
+    char admin_socket[CONFIG_PATH_MAX]; /* local admin socket ("" = none)  */
+    char module_dir[CONFIG_PATH_MAX]; /* private copies of registered modules */
+    size_t packet_size;        /* default reply packet size                  */
+    int min_workers;           /* pre-forked workers                         */
+    int max_workers;           /* workers at most (concurrent calls)         */
+    int max_connections;       /* open connections at most                   */
+    int max_queue;             /* connections waiting for a worker (0 = any) */
+    uint64_t max_call_bytes;   /* array memory of one call at most           */
+    uint64_t max_array_elems;  /* elements of one array at most              */
+    int max_call_seconds;      /* wall time of one routine (0 = no limit)    */
+    uint64_t max_worker_memory; /* address space of a worker (0 = no limit) */
+    int idle_timeout_ms;       /* an idle connection is closed (0 = never)   */
+    int drain_timeout_ms;      /* SIGTERM: calls in flight get this long     */
+    int io_timeout_ms;         /* a stalled read or write inside a call      */
+    int blas_threads;          /* BLAS threads per call (0 = cores)          */
+    int keepalive_ms;          /* keepalive period while a routine computes  */
+    int quiet;
+    int log_level;             /* enum log_level (default notice)           */
+    char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
+} server_config;
+
+/* The defaults of every option. */
+void config_defaults(server_config *cfg);
+/* Sets option key (a long option name without "--") from its text. */
+int config_set(server_config *cfg, const char *key, const char *value, err_t *err);
+/* Reads "key = value" lines ('#' starts a comment). */
+int config_load_file(server_config *cfg, const char *path, err_t *err);
+/* Defaults, then the file named by --config (if any), then the command line
+ * (which wins).  *help is set when --help was given. */
+int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *err);
+/* Clamps values to their sane ranges (after any change). */
+void config_normalise(server_config *cfg);
+void config_usage(FILE *out);
+
+#endif

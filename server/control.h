@@ -1,0 +1,57 @@
+/* control.h -- the messages the dispatcher answers itself (control.c):
+ * STATUS and ADMIN, on a connection it holds (a new one, or one that came
+ * back idle), read without blocking and answered at once, so that status
+ * works while every worker is busy. */
+#ifndef NUMRPC_SERVER_CONTROL_H
+#define NUMRPC_SERVER_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "wire.h"
+
+#define CONTROL_MAX_PAYLOAD 4096u
+#define ADMIN_NONCE_BYTES 32u
+typedef struct control_state {
+    uint8_t *buf;       /* malloc'd while a control message is read   */
+    size_t got;         /* bytes of it in buf                         */
+    uint8_t nonce[ADMIN_NONCE_BYTES]; /* remote admin challenge       */
+    int has_nonce;      /* one use: cleared by the answer             */
+} control_state;
+
+/* What STATUS reports beside the shared counters (the dispatcher's view). */
+typedef struct status_view {
+    double uptime;
+    int workers, max_workers, in_flight, queued, connections, draining;
+    uint64_t restarts;
+    unsigned generation;
+} status_view;
+
+typedef struct control_ctx {
+    const server_config *cfg;
+    status_view view;
+    wire_writer *writer; /* the dispatcher's reply writer */
+    wire_reader *reader; /* the dispatcher's, for a packet read whole */
+    /* Runs a checked admin command line ("register /abs/path.so",
+     * "unregister NAME", "list"); the reply "ok ..." or "error ...". */
+    int (*admin_exec)(void *owner, const char *line, char *reply, size_t len);
+    void *owner;
+} control_ctx;
+
+enum control_next { CONTROL_NONE = 0, CONTROL_PARTIAL, CONTROL_READY, CONTROL_BROKEN, CONTROL_BAD };
+/* Looks at what fd has to read: not a control message (CONTROL_NONE: a
+ * worker reads it), part of one (PARTIAL: wait), one whole (READY), a
+ * peer that closed (BROKEN) or a control message too large or cut (BAD). */
+int control_next(int fd, control_state *cs);
+/* Answers the message read by control_next (READY).  0, or -1 when the
+ * connection must be closed. */
+int control_serve(control_ctx *ctx, int fd, control_state *cs);
+/* Frees what cs holds (the connection closes or is reused). */
+void control_forget(control_state *cs);
+/* Loads --admin-secret-file (checked: a regular file not readable by group
+ * or others, at least 16 bytes).  0, or an error. */
+int control_load_secret(const char *path, uint8_t *secret, size_t cap, size_t *len, err_t *err);
+
+#endif

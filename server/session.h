@@ -1,0 +1,39 @@
+/* session.h -- what a worker does with one message on the connection it
+ * borrowed: HELLO, LIST, GET_IFACE, PROBE, CALL (session.c). */
+#ifndef NUMRPC_SERVER_SESSION_H
+#define NUMRPC_SERVER_SESSION_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "config.h"
+#include "error.h"
+#include "msg.h"
+#include "registry.h"
+#include "slots.h"
+
+/* The CALL being served: what its counters and log line need. */
+typedef struct call_record {
+    const routine *r;   /* NULL until the routine is found              */
+    int done;           /* recorded already                             */
+    double t0;          /* monotonic seconds when its header arrived    */
+    uint64_t in0, out0; /* reader bytes consumed / writer bytes framed  */
+} call_record;
+
+/* A worker's one session, reused across its loans (worker.c owns it). */
+typedef struct session {
+    const server_config *cfg;
+    const registry *reg;
+    worker_slot *slot;
+    msg_conn conn;      /* the borrowed connection (msg_conn_attach per loan) */
+    call_arena arena;
+    int conn_id;
+    uint32_t last_type; /* type of the last message served */
+    call_record rec;    /* of the CALL being served */
+} session;
+
+/* Reads one message from the connection and answers it.  0 when the
+ * connection may go on, or an error when it must be closed. */
+int session_serve_one(session *s, err_t *err);
+
+#endif

@@ -1,0 +1,45 @@
+/* slots.h -- one slot per worker in memory shared with the dispatcher, so
+ * that a crash, a deadline or the server's load is seen without a message. */
+#ifndef NUMRPC_SERVER_SLOTS_H
+#define NUMRPC_SERVER_SLOTS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "iface.h"
+
+enum slot_state {
+    SLOT_IDLE = 0,      /* waiting for a message                          */
+    SLOT_READING = 1,   /* reading a request                              */
+    SLOT_COMPUTING = 2, /* the routine runs; the dispatcher may keepalive */
+    SLOT_KEEPALIVE = 3, /* the dispatcher is writing a keepalive packet   */
+    SLOT_REPLYING = 4,  /* writing the reply                              */
+    SLOT_FILEIO = 5     /* the routine reads a client file: connection busy */
+};
+
+typedef struct worker_slot {
+    _Atomic int state;
+    uint32_t call_id;
+    int conn_id;
+    int pipelined;       /* bytes of a next request were already buffered */
+    double started;      /* monotonic seconds when the routine started    */
+    double deadline;     /* monotonic seconds, 0 = none                    */
+    double last_keepalive;
+    double last_active;  /* monotonic seconds at the end of its last message */
+    int limit_deadline;  /* the deadline is the server's --max-call-seconds */
+    _Atomic int draining; /* SIGTERM: give the connection back after a call */
+    char routine[IFACE_MAX_NAME + 1];
+    _Atomic uint64_t calls;      /* calls completed by this worker       */
+    int stat_index;      /* counters of the routine running (-1 = none)    */
+    unsigned generation; /* of the configuration the worker loaded         */
+} worker_slot;
+
+/* Every worker's slot (shared memory, n of them), from which each CALL
+ * reply counts the calls in flight beside its own: the load it carries to
+ * the client (docs/protocol.md).  Set by the dispatcher before it forks. */
+void slots_share(const worker_slot *slots, int n);
+/* Calls in flight now: the worker slots that are not idle, leaving out
+ * `except` (NULL: count every slot). */
+uint32_t slots_in_flight(const worker_slot *except);
+
+#endif

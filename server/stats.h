@@ -1,0 +1,48 @@
+/* stats.h -- per-routine counters shared by every worker (stats.c): one
+ * entry per routine version (name + hash), claimed by the first worker
+ * that loads it, updated with atomic adds by every call, read by the
+ * dispatcher for STATUS.  Times go into log-spaced buckets (4 per octave
+ * from 1 us): p99 is the upper edge of its bucket, at most 19% high. */
+#ifndef NUMRPC_SERVER_STATS_H
+#define NUMRPC_SERVER_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "iface.h"
+
+#define STATS_MAX_ROUTINES 512
+#define STATS_BUCKETS 128
+typedef struct routine_stats {
+    _Atomic int state;                 /* 0 free, 1 being filled, 2 ready */
+    char name[IFACE_MAX_NAME + 1];
+    char module[IFACE_MAX_NAME + 1];
+    uint64_t hash;
+    _Atomic unsigned generation;       /* newest worker generation offering it */
+    _Atomic uint64_t calls, errors, bytes_in, bytes_out, nanos;
+    _Atomic uint64_t buckets[STATS_BUCKETS];
+} routine_stats;
+
+typedef struct stats_table {
+    _Atomic unsigned newest; /* newest generation whose workers registered */
+    _Atomic int lock;        /* held while an entry is claimed            */
+    /* Connections waiting for a worker, as the dispatcher last saw them
+     * (every pass of its loop); CALL replies carry it (reply.c). */
+    _Atomic int load_queued;
+    routine_stats items[STATS_MAX_ROUTINES];
+} stats_table;
+
+/* The dispatcher maps it before the first fork; workers inherit it. */
+extern stats_table *server_stats;
+/* Maps the table (shared, zeroed); NULL on failure. */
+stats_table *stats_create(void);
+void stats_destroy(stats_table *t);
+/* A worker of this generation offers f: its entry's index, or -1. */
+int stats_register(stats_table *t, const iface_t *f, unsigned generation);
+/* One call of entry index (ignored when index < 0). */
+void stats_record(stats_table *t, int index, int failed, uint64_t bytes_in, uint64_t bytes_out,
+                  double seconds);
+/* The 99th percentile of an entry's times in seconds (0 when no call). */
+double stats_p99(const routine_stats *r);
+
+#endif

@@ -1,0 +1,39 @@
+/* worker.h -- a pre-forked worker process (worker.c) and the messages on
+ * its control socket to the dispatcher. */
+#ifndef NUMRPC_SERVER_WORKER_H
+#define NUMRPC_SERVER_WORKER_H
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "registry.h"
+#include "slots.h"
+
+/* Messages on the dispatcher <-> worker control socket. */
+enum ctl_kind {
+    CTL_ASSIGN = 1,   /* dispatcher -> worker: a connection (fd attached) */
+    CTL_RELEASE = 2,  /* dispatcher -> worker: give it back when idle     */
+    CTL_RETURNED = 3, /* worker -> dispatcher: connection given back      */
+    CTL_CLOSED = 4    /* worker -> dispatcher: connection ended           */
+};
+typedef struct ctl_msg {
+    int kind;
+    int conn_id;
+} ctl_msg;
+
+/* The worker's main loop; never returns. */
+void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd,
+                 worker_slot *slot) __attribute__((noreturn));
+
+/* In a child just forked from parent: it is killed when parent dies, even
+ * in the middle of a routine (and leaves at once if parent is already gone). */
+static inline void server_child_dies_with(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+}
+
+#endif
