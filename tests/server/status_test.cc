@@ -522,6 +522,73 @@ TEST(RemoteAdmin, ModulesOutsideTheStubDirectoryAreRefused)
     EXPECT_TRUE(Contains(ReadFile(server.log), "outside this server's stub directory")) << ReadFile(server.log);
 }
 
+// A control packet of any type (STATUS 9, ADMIN 8), for malformed requests.
+std::vector<uint8_t> ControlPacket(uint8_t type, uint32_t call_id, const std::vector<uint8_t> &payload)
+{
+    std::vector<uint8_t> p = AdminPacket(call_id, payload);
+    p[3] = type;
+    return p;
+}
+
+TEST(RemoteAdmin, MalformedControlRequestsAreRefusedOneByOne)
+{
+    TempDir dir;
+    const std::string secret = dir.path + "/secret";
+    WriteSecret(secret, "correct horse battery staple");
+    LoggedServer server(dir, {"--stubs", kStubs, "--admin-secret-file", secret});
+    ASSERT_GT(server.port, 0);
+    int fd = connect_loopback(server.port);
+    ASSERT_GE(fd, 0);
+    auto ask = [fd](uint8_t type, uint32_t id, const std::vector<uint8_t> &body) {
+        std::vector<uint8_t> pkt = ControlPacket(type, id, body);
+        EXPECT_EQ(send(fd, pkt.data(), pkt.size(), 0), static_cast<ssize_t>(pkt.size()));
+        return ReadReply(fd);
+    };
+    std::vector<uint8_t> body;
+    PutU32(body, PROTO_VERSION);
+    PutU32(body, 0);  // a STATUS with a field too many
+    auto reply = ask(PROTO_STATUS, 1, body);
+    EXPECT_EQ(reply.first, NUMRPC_EPROTO);
+    EXPECT_EQ(reply.second, "malformed STATUS request");
+    body.clear();
+    PutU32(body, PROTO_VERSION + 1);
+    reply = ask(PROTO_STATUS, 2, body);
+    EXPECT_EQ(reply.first, NUMRPC_EVERSION);
+    EXPECT_TRUE(Contains(reply.second, "client speaks protocol")) << reply.second;
+    reply = ask(PROTO_ADMIN, 3, {});
+    EXPECT_EQ(reply.first, NUMRPC_EPROTO);
+    EXPECT_EQ(reply.second, "malformed ADMIN request");
+    body.clear();
+    PutU32(body, 3);
+    reply = ask(PROTO_ADMIN, 4, body);
+    EXPECT_EQ(reply.first, NUMRPC_EPROTO);
+    EXPECT_EQ(reply.second, "unknown ADMIN step");
+    body.clear();
+    PutU32(body, 1);
+    PutU32(body, 0);
+    reply = ask(PROTO_ADMIN, 5, body);
+    EXPECT_EQ(reply.first, NUMRPC_EPROTO);
+    EXPECT_EQ(reply.second, "malformed ADMIN challenge request");
+    // Commands: a short MAC, a NUL inside, a command over 1 KiB.
+    const uint8_t mac[32] = {0};
+    const std::string with_nul("list\0x", 6), long_cmd(1025, 'x');
+    for (const std::string &cmd : {std::string("list"), with_nul, long_cmd}) {
+        body.clear();
+        PutU32(body, 2);
+        PutOpaque(body, cmd.data(), cmd.size());
+        PutOpaque(body, mac, cmd == "list" ? 16 : sizeof mac);
+        reply = ask(PROTO_ADMIN, 6, body);
+        EXPECT_EQ(reply.first, NUMRPC_EPROTO) << cmd.size();
+        EXPECT_EQ(reply.second, "malformed ADMIN command") << cmd.size();
+    }
+    // The connection still serves a good request.
+    body.clear();
+    PutU32(body, PROTO_VERSION);
+    reply = ask(PROTO_STATUS, 7, body);
+    EXPECT_EQ(reply.first, NUMRPC_OK) << reply.second;
+    close(fd);
+}
+
 // ---- The keyed hash (RFC 4231 test cases 1, 2 and 6) ----
 
 std::string Hex(const uint8_t *m)
