@@ -201,9 +201,10 @@ int msg_read_meta_load(wire_reader *r, msg_meta_load *l, err_t *err)
     return rc;
 }
 
-int msg_send_meta_heartbeat(const transport *t, uint32_t call_id, err_t *err)
+int msg_write_meta_heartbeat(wire_writer *w, uint32_t call_id, err_t *err)
 {
-    return wire_send_empty(t, PROTO_META_HEARTBEAT, call_id, err);
+    wire_begin(w, PROTO_META_HEARTBEAT, call_id);
+    return wire_end(w, err);
 }
 
 int msg_read_meta_heartbeat(wire_reader *r, err_t *err)

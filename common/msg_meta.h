@@ -8,7 +8,6 @@
 #include "error.h"
 #include "iface.h"
 #include "rank.h"
-#include "transport.h"
 #include "wire.h"
 
 /* Limits a reader enforces before it allocates anything. */
@@ -74,7 +73,8 @@ int msg_write_meta_load(wire_writer *w, uint32_t call_id, const msg_meta_load *l
 int msg_read_meta_load(wire_reader *r, msg_meta_load *l, err_t *err);
 
 /* ---- META_HEARTBEAT (server -> metaserver, one-way, empty) ---- */
-int msg_send_meta_heartbeat(const transport *t, uint32_t call_id, err_t *err);
+/* One packet with no payload, the same bytes as wire_send_empty. */
+int msg_write_meta_heartbeat(wire_writer *w, uint32_t call_id, err_t *err);
 int msg_read_meta_heartbeat(wire_reader *r, err_t *err);
 
 /* ---- META_QUERY (client -> metaserver) and its reply ---- */
