@@ -9,6 +9,7 @@
 
 #include "msg.h"
 #include "protocol.h"
+#include "sock.h"
 
 /* A string field of at most size - 1 bytes into buf. */
 static int get_string_into(wire_reader *r, char *buf, size_t size, err_t *err)
@@ -24,6 +25,13 @@ static int get_string_into(wire_reader *r, char *buf, size_t size, err_t *err)
 static int figure_ok(double v)
 {
     return isfinite(v) && v >= 0;
+}
+
+int msg_meta_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms, err_t *err)
+{
+    int rc = msg_conn_open(c, host, port, connect_ms, PROTO_DEFAULT_PACKET, err);
+    if (rc == 0 && io_ms > 0) sock_set_timeouts(c->tp.fd, io_ms, io_ms);
+    return rc;
 }
 
 /* ---- Routine lists ---- */

@@ -111,8 +111,7 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
 
-/* The socket under c: for poll() and its time limits (msg.h has no
- * accessor for it). */
+/* The socket under c, for poll() (msg.h has no accessor for it). */
 static int conn_fd(const msg_conn *c)
 {
     return c->tp.fd;
@@ -121,9 +120,8 @@ static int conn_fd(const msg_conn *c)
 /* Connects and says HELLO; on failure c is freed. */
 static int conn_open(msg_conn *c, const char *host, int port, err_t *err)
 {
-    int rc = msg_conn_open(c, host, port, MJ_CONNECT_MS, PROTO_DEFAULT_PACKET, err);
+    int rc = msg_meta_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, err);
     if (rc != 0) return rc;
-    sock_set_timeouts(conn_fd(c), MJ_IO_MS, MJ_IO_MS);
     msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
     snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
     uint32_t id = msg_conn_next_id(c);
