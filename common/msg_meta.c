@@ -64,7 +64,8 @@ static int get_routine(wire_reader *r, msg_meta_routine *m, err_t *err)
     if (rc == 0) rc = wire_get_opaque(r, &m->blob, &m->len, IFACE_MAX_BLOB, err);
     if (rc == 0) rc = iface_decode(m->blob, m->len, &m->iface, err);
     if (rc == 0 && (strcmp(m->iface.name, m->name) != 0 || m->iface.hash != m->hash))
-        rc = err_set(err, NUMRPC_EPROTO, "routine %s: the descriptor does not match its name and hash", m->name);
+        rc = err_set(err, NUMRPC_EPROTO,
+                     "routine %s: the descriptor does not match its name and hash", m->name);
     return rc;
 }
 
@@ -78,7 +79,8 @@ static int get_routines(wire_reader *r, msg_meta_routine **out, uint32_t *count_
                      MSG_META_MAX_ROUTINES);
     if (rc == 0 && (list = calloc(count + 1, sizeof *list)) == NULL)
         rc = err_set(err, NUMRPC_ENOMEM, "routine list");
-    while (rc == 0 && n < count) rc = get_routine(r, &list[n++], err);
+    while (rc == 0 && n < count)
+        rc = get_routine(r, &list[n++], err);
     if (rc != 0) goto fail;
     *out = list;
     *count_out = count;
@@ -115,8 +117,10 @@ static int get_curve(wire_reader *r, uint32_t npoints, rank_curve *c, err_t *err
     for (uint32_t i = 0; rc == 0 && i < npoints; i++) {
         rc = wire_get_double(r, &c->n[i], err);
         if (rc == 0) rc = wire_get_double(r, &c->rate[i], err);
-        if (rc == 0 && !(c->n[i] >= 1 && c->rate[i] > 0 && c->rate[i] < 1e18 && (i == 0 || c->n[i] > c->n[i - 1])))
-            rc = err_set(err, NUMRPC_EPROTO, "JOIN: speed point %u is not increasing and positive", i);
+        if (rc == 0 && !(c->n[i] >= 1 && c->rate[i] > 0 && c->rate[i] < 1e18 &&
+                         (i == 0 || c->n[i] > c->n[i - 1])))
+            rc = err_set(err, NUMRPC_EPROTO, "JOIN: speed point %u is not increasing and positive",
+                         i);
     }
     return rc;
 }
@@ -132,8 +136,8 @@ int msg_read_meta_join(wire_reader *r, msg_meta_join *j, err_t *err)
     if (rc == 0) rc = wire_get_u32(r, &npoints, err);
     if (rc == 0 && (npoints > RANK_MAX_POINTS || j->port == 0 || j->port > 65535 || j->slots == 0 ||
                     j->slots > MSG_META_MAX_SLOTS))
-        rc = err_set(err, NUMRPC_EPROTO, "JOIN: bad port %u, slots %u or speed points %u", j->port, j->slots,
-                     npoints);
+        rc = err_set(err, NUMRPC_EPROTO, "JOIN: bad port %u, slots %u or speed points %u", j->port,
+                     j->slots, npoints);
     if (rc == 0) rc = get_curve(r, npoints, &j->curve, err);
     if (rc == 0) rc = get_routines(r, &j->routines, &j->nroutines, err);
     if (rc == 0) rc = wire_expect_end(r, err);
@@ -145,7 +149,8 @@ int msg_read_meta_join(wire_reader *r, msg_meta_join *j, err_t *err)
     return rc;
 }
 
-int msg_write_meta_join_reply(wire_writer *w, uint32_t call_id, const msg_meta_joined *j, err_t *err)
+int msg_write_meta_join_reply(wire_writer *w, uint32_t call_id, const msg_meta_joined *j,
+                              err_t *err)
 {
     int rc = msg_reply_begin(w, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = wire_put_u32(w, j->server_id, err);
@@ -165,8 +170,8 @@ int msg_read_meta_join_reply(wire_reader *r, msg_meta_joined *j, err_t *err)
 
 /* ---- META_ROUTINES ---- */
 
-int msg_write_meta_routines(wire_writer *w, uint32_t call_id, const msg_meta_routine *list, uint32_t n,
-                            err_t *err)
+int msg_write_meta_routines(wire_writer *w, uint32_t call_id, const msg_meta_routine *list,
+                            uint32_t n, err_t *err)
 {
     wire_begin(w, PROTO_META_ROUTINES, call_id);
     int rc = put_routines(w, list, n, err);
@@ -204,7 +209,8 @@ int msg_read_meta_load(wire_reader *r, msg_meta_load *l, err_t *err)
     if (rc == 0) rc = wire_get_u32(r, &l->queued, err);
     if (rc == 0) rc = wire_get_u32(r, &l->draining, err);
     if (rc == 0) rc = wire_get_double(r, &l->loadavg, err);
-    if (rc == 0 && !figure_ok(l->loadavg)) rc = err_set(err, NUMRPC_EPROTO, "LOAD: load average %g", l->loadavg);
+    if (rc == 0 && !figure_ok(l->loadavg))
+        rc = err_set(err, NUMRPC_EPROTO, "LOAD: load average %g", l->loadavg);
     if (rc == 0) rc = wire_expect_end(r, err);
     return rc;
 }
@@ -281,21 +287,23 @@ static int get_ranked(wire_reader *r, msg_meta_ranked *s, err_t *err)
     if (rc == 0) rc = wire_get_double(r, &s->flops_per_second, err);
     if (rc == 0) rc = wire_get_double(r, &s->share, err);
     if (rc == 0) rc = wire_get_double(r, &s->predicted, err);
-    if (rc == 0 && (s->port == 0 || s->port > 65535 || !figure_ok(s->latency) || !figure_ok(s->bytes_per_second) ||
-                    !figure_ok(s->flops_per_second) || !figure_ok(s->share) || s->share > 1 ||
-                    !figure_ok(s->predicted)))
-        rc = err_set(err, NUMRPC_EPROTO, "metaserver: nonsense figures for server %s:%u", s->host, s->port);
+    if (rc == 0 && (s->port == 0 || s->port > 65535 || !figure_ok(s->latency) ||
+                    !figure_ok(s->bytes_per_second) || !figure_ok(s->flops_per_second) ||
+                    !figure_ok(s->share) || s->share > 1 || !figure_ok(s->predicted)))
+        rc = err_set(err, NUMRPC_EPROTO, "metaserver: nonsense figures for server %s:%u", s->host,
+                     s->port);
     return rc;
 }
 
-int msg_read_meta_query_reply(wire_reader *r, uint32_t *lease_ms, msg_meta_ranked *servers, uint32_t max,
-                              uint32_t *n, err_t *err)
+int msg_read_meta_query_reply(wire_reader *r, uint32_t *lease_ms, msg_meta_ranked *servers,
+                              uint32_t max, uint32_t *n, err_t *err)
 {
     uint32_t count = 0;
     int rc = wire_get_u32(r, lease_ms, err);
     if (rc == 0) rc = wire_get_u32(r, &count, err);
     if (rc == 0 && count > max) rc = err_set(err, NUMRPC_EPROTO, "metaserver: %u servers", count);
-    for (uint32_t i = 0; rc == 0 && i < count; i++) rc = get_ranked(r, &servers[i], err);
+    for (uint32_t i = 0; rc == 0 && i < count; i++)
+        rc = get_ranked(r, &servers[i], err);
     if (rc == 0) rc = wire_expect_end(r, err);
     *n = rc == 0 ? count : 0;
     return rc;
@@ -342,8 +350,8 @@ static int get_call(wire_reader *r, msg_meta_call *c, err_t *err)
 static int call_believable(const msg_meta_call *c)
 {
     return c->flops >= 0 && c->flops < 1e30 && c->total_seconds >= 0 && c->total_seconds < 1e7 &&
-           c->compute_seconds >= 0 && c->compute_seconds <= c->total_seconds + 1 && c->predicted >= 0 &&
-           c->predicted < 1e9;
+           c->compute_seconds >= 0 && c->compute_seconds <= c->total_seconds + 1 &&
+           c->predicted >= 0 && c->predicted < 1e9;
 }
 
 int msg_read_meta_report(wire_reader *r, msg_meta_call **calls, uint32_t *n, err_t *err)
@@ -352,7 +360,8 @@ int msg_read_meta_report(wire_reader *r, msg_meta_call **calls, uint32_t *n, err
     msg_meta_call *list = NULL;
     int rc = wire_get_u32(r, &count, err);
     if (rc == 0 && count > MSG_META_MAX_REPORTS)
-        rc = err_set(err, NUMRPC_ELIMIT, "REPORT of %u calls (at most %d)", count, MSG_META_MAX_REPORTS);
+        rc = err_set(err, NUMRPC_ELIMIT, "REPORT of %u calls (at most %d)", count,
+                     MSG_META_MAX_REPORTS);
     if (rc == 0 && (list = malloc((count + 1) * sizeof *list)) == NULL)
         rc = err_set(err, NUMRPC_ENOMEM, "REPORT of %u calls", count);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {

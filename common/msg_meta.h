@@ -12,13 +12,13 @@
 #include "wire.h"
 
 /* Limits a reader enforces before it allocates anything. */
-#define MSG_META_HOST_MAX 255      /* a server's host name, in bytes          */
-#define MSG_META_LABEL_MAX 263     /* "host:port" of a reported server        */
-#define MSG_META_NAME_MAX 63       /* a joining server's name                 */
-#define MSG_META_MAX_SLOTS 4096
-#define MSG_META_MAX_ROUTINES 1024 /* routines of one server                  */
-#define MSG_META_MAX_REPORTS 4096  /* calls in one META_REPORT                */
-#define MSG_META_MAX_STATUS (64u << 20) /* bytes of a status text             */
+#define MSG_META_HOST_MAX     255 /* a server's host name, in bytes          */
+#define MSG_META_LABEL_MAX    263 /* "host:port" of a reported server        */
+#define MSG_META_NAME_MAX     63  /* a joining server's name                 */
+#define MSG_META_MAX_SLOTS    4096
+#define MSG_META_MAX_ROUTINES 1024        /* routines of one server                  */
+#define MSG_META_MAX_REPORTS  4096        /* calls in one META_REPORT                */
+#define MSG_META_MAX_STATUS   (64u << 20) /* bytes of a status text             */
 
 /* ---- A connection to a metaserver (or, for a joining server's helper,
  * to its own server) ---- */
@@ -34,9 +34,9 @@ int msg_meta_open(msg_conn *c, const char *host, int port, int connect_ms, int i
 typedef struct msg_meta_routine {
     char name[IFACE_MAX_NAME + 1];
     uint64_t hash;
-    uint8_t *blob;  /* the descriptor (malloc'd, owned by the list)          */
+    uint8_t *blob; /* the descriptor (malloc'd, owned by the list)          */
     uint32_t len;
-    iface_t iface;  /* reader only: blob decoded, validated (owned)          */
+    iface_t iface; /* reader only: blob decoded, validated (owned)          */
 } msg_meta_routine;
 /* Frees n entries and the array (blobs and decoded interfaces). */
 void msg_meta_routines_free(msg_meta_routine *list, uint32_t n);
@@ -62,12 +62,13 @@ typedef struct msg_meta_joined {
     uint32_t heartbeat_ms; /* read: outside 20 ms .. 10 min it is 1000     */
 } msg_meta_joined;
 /* The OK reply, whole. */
-int msg_write_meta_join_reply(wire_writer *w, uint32_t call_id, const msg_meta_joined *j, err_t *err);
+int msg_write_meta_join_reply(wire_writer *w, uint32_t call_id, const msg_meta_joined *j,
+                              err_t *err);
 int msg_read_meta_join_reply(wire_reader *r, msg_meta_joined *j, err_t *err);
 
 /* ---- META_ROUTINES (server -> metaserver, one-way): the whole list ---- */
-int msg_write_meta_routines(wire_writer *w, uint32_t call_id, const msg_meta_routine *list, uint32_t n,
-                            err_t *err);
+int msg_write_meta_routines(wire_writer *w, uint32_t call_id, const msg_meta_routine *list,
+                            uint32_t n, err_t *err);
 /* *list malloc'd (msg_meta_routines_free), checked as for JOIN. */
 int msg_read_meta_routines(wire_reader *r, msg_meta_routine **list, uint32_t *n, err_t *err);
 
@@ -87,8 +88,8 @@ int msg_read_meta_heartbeat(wire_reader *r, err_t *err);
 /* ---- META_QUERY (client -> metaserver) and its reply ---- */
 typedef struct msg_meta_query {
     char routine[IFACE_MAX_NAME + 1];
-    uint64_t hash;        /* 0 = any version                                */
-    double flops;         /* read: outside [0, 1e30) it is 0                */
+    uint64_t hash; /* 0 = any version                                */
+    double flops;  /* read: outside [0, 1e30) it is 0                */
     uint64_t bytes_in, bytes_out;
     uint32_t max_servers; /* 0 = as many as the metaserver likes            */
 } msg_meta_query;
@@ -98,19 +99,19 @@ int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err);
 /* One ranked server of the answer, best first: the figures of the model. */
 typedef struct msg_meta_ranked {
     char host[MSG_META_HOST_MAX + 1];
-    uint32_t port;             /* 1..65535                                  */
+    uint32_t port; /* 1..65535                                  */
     uint32_t slots;
     uint32_t throughput_known; /* the link was measured, not guessed        */
     double latency, bytes_per_second, flops_per_second;
-    double share;              /* 0..1                                      */
-    double predicted;          /* seconds; every figure finite and >= 0     */
+    double share;     /* 0..1                                      */
+    double predicted; /* seconds; every figure finite and >= 0     */
 } msg_meta_ranked;
 /* The OK reply, whole: n servers under a lease of lease_ms. */
 int msg_write_meta_query_reply(wire_writer *w, uint32_t call_id, uint32_t lease_ms,
                                const msg_meta_ranked *servers, uint32_t n, err_t *err);
 /* Its body into servers (room for max; more is NUMRPC_EPROTO). */
-int msg_read_meta_query_reply(wire_reader *r, uint32_t *lease_ms, msg_meta_ranked *servers, uint32_t max,
-                              uint32_t *n, err_t *err);
+int msg_read_meta_query_reply(wire_reader *r, uint32_t *lease_ms, msg_meta_ranked *servers,
+                              uint32_t max, uint32_t *n, err_t *err);
 
 /* ---- META_REPORT (client -> metaserver, one-way): finished calls ---- */
 typedef struct msg_meta_call {

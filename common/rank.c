@@ -37,7 +37,8 @@ double rank_predict(const rank_terms *t, double flops, uint64_t bytes)
     return seconds + (1 / share - 1) * RANK_QUEUE_LATENCY;
 }
 
-double rank_correction_sample(double compute_seconds, double flops, double flops_per_second, double share)
+double rank_correction_sample(double compute_seconds, double flops, double flops_per_second,
+                              double share)
 {
     if (!(flops > 0) || !(flops_per_second > 0)) return 0;
     return compute_seconds * flops_per_second * share / flops;

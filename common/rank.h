@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#define RANK_MAX_POINTS 8       /* points of a speed curve P(n)                 */
-#define RANK_DEFAULT_RATE 1e9   /* flops/s of a server with no curve            */
+#define RANK_MAX_POINTS    8    /* points of a speed curve P(n)                 */
+#define RANK_DEFAULT_RATE  1e9  /* flops/s of a server with no curve            */
 #define RANK_QUEUE_LATENCY 1e-4 /* seconds a call waits per call queued ahead   */
 
 /* ---- The speed curve P(n), measured by a server's helper with dmmul ---- */

@@ -34,7 +34,8 @@ static int serve_hello(serve_conn *c, uint32_t call_id, err_t *err)
     if (rc != 0) return rc;
     if (h.version != PROTO_VERSION) {
         err_t e;
-        err_set(&e, NUMRPC_EVERSION, "client speaks protocol %u, metaserver %u", h.version, PROTO_VERSION);
+        err_set(&e, NUMRPC_EVERSION, "client speaks protocol %u, metaserver %u", h.version,
+                PROTO_VERSION);
         return reply_error(c, call_id, &e, err);
     }
     msg_hello mine = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET};
@@ -47,7 +48,8 @@ static int serve_list(serve_conn *c, uint32_t call_id, err_t *err)
     msg_routine_entry *items = NULL;
     uint32_t count = 0;
     int rc = wire_expect_end(&c->mc.reader, err);
-    if (rc == 0 && table_list(&items, &count) != 0) rc = err_set(err, NUMRPC_ENOMEM, "routine list");
+    if (rc == 0 && table_list(&items, &count) != 0)
+        rc = err_set(err, NUMRPC_ENOMEM, "routine list");
     if (rc == 0) rc = msg_write_list_reply(&c->mc.writer, call_id, items, count, err);
     free(items);
     return rc;
@@ -60,8 +62,10 @@ static int serve_get_iface(serve_conn *c, uint32_t call_id, err_t *err)
     uint32_t len = 0;
     err_t e;
     int rc = msg_read_get_iface(&c->mc.reader, name, err);
-    if (rc == 0 && table_descriptor(name, &blob, &len, &e) != 0) rc = reply_error(c, call_id, &e, err);
-    else if (rc == 0) rc = msg_write_iface_reply(&c->mc.writer, call_id, blob, len, err);
+    if (rc == 0 && table_descriptor(name, &blob, &len, &e) != 0)
+        rc = reply_error(c, call_id, &e, err);
+    else if (rc == 0)
+        rc = msg_write_iface_reply(&c->mc.writer, call_id, blob, len, err);
     free(blob);
     return rc;
 }
@@ -110,7 +114,8 @@ static int serve_join(serve_conn *c, uint32_t call_id, err_t *err)
         rc = reply_error(c, call_id, &e, err);
     } else {
         c->server_id = id;
-        msg_meta_joined ok = {.server_id = id, .heartbeat_ms = (uint32_t)(meta.opt->drop_after * 1000 / 3)};
+        msg_meta_joined ok = {.server_id = id,
+                              .heartbeat_ms = (uint32_t)(meta.opt->drop_after * 1000 / 3)};
         rc = msg_write_meta_join_reply(&c->mc.writer, call_id, &ok, err);
     }
 done:
@@ -154,15 +159,16 @@ static int serve_query(serve_conn *c, uint32_t call_id, err_t *err)
     if (rc != 0) return rc;
     msg_meta_ranked ranked[MAX_RANKED];
     int n = table_rank(&q, c->peer, ranked,
-                       q.max_servers == 0 || q.max_servers > MAX_RANKED ? MAX_RANKED : (int)q.max_servers);
+                       q.max_servers == 0 || q.max_servers > MAX_RANKED ? MAX_RANKED
+                                                                        : (int)q.max_servers);
     if (n == 0) {
         err_t e;
-        err_set(&e, NUMRPC_ENOSERVER, "no server known to the metaserver offers \"%s\"%s", q.routine,
-                q.hash ? " in this version" : "");
+        err_set(&e, NUMRPC_ENOSERVER, "no server known to the metaserver offers \"%s\"%s",
+                q.routine, q.hash ? " in this version" : "");
         return reply_error(c, call_id, &e, err);
     }
-    return msg_write_meta_query_reply(&c->mc.writer, call_id, (uint32_t)meta.opt->lease_ms, ranked, (uint32_t)n,
-                                      err);
+    return msg_write_meta_query_reply(&c->mc.writer, call_id, (uint32_t)meta.opt->lease_ms, ranked,
+                                      (uint32_t)n, err);
 }
 
 static int serve_report(serve_conn *c, err_t *err)
@@ -170,7 +176,8 @@ static int serve_report(serve_conn *c, err_t *err)
     msg_meta_call *calls = NULL;
     uint32_t n = 0;
     int rc = msg_read_meta_report(&c->mc.reader, &calls, &n, err);
-    for (uint32_t i = 0; rc == 0 && i < n; i++) table_report(c->peer, &calls[i]);
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        table_report(c->peer, &calls[i]);
     free(calls);
     return rc;
 }
@@ -195,16 +202,26 @@ static int serve_status(serve_conn *c, uint32_t call_id, err_t *err)
 static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
 {
     switch (type) {
-    case PROTO_HELLO: return serve_hello(c, call_id, err);
-    case PROTO_LIST: return serve_list(c, call_id, err);
-    case PROTO_GET_IFACE: return serve_get_iface(c, call_id, err);
-    case PROTO_META_JOIN: return serve_join(c, call_id, err);
-    case PROTO_META_ROUTINES: return serve_routines(c, err);
-    case PROTO_META_LOAD: return serve_load(c, err);
-    case PROTO_META_HEARTBEAT: return serve_heartbeat(c, err);
-    case PROTO_META_QUERY: return serve_query(c, call_id, err);
-    case PROTO_META_REPORT: return serve_report(c, err);
-    case PROTO_META_STATUS: return serve_status(c, call_id, err);
+    case PROTO_HELLO:
+        return serve_hello(c, call_id, err);
+    case PROTO_LIST:
+        return serve_list(c, call_id, err);
+    case PROTO_GET_IFACE:
+        return serve_get_iface(c, call_id, err);
+    case PROTO_META_JOIN:
+        return serve_join(c, call_id, err);
+    case PROTO_META_ROUTINES:
+        return serve_routines(c, err);
+    case PROTO_META_LOAD:
+        return serve_load(c, err);
+    case PROTO_META_HEARTBEAT:
+        return serve_heartbeat(c, err);
+    case PROTO_META_QUERY:
+        return serve_query(c, call_id, err);
+    case PROTO_META_REPORT:
+        return serve_report(c, err);
+    case PROTO_META_STATUS:
+        return serve_status(c, call_id, err);
     default: {
         err_t e;
         err_set(&e, NUMRPC_EPROTO, "message type %u is not served by the metaserver", type);
@@ -235,7 +252,8 @@ void serve_connection(int fd, const char *peer)
             err_t e = err;
             rc = wire_reader_in_message(&c.mc.reader) ? wire_skip_message(&c.mc.reader, &err) : 0;
             if (rc == 0) rc = reply_error(&c, call_id, &e, &err);
-            if (type == PROTO_META_JOIN && rc == 0) rc = NUMRPC_EPROTO; /* a server that failed to join leaves */
+            if (type == PROTO_META_JOIN && rc == 0)
+                rc = NUMRPC_EPROTO; /* a server that failed to join leaves */
         }
         if (rc != 0) break;
     }

@@ -3,13 +3,13 @@
 #include "metaserver.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "sock.h"
+#include "strbuf.h"
 
 meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -390,40 +390,6 @@ int table_list(msg_routine_entry **items_out, uint32_t *count)
 
 /* ---- Status ---- */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *grown = realloc(b->p, cap);
-        if (grown == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -439,15 +405,15 @@ static double median(const double *v, int n)
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-static void status_text_locked(sbuf *b, double now)
+static void status_text_locked(strbuf *b, double now)
 {
     int nservers = 0;
     for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
-    sb_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
-              now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
-              (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
-    sb_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
-              "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
+    strbuf_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
+                  now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
+                  (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
+    strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
+                  "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
@@ -455,97 +421,97 @@ static void status_text_locked(sbuf *b, double now)
         char errtxt[32];
         if (med < 0) snprintf(errtxt, sizeof errtxt, "-");
         else snprintf(errtxt, sizeof errtxt, "%.1f%%", 100 * med);
-        sb_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
-                  s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
-                  (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
-                  s->draining ? "(draining) " : "");
-        for (int k = 0; k < s->curve.npoints; k++) sb_printf(b, " %.0f:%.2f", s->curve.n[k], s->curve.rate[k] / 1e9);
-        sb_printf(b, "\n");
+        strbuf_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
+                      s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
+                      (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
+                      s->draining ? "(draining) " : "");
+        for (int k = 0; k < s->curve.npoints; k++) strbuf_printf(b, " %.0f:%.2f", s->curve.n[k], s->curve.rate[k] / 1e9);
+        strbuf_printf(b, "\n");
     }
-    sb_printf(b, "\nROUTINES\n");
+    strbuf_printf(b, "\nROUTINES\n");
     msg_routine_entry *names = NULL;
     uint32_t count = 0;
     pthread_mutex_unlock(&meta.lock);
     int rc = table_list(&names, &count);
     pthread_mutex_lock(&meta.lock);
     for (uint32_t k = 0; rc == 0 && k < count; k++) {
-        sb_printf(b, "  %-16s", names[k].name);
+        strbuf_printf(b, "  %-16s", names[k].name);
         for (int i = 0; i < META_MAX_SERVERS; i++) {
             const meta_server *s = &meta.servers[i];
             if (s->used && routine_of((meta_server *)s, names[k].name, 0))
-                sb_printf(b, " %s", s->label);
+                strbuf_printf(b, " %s", s->label);
         }
-        sb_printf(b, "\n");
+        strbuf_printf(b, "\n");
     }
     free(names);
-    sb_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
-              "MB/s", "CALLS");
+    strbuf_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
+                  "MB/s", "CALLS");
     for (int i = 0; i < meta.npairs; i++) {
         const meta_pair *p = &meta.pairs[i];
         char bw[32];
         if (p->bytes_per_second > 0) snprintf(bw, sizeof bw, "%.1f", p->bytes_per_second / 1e6);
         else snprintf(bw, sizeof bw, "unknown");
-        sb_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
-                  (unsigned long long)p->samples);
+        strbuf_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
+                      (unsigned long long)p->samples);
     }
-    sb_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
-              "MFLOP", "PREDICTED", "MEASURED", "ERROR");
+    strbuf_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
+                  "MFLOP", "PREDICTED", "MEASURED", "ERROR");
     for (int i = 0; i < meta.nrecent; i++) {
         const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        sb_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
-                  x->predicted * 1e3, x->measured * 1e3,
-                  x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
+        strbuf_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
+                      x->predicted * 1e3, x->measured * 1e3,
+                      x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
     }
     double med = median(meta.err_all, meta.nerr_all);
-    if (med < 0) sb_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
+    if (med < 0) strbuf_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
     else
-        sb_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
-                  meta.nerr_all);
+        strbuf_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
+                      meta.nerr_all);
 }
 
-static void status_json_locked(sbuf *b, double now)
+static void status_json_locked(strbuf *b, double now)
 {
-    sb_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
-              now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-              meta.opt->drop_after, meta.opt->lease_ms);
+    strbuf_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
+                  now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
+                  meta.opt->drop_after, meta.opt->lease_ms);
     int first = 1;
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
-        sb_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
+        strbuf_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
                      "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
                      "\"speed\":[",
-                  first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
-                  now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
-                  median(s->err, s->nerr));
+                      first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
+                      now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
+                      median(s->err, s->nerr));
         for (int k = 0; k < s->curve.npoints; k++)
-            sb_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->curve.n[k], s->curve.rate[k]);
-        sb_printf(b, "],\"routines\":[");
+            strbuf_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->curve.n[k], s->curve.rate[k]);
+        strbuf_printf(b, "],\"routines\":[");
         for (uint32_t k = 0; k < s->nroutines; k++)
-            sb_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
-        sb_printf(b, "]}");
+            strbuf_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
+        strbuf_printf(b, "]}");
         first = 0;
     }
-    sb_printf(b, "],\"throughput\":[");
+    strbuf_printf(b, "],\"throughput\":[");
     for (int i = 0; i < meta.npairs; i++) {
         const meta_pair *p = &meta.pairs[i];
-        sb_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
-                  i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
-                  (unsigned long long)p->samples);
+        strbuf_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
+                      i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
+                      (unsigned long long)p->samples);
     }
-    sb_printf(b, "],\"recent\":[");
+    strbuf_printf(b, "],\"recent\":[");
     for (int i = 0; i < meta.nrecent; i++) {
         const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        sb_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
-                  i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
+        strbuf_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
+                      i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
     }
-    sb_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
-              median(meta.err_all, meta.nerr_all), meta.nerr_all);
+    strbuf_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
+                  median(meta.err_all, meta.nerr_all), meta.nerr_all);
 }
 
 char *table_status(int json)
 {
-    sbuf b = {0};
+    strbuf b = {0};
     pthread_mutex_lock(&meta.lock);
     double now = sock_now();
     if (json) status_json_locked(&b, now);
