@@ -8,12 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "marshal.h"
+#include "msg.h"
+#include "msg_meta.h"
 #include "numrpc.h"
-#include "protocol.h"
 #include "rawtcp.h"
 #include "sock.h"
-#include "wire.h"
 
 #define MAX_SERVERS 8
 #define NCALLS 200
@@ -24,76 +23,48 @@ static int nservers;
 
 /* ---- The metaserver's protocol, spoken directly ---- */
 
-typedef struct mconn {
-    int fd;
-    wire_reader r;
-    wire_writer w;
-} mconn;
-
-static int mconn_open(mconn *c, const char *where)
+static int meta_open(msg_conn *c, const char *where)
 {
     char host[256];
     int port;
     err_t err;
     if (sock_parse_hostport(where, host, sizeof host, &port, &err) != 0) return -1;
-    c->fd = sock_connect(host, port, 5000, &err);
-    if (c->fd < 0) return -1;
-    if (wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, &err) != 0 || wire_writer_init(&c->w, c->fd, 0, &err) != 0)
-        return -1;
-    return 0;
+    return msg_meta_open(c, host, port, 5000, 0, &err) == 0 ? 0 : -1;
 }
 
-static void mconn_close(mconn *c)
+/* Reads the REPLY to id and its status: 0 when OK, the body follows. */
+static int read_status(msg_conn *c, uint32_t id)
 {
-    close(c->fd);
-    wire_reader_free(&c->r);
-    wire_writer_free(&c->w);
-}
-
-static int read_status(mconn *c)
-{
-    uint32_t type, id, status;
-    char *detail = NULL;
     err_t err;
-    int rc = wire_next_message(&c->r, &type, &id, &err);
-    if (rc == 0) rc = wire_get_u32(&c->r, &status, &err);
-    if (rc == 0) rc = wire_get_string(&c->r, &detail, 4096, &err);
-    if (rc == 0 && status != 0) {
-        fprintf(stderr, "bench_meta: metaserver: %s\n", detail);
-        rc = -1;
-    }
-    free(detail);
-    return rc;
+    if (msg_read_reply(&c->reader, id, c->label, &err) == 0) return 0;
+    fprintf(stderr, "bench_meta: metaserver: %s\n", err.detail);
+    return -1;
 }
 
 /* The status JSON (malloc'd) or NULL. */
 static char *meta_json(void)
 {
-    mconn c;
+    msg_conn c;
     char *text = NULL;
     err_t err;
-    if (mconn_open(&c, meta_addr) != 0) return NULL;
-    wire_begin(&c.w, PROTO_META_STATUS, 1);
-    if (wire_put_u32(&c.w, 1, &err) == 0 && wire_end(&c.w, &err) == 0 && read_status(&c) == 0)
-        wire_get_string(&c.r, &text, 1u << 24, &err);
-    mconn_close(&c);
+    if (meta_open(&c, meta_addr) != 0) return NULL;
+    uint32_t id = msg_conn_next_id(&c);
+    if (msg_write_meta_status(&c.writer, id, MSG_META_STATUS_JSON, &err) == 0 && read_status(&c, id) == 0)
+        msg_read_meta_status_reply(&c.reader, &text, &err);
+    msg_conn_free(&c);
     return text;
 }
 
 /* One QUERY's round trip (the answer is read whole). */
-static int one_query(mconn *c, double flops)
+static int one_query(msg_conn *c, double flops)
 {
     err_t err;
-    wire_begin(&c->w, PROTO_META_QUERY, 2);
-    int rc = wire_put_string(&c->w, "ping", &err);
-    if (rc == 0) rc = wire_put_u64(&c->w, 0, &err);
-    if (rc == 0) rc = wire_put_double(&c->w, flops, &err);
-    if (rc == 0) rc = wire_put_u64(&c->w, 16, &err);
-    if (rc == 0) rc = wire_put_u64(&c->w, 16, &err);
-    if (rc == 0) rc = wire_put_u32(&c->w, 16, &err);
-    if (rc == 0) rc = wire_end(&c->w, &err);
-    if (rc == 0) rc = read_status(c);
-    if (rc == 0) rc = wire_skip_message(&c->r, &err);
+    msg_meta_query q = {.routine = "ping", .flops = flops, .bytes_in = 16, .bytes_out = 16, .max_servers = 16};
+    msg_meta_ranked ranked[16];
+    uint32_t lease_ms, n, id = msg_conn_next_id(c);
+    int rc = msg_write_meta_query(&c->writer, id, &q, &err);
+    if (rc == 0) rc = read_status(c, id);
+    if (rc == 0) rc = msg_read_meta_query_reply(&c->reader, &lease_ms, ranked, 16, &n, &err);
     return rc;
 }
 
@@ -419,8 +390,8 @@ int main(int argc, char **argv)
     }
 
     /* 3. A query's cost against a raw TCP round trip. */
-    mconn c;
-    if (mconn_open(&c, meta_addr) != 0) return 1;
+    msg_conn c;
+    if (meta_open(&c, meta_addr) != 0) return 1;
     int fd = rawtcp_connect(&raw, RAWTCP_TUNED);
     double q[2000], rt[2000], ping[2];
     char b8[8] = {0}, r8[8];
@@ -432,7 +403,7 @@ int main(int argc, char **argv)
         q[i] = t1 - t0;
         rt[i] = sock_now() - t1;
     }
-    mconn_close(&c);
+    msg_conn_free(&c);
     close(fd);
     double mq = median(q, 2000), mr = median(rt, 2000);
     printf("metaserver QUERY round trip: median %.1f us; raw TCP round trip (8 bytes): %.1f us; difference %+.1f us\n",

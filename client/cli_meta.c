@@ -3,13 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_meta.h"
-#include "marshal.h"
-#include "protocol.h"
+#include "msg.h"
+#include "msg_meta.h"
 #include "sock.h"
-#include "wire.h"
 
 #define CONNECT_MS 5000
 #define IO_MS 10000
@@ -25,38 +23,22 @@ int cli_meta_wanted(int argc, char **argv)
 static int fetch_status(const char *where, uint32_t format, char **out, err_t *err)
 {
     char host[256];
-    int port = 0, fd = -1;
-    wire_reader r = {0};
-    wire_writer w = {0};
-    uint32_t type, id, status;
-    char *detail = NULL;
+    int port = 0;
+    msg_conn c;
     int rc = sock_parse_hostport(where, host, sizeof host, &port, err);
-    if (rc == 0) {
-        fd = sock_connect(host, port, CONNECT_MS, err);
-        if (fd < 0) rc = fd;
+    if (rc == 0) rc = msg_meta_open(&c, host, port, CONNECT_MS, IO_MS, err);
+    if (rc != 0) return rc;
+    uint32_t id = msg_conn_next_id(&c);
+    rc = msg_write_meta_status(&c.writer, id, format, err);
+    if (rc == 0) rc = msg_read_reply(&c.reader, id, where, err);
+    if (rc != 0 && rc != NUMRPC_EIO && rc != NUMRPC_ETIMEDOUT) { /* an answer, but not a metaserver's */
+        err_t e = *err;
+        int named = strncmp(e.detail, where, strlen(where)) == 0;
+        rc = err_set(err, NUMRPC_EPROTO, "%s%s%s (is it a metaserver?)", named ? "" : where, named ? "" : ": ",
+                     e.detail);
     }
-    if (rc == 0) {
-        sock_set_timeouts(fd, IO_MS, IO_MS);
-        rc = wire_writer_init(&w, fd, PROTO_DEFAULT_PACKET, err);
-    }
-    if (rc == 0) rc = wire_reader_init(&r, fd, PROTO_MAX_PACKET, err);
-    if (rc == 0) {
-        wire_begin(&w, PROTO_META_STATUS, 1);
-        rc = wire_put_u32(&w, format, err);
-    }
-    if (rc == 0) rc = wire_end(&w, err);
-    if (rc == 0) rc = wire_next_message(&r, &type, &id, err);
-    if (rc == 0 && type != PROTO_REPLY)
-        rc = err_set(err, NUMRPC_EPROTO, "%s answered with message type %u: is it a metaserver?", where, type);
-    if (rc == 0) rc = wire_get_u32(&r, &status, err);
-    if (rc == 0) rc = wire_get_string(&r, &detail, 4096, err);
-    if (rc == 0 && (int32_t)status != NUMRPC_OK)
-        rc = err_set(err, NUMRPC_EPROTO, "%s: %s (is it a metaserver?)", where, detail);
-    if (rc == 0) rc = wire_get_string(&r, out, 64u << 20, err);
-    free(detail);
-    wire_reader_free(&r);
-    wire_writer_free(&w);
-    if (fd >= 0) close(fd);
+    if (rc == 0) rc = msg_read_meta_status_reply(&c.reader, out, err);
+    msg_conn_free(&c);
     return rc;
 }
 

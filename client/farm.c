@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "marshal.h"
+#include "rank.h"
 #include "sock.h"
 
 #define FARM_SERVERS 32     /* servers the farm remembers (bits of a mask) */
@@ -522,7 +523,7 @@ static aserver *pick_server_meta(const call_obj *k, int *full)
         aserver *s = farm.servers[i];
         if (!(k->allowed & (1u << i))) continue;
         int rank = s->down_until > now ? 2 : (k->tried & (1u << i)) ? 1 : 0;
-        double cost = s->meta_backlog / (s->meta_slots > 0 ? s->meta_slots : 1) + s->meta_link + k->meta_cost[i];
+        double cost = rank_finish_time(s->meta_backlog, s->meta_slots, s->meta_link, k->meta_cost[i]);
         if (best == NULL || rank < best_rank || (rank == best_rank && cost < best_cost)) {
             best = s;
             best_rank = rank;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "marshal.h"
+#include "msg_meta.h"
 #include "protocol.h"
+#include "rank.h"
 #include "sock.h"
 
 #define LEASES 64
@@ -16,13 +18,16 @@
 #define REPORT_FLUSH_SECONDS 1.0
 #define DOWN_SECONDS 2.0       /* an unreachable metaserver is not asked   */
 #define PROBE_WORTH_BYTES (64u << 10) /* a call moving less does not probe */
+#define ADJUST_WEIGHT 0.4      /* of a new sample in a lease's speed correction */
+#define ADJUST_MIN_COMPUTE 5e-4 /* seconds: shorter calls do not correct it */
 
-/* What the metaserver said about one server. */
+/* What the metaserver said about one server: the model's figures
+ * (model.correction: the EWMA of measured / predicted compute under this
+ * lease). */
 typedef struct meta_choice {
     endpoint ep;
     int slots;
-    double latency, bytes_per_second, flops_per_second, share;
-    double adjust;        /* EWMA of measured / predicted compute under this lease */
+    rank_terms model;
     int throughput_known; /* the metaserver has measured (or this client probed) */
 } meta_choice;
 
@@ -43,13 +48,7 @@ typedef struct meta_lease {
     meta_choice choice[CLIENT_MAX_SERVERS];
 } meta_lease;
 
-typedef struct meta_report {
-    char server[64];
-    char routine[IFACE_MAX_NAME + 1];
-    double flops, predicted, total, compute;
-    uint64_t sent, received;
-    uint32_t flags; /* PROTO_REPORT_QUEUED, PROTO_REPORT_PROBE */
-} meta_report;
+typedef msg_meta_call meta_report; /* one call for the next META_REPORT */
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -104,14 +103,13 @@ static int size_class(double flops)
     return cls;
 }
 
-/* T = latency + bytes / B + flops / (P_calc(n) x share): the model the
- * metaserver ranks with, applied to this call's own sizes. */
+/* The model (common/rank.c) applied to this call's own sizes; idle: as if
+ * the server had nothing else to run (a farm adds its own backlog). */
 static double predict(const meta_choice *c, double flops, uint64_t bytes, int idle)
 {
-    double share = idle || c->share <= 0 ? 1 : c->share;
-    double t = c->latency + (c->bytes_per_second > 0 ? (double)bytes / c->bytes_per_second : 0);
-    if (flops > 0 && c->flops_per_second > 0) t += flops * (c->adjust > 0 ? c->adjust : 1) / (c->flops_per_second * share);
-    return t;
+    rank_terms t = c->model;
+    if (idle) t.share = 1;
+    return rank_predict(&t, flops, bytes);
 }
 
 /* Appends a report for the metaserver (the oldest is dropped when full);
@@ -129,20 +127,7 @@ static void push_report_locked(const meta_report *r)
 
 static void put_reports(client_conn *c, const meta_report *r, int n, err_t *err, int *rc)
 {
-    wire_begin(&c->writer, PROTO_META_REPORT, client_next_call_id());
-    *rc = wire_put_u32(&c->writer, (uint32_t)n, err);
-    for (int i = 0; *rc == 0 && i < n; i++) {
-        *rc = wire_put_string(&c->writer, r[i].server, err);
-        if (*rc == 0) *rc = wire_put_string(&c->writer, r[i].routine, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].flops, err);
-        if (*rc == 0) *rc = wire_put_u64(&c->writer, r[i].sent, err);
-        if (*rc == 0) *rc = wire_put_u64(&c->writer, r[i].received, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].predicted, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].total, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].compute, err);
-        if (*rc == 0) *rc = wire_put_u32(&c->writer, r[i].flags, err);
-    }
-    if (*rc == 0) *rc = wire_end_held(&c->writer, err);
+    *rc = msg_write_meta_report(&c->writer, client_next_call_id(), r, (uint32_t)n, err);
 }
 
 /* Takes the buffered reports (malloc'd copy in *out; the caller frees). */
@@ -176,45 +161,27 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
     int rc = conn_acquire(mep, &c, err);
     if (rc == 0 && nrep > 0) put_reports(c, reports, nrep, err, &rc);
     uint32_t id = client_next_call_id(), lease_ms = 0, count = 0;
-    if (rc == 0) {
-        wire_begin(&c->writer, PROTO_META_QUERY, id);
-        rc = wire_put_string(&c->writer, routine, err);
-    }
-    if (rc == 0) rc = wire_put_u64(&c->writer, hash, err);
-    if (rc == 0) rc = wire_put_double(&c->writer, flops, err);
-    if (rc == 0) rc = wire_put_u64(&c->writer, bytes_in, err);
-    if (rc == 0) rc = wire_put_u64(&c->writer, bytes_out, err);
-    if (rc == 0) rc = wire_put_u32(&c->writer, CLIENT_MAX_SERVERS, err);
-    if (rc == 0) rc = wire_end(&c->writer, err);
+    msg_meta_query q = {.hash = hash, .flops = flops, .bytes_in = bytes_in, .bytes_out = bytes_out,
+                        .max_servers = CLIENT_MAX_SERVERS};
+    msg_meta_ranked ranked[CLIENT_MAX_SERVERS];
+    snprintf(q.routine, sizeof q.routine, "%s", routine);
+    if (rc == 0) rc = msg_write_meta_query(&c->writer, id, &q, err);
     if (rc == 0) rc = conn_read_reply_status(c, id, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &lease_ms, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &count, err);
-    if (rc == 0 && count > CLIENT_MAX_SERVERS) rc = err_set(err, NUMRPC_EPROTO, "metaserver: %u servers", count);
+    if (rc == 0) rc = msg_read_meta_query_reply(&c->reader, &lease_ms, ranked, CLIENT_MAX_SERVERS, &count, err);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
+        const msg_meta_ranked *s = &ranked[i];
         meta_choice *ch = &l->choice[i];
-        char *host = NULL;
-        uint32_t port = 0, slots = 0, known = 0;
-        double predicted;
-        rc = wire_get_string(&c->reader, &host, CLIENT_HOST_MAX - 1, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &port, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &slots, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &known, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->latency, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->bytes_per_second, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->flops_per_second, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->share, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &predicted, err);
-        if (rc == 0) {
-            snprintf(ch->ep.host, sizeof ch->ep.host, "%s", host);
-            ch->ep.port = (int)port;
-            snprintf(ch->ep.label, sizeof ch->ep.label, "%s:%u", host, port);
-            ch->slots = slots > 0 ? (int)slots : 1;
-            ch->adjust = 1;
-            ch->throughput_known = known != 0;
-        }
-        free(host);
+        snprintf(ch->ep.host, sizeof ch->ep.host, "%.*s", (int)sizeof ch->ep.host - 1, s->host);
+        ch->ep.port = (int)s->port;
+        snprintf(ch->ep.label, sizeof ch->ep.label, "%.*s:%u", MSG_META_HOST_MAX, s->host, s->port);
+        ch->slots = s->slots > 0 ? (int)s->slots : 1;
+        ch->model = (rank_terms){.latency = s->latency,
+                                 .bytes_per_second = s->bytes_per_second,
+                                 .flops_per_second = s->flops_per_second,
+                                 .share = s->share,
+                                 .correction = 1};
+        ch->throughput_known = s->throughput_known != 0;
     }
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
     if (rc == 0) {
         snprintf(l->routine, sizeof l->routine, "%s", routine);
         l->size_class = size_class(flops);
@@ -246,8 +213,8 @@ static void probe_unknown_links(meta_lease *l, uint64_t bytes)
             if (strcmp(mc.probed[j].label, ch->ep.label) == 0) {
                 found = 1;
                 if (mc.probed[j].bytes_per_second <= 0) break;
-                ch->latency = mc.probed[j].latency;
-                ch->bytes_per_second = mc.probed[j].bytes_per_second;
+                ch->model.latency = mc.probed[j].latency;
+                ch->model.bytes_per_second = mc.probed[j].bytes_per_second;
                 ch->throughput_known = 1;
             }
         pthread_mutex_unlock(&meta_lock);
@@ -264,11 +231,14 @@ static void probe_unknown_links(meta_lease *l, uint64_t bytes)
         }
         pthread_mutex_unlock(&meta_lock);
         if (pr.bytes_per_second <= 0) continue;
-        ch->latency = pr.latency;
-        ch->bytes_per_second = pr.bytes_per_second;
+        ch->model.latency = pr.latency;
+        ch->model.bytes_per_second = pr.bytes_per_second;
         ch->throughput_known = 1;
-        meta_report empty = {.total = pr.latency, .flags = PROTO_REPORT_PROBE};
-        meta_report sized = {.sent = pr.bytes / 2, .received = pr.bytes / 2, .total = pr.seconds, .flags = PROTO_REPORT_PROBE};
+        meta_report empty = {.total_seconds = pr.latency, .flags = PROTO_REPORT_PROBE};
+        meta_report sized = {.bytes_sent = pr.bytes / 2,
+                             .bytes_received = pr.bytes / 2,
+                             .total_seconds = pr.seconds,
+                             .flags = PROTO_REPORT_PROBE};
         snprintf(empty.server, sizeof empty.server, "%s", ch->ep.label);
         snprintf(sized.server, sizeof sized.server, "%s", ch->ep.label);
         pthread_mutex_lock(&meta_lock);
@@ -438,14 +408,6 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     return n;
 }
 
-/* The share of a server's speed a new call gets with busy calls beside it
- * (the metaserver's rule, metaserver/table.c). */
-static double share_with(int slots, uint32_t busy)
-{
-    if (slots < 1) slots = 1;
-    return busy + 1 <= (uint32_t)slots ? 1.0 : (double)slots / ((double)busy + 1);
-}
-
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,
                     uint32_t server_busy, int queued)
 {
@@ -453,10 +415,10 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
     if (mc.enabled) {
         meta_report r = {.flops = flops,
                          .predicted = predicted,
-                         .total = info->total_seconds,
-                         .compute = info->compute_seconds,
-                         .sent = info->bytes_sent,
-                         .received = info->bytes_received,
+                         .total_seconds = info->total_seconds,
+                         .compute_seconds = info->compute_seconds,
+                         .bytes_sent = info->bytes_sent,
+                         .bytes_received = info->bytes_received,
                          .flags = queued ? PROTO_REPORT_QUEUED : 0};
         snprintf(r.server, sizeof r.server, "%s", info->server);
         snprintf(r.routine, sizeof r.routine, "%s", routine);
@@ -469,7 +431,7 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
          * the share's business, not the speed's: it is taken out of the
          * correction. */
         int cls = size_class(flops);
-        int learn = flops > 0 && info->compute_seconds > 5e-4;
+        int learn = flops > 0 && info->compute_seconds > ADJUST_MIN_COMPUTE;
         double now = sock_now();
         for (int i = 0; i < LEASES; i++) {
             meta_lease *l = &mc.leases[i];
@@ -478,10 +440,11 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
             for (int j = 0; j < l->count; j++) {
                 meta_choice *ch = &l->choice[j];
                 if (strcmp(ch->ep.label, info->server) != 0) continue;
-                ch->share = share_with(ch->slots, server_busy);
-                if (!same_calls || ch->flops_per_second <= 0) continue;
-                double ratio = info->compute_seconds * ch->flops_per_second * ch->share / flops;
-                ch->adjust = 0.6 * ch->adjust + 0.4 * ratio;
+                rank_terms *m = &ch->model;
+                m->share = rank_share(ch->slots, server_busy);
+                if (!same_calls || m->flops_per_second <= 0) continue;
+                double ratio = rank_correction_sample(info->compute_seconds, flops, m->flops_per_second, m->share);
+                m->correction = rank_ewma(m->correction, ratio, ADJUST_WEIGHT);
             }
         }
     }

@@ -8,15 +8,15 @@
 
 #include "error.h"
 #include "iface.h"
-#include "wire.h"
+#include "msg.h"
+#include "msg_meta.h"
+#include "rank.h"
 
 #define META_MAX_SERVERS 64
-#define META_MAX_POINTS 8     /* points of a speed curve P_calc(n)           */
-#define META_MAX_ROUTINES 1024
 #define META_MAX_PLACED 64    /* recent placements remembered per server     */
 #define META_MAX_PAIRS 1024   /* (client, server) throughput entries         */
 #define META_ERRORS 256       /* prediction errors kept for the median       */
-#define META_HOST_MAX 256
+#define META_HOST_MAX (MSG_META_HOST_MAX + 1)
 
 /* ---- Options ---- */
 typedef struct meta_options {
@@ -43,10 +43,9 @@ typedef struct meta_server {
     char host[META_HOST_MAX];
     int port;
     char label[META_HOST_MAX + 8]; /* "host:port"                        */
-    char name[64];
+    char name[MSG_META_NAME_MAX + 1];
     int slots;           /* calls that run at once at the measured speed  */
-    int npoints;
-    double pt_n[META_MAX_POINTS], pt_rate[META_MAX_POINTS]; /* flops/s    */
+    rank_curve curve;    /* P_calc(n), flops/s                            */
     meta_routine *routines;  /* malloc'd, nroutines of them               */
     uint32_t nroutines;
     uint32_t in_flight, queued, draining;
@@ -75,14 +74,6 @@ typedef struct meta_recent {
     char routine[IFACE_MAX_NAME + 1];
     double flops, predicted, measured;
 } meta_recent;
-
-/* What the model says about one server for one call. */
-typedef struct meta_estimate {
-    const meta_server *srv;
-    double latency, bytes_per_second, flops_per_second, share;
-    double predicted;        /* seconds                                    */
-    int throughput_known;
-} meta_estimate;
 
 /* The whole state, behind one mutex (table.c). */
 typedef struct meta_table {
@@ -116,20 +107,20 @@ void table_heard(uint32_t id);
 void table_leave(uint32_t id, const char *why);
 /* Drops servers silent for longer than the option says. */
 void table_reap(void);
-/* Ranks the servers offering routine (version hash, 0 = any) for a call of
- * flops and bytes from client; fills up to max estimates, records a
- * placement on the first.  Returns the count. */
-int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
-               uint64_t bytes_out, const char *client, meta_estimate *out, int max);
-/* A client's report of one finished call (flags 1: its total time
- * includes a wait in the client's queues; only compute time counts). */
-void table_report(const char *client, const char *server, const char *routine,
-                  double flops, uint64_t bytes_sent, uint64_t bytes_received,
-                  double predicted, double total, double compute, uint32_t flags);
+/* Ranks the servers offering q's routine (version hash, 0 = any) for a
+ * call of q's flops and bytes from client, best first, with the figures of
+ * the model; fills up to max, records a placement on the first.  Returns
+ * the count. */
+int table_rank(const msg_meta_query *q, const char *client, msg_meta_ranked *out, int max);
+/* A client's report of one finished call (PROTO_REPORT_QUEUED: its total
+ * time includes a wait in the client's queues; only compute time counts;
+ * PROTO_REPORT_PROBE: only the link learns). */
+void table_report(const char *client, const msg_meta_call *call);
 /* The descriptor of routine from any server (malloc'd copy in *blob). */
 int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err);
-/* Every routine name and hash, once each, as "name\n" + hashes. */
-int table_list(char ***names, uint64_t **hashes, uint32_t *count);
+/* Every routine name and hash, once each: *items malloc'd (the caller
+ * frees). */
+int table_list(msg_routine_entry **items, uint32_t *count);
 /* Status for people (json = 0) or programs (json = 1); malloc'd. */
 char *table_status(int json);
 void routines_free(meta_routine *r, uint32_t n);

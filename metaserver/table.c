@@ -3,19 +3,18 @@
 #include "metaserver.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "sock.h"
+#include "strbuf.h"
 
 meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define EWMA_ALPHA 0.3
 #define SMALL_CALL_BYTES (64u * 1024u) /* below: the transfer is latency */
-#define DEFAULT_RATE 1e9               /* flops/s of a server with no curve */
 #define DEFAULT_BANDWIDTH 1e9          /* bytes/s before any measurement */
 #define DEFAULT_LATENCY 1e-4
 
@@ -157,21 +156,7 @@ void table_reap(void)
 
 /* ---- The model ---- */
 
-/* P_calc at the call's size: the curve's points are dgemm-like (2 n^3
- * flops), so a call's n is the cube root of half its flops; the rate is
- * interpolated in log n between points and held flat beyond them. */
-static double speed_at(const meta_server *s, double flops)
-{
-    if (s->npoints == 0) return DEFAULT_RATE;
-    double n = flops > 0 ? cbrt(flops / 2) : s->pt_n[0];
-    if (n <= s->pt_n[0]) return s->pt_rate[0];
-    for (int i = 1; i < s->npoints; i++) {
-        if (n > s->pt_n[i]) continue;
-        double t = (log(n) - log(s->pt_n[i - 1])) / (log(s->pt_n[i]) - log(s->pt_n[i - 1]));
-        return s->pt_rate[i - 1] + t * (s->pt_rate[i] - s->pt_rate[i - 1]);
-    }
-    return s->pt_rate[s->npoints - 1];
-}
+/* The model itself (speed curve, share, T) is common/rank.c. */
 
 static meta_routine *routine_of(meta_server *s, const char *name, uint64_t hash)
 {
@@ -221,29 +206,34 @@ static int active_placements(const meta_server *s, double now)
     return k;
 }
 
-static void estimate_locked(meta_server *s, meta_routine *r, double flops, uint64_t bytes,
-                            const char *client, double now, meta_estimate *e)
+/* The model's figures for server s and this call (its placement is the
+ * caller's). */
+static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_query *q, const char *client,
+                            double now, msg_meta_ranked *e)
 {
     memset(e, 0, sizeof *e);
-    e->srv = s;
+    snprintf(e->host, sizeof e->host, "%s", s->host);
+    e->port = (uint32_t)s->port;
+    e->slots = (uint32_t)s->slots;
     const meta_pair *p = pair_of_locked(client, s->label, 0);
     e->latency = p && p->latency > 0 ? p->latency : DEFAULT_LATENCY;
     e->throughput_known = p && p->bytes_per_second > 0;
     e->bytes_per_second = e->throughput_known ? p->bytes_per_second : fallback_bandwidth_locked(client);
-    e->flops_per_second = speed_at(s, flops) / (r->calib > 0 ? r->calib : 1);
-    int busy = (int)(s->in_flight + s->queued);
-    int placed = active_placements(s, now);
-    if (placed > busy) busy = placed;
-    int slots = s->slots > 0 ? s->slots : 1;
-    e->share = busy + 1 <= slots ? 1.0 : (double)slots / (busy + 1);
-    e->predicted = e->latency + (double)bytes / e->bytes_per_second +
-                   (flops > 0 ? flops / (e->flops_per_second * e->share) : 0) +
-                   (1 / e->share - 1) * DEFAULT_LATENCY;
+    e->flops_per_second = rank_speed_at(&s->curve, q->flops) / (r->calib > 0 ? r->calib : 1);
+    uint32_t busy = s->in_flight + s->queued;
+    uint32_t placed = (uint32_t)active_placements(s, now);
+    e->share = rank_share(s->slots, placed > busy ? placed : busy);
+    rank_terms t = {.latency = e->latency,
+                    .bytes_per_second = e->bytes_per_second,
+                    .flops_per_second = e->flops_per_second,
+                    .share = e->share,
+                    .correction = 1};
+    e->predicted = rank_predict(&t, q->flops, q->bytes_in + q->bytes_out);
 }
 
-int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
-               uint64_t bytes_out, const char *client, meta_estimate *out, int max)
+int table_rank(const msg_meta_query *q, const char *client, msg_meta_ranked *out, int max)
 {
+    meta_server *on[META_MAX_SERVERS]; /* the server of each out[i] */
     pthread_mutex_lock(&meta.lock);
     meta.queries++;
     double now = sock_now();
@@ -251,20 +241,24 @@ int table_rank(const char *routine, uint64_t hash, double flops, uint64_t bytes_
     for (int i = 0; i < META_MAX_SERVERS && n < max; i++) {
         meta_server *s = &meta.servers[i];
         if (!s->used || s->draining) continue;
-        meta_routine *r = routine_of(s, routine, hash);
+        meta_routine *r = routine_of(s, q->routine, q->hash);
         if (r == NULL) continue;
-        estimate_locked(s, r, flops, bytes_in + bytes_out, client, now, &out[n]);
+        estimate_locked(s, r, q, client, now, &out[n]);
+        on[n] = s;
         /* insertion by predicted time */
         for (int j = n; j > 0 && out[j].predicted < out[j - 1].predicted; j--) {
-            meta_estimate t = out[j];
+            msg_meta_ranked t = out[j];
             out[j] = out[j - 1];
             out[j - 1] = t;
+            meta_server *x = on[j];
+            on[j] = on[j - 1];
+            on[j - 1] = x;
         }
         n++;
     }
     if (n > 0) {
         /* The call is placed on the first: later queries see it (no herd). */
-        meta_server *s = (meta_server *)out[0].srv;
+        meta_server *s = on[0];
         int oldest = 0;
         for (int i = 1; i < META_MAX_PLACED; i++)
             if (s->placed_until[i] < s->placed_until[oldest]) oldest = i;
@@ -284,13 +278,16 @@ static void record_error(double *ring, int *count, int *pos, double e)
 
 static double ewma(double old, double sample)
 {
-    return old > 0 ? (1 - EWMA_ALPHA) * old + EWMA_ALPHA * sample : sample;
+    return rank_ewma(old, sample, EWMA_ALPHA);
 }
 
-void table_report(const char *client, const char *server, const char *routine, double flops,
-                  uint64_t bytes_sent, uint64_t bytes_received, double predicted, double total,
-                  double compute, uint32_t flags)
+void table_report(const char *client, const msg_meta_call *call)
 {
+    const char *server = call->server, *routine = call->routine;
+    double flops = call->flops, predicted = call->predicted, total = call->total_seconds,
+           compute = call->compute_seconds;
+    uint64_t bytes_sent = call->bytes_sent, bytes_received = call->bytes_received;
+    uint32_t flags = call->flags;
     pthread_mutex_lock(&meta.lock);
     meta.reports++;
     meta_server *s = NULL;
@@ -325,7 +322,7 @@ void table_report(const char *client, const char *server, const char *routine, d
         }
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
-            r->calib = ewma(r->calib, compute * speed_at(s, flops) / flops);
+            r->calib = ewma(r->calib, rank_correction_sample(compute, flops, rank_speed_at(&s->curve, flops), 1));
         if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0) {
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);
@@ -367,77 +364,31 @@ int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *
     return rc;
 }
 
-int table_list(char ***names_out, uint64_t **hashes_out, uint32_t *count)
+int table_list(msg_routine_entry **items_out, uint32_t *count)
 {
     pthread_mutex_lock(&meta.lock);
     uint32_t cap = 0, n = 0;
     for (int i = 0; i < META_MAX_SERVERS; i++)
         if (meta.servers[i].used) cap += meta.servers[i].nroutines;
-    char **names = calloc(cap + 1, sizeof *names);
-    uint64_t *hashes = calloc(cap + 1, sizeof *hashes);
-    int rc = names && hashes ? 0 : NUMRPC_ENOMEM;
-    for (int i = 0; rc == 0 && i < META_MAX_SERVERS; i++) {
+    msg_routine_entry *items = calloc(cap + 1, sizeof *items);
+    for (int i = 0; items && i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         for (uint32_t j = 0; s->used && j < s->nroutines; j++) {
             int seen = 0;
-            for (uint32_t k = 0; k < n && !seen; k++) seen = strcmp(names[k], s->routines[j].iface.name) == 0;
+            for (uint32_t k = 0; k < n && !seen; k++) seen = strcmp(items[k].name, s->routines[j].iface.name) == 0;
             if (seen) continue;
-            names[n] = strdup(s->routines[j].iface.name);
-            if (names[n] == NULL) {
-                rc = NUMRPC_ENOMEM;
-                break;
-            }
-            hashes[n++] = s->routines[j].iface.hash;
+            snprintf(items[n].name, sizeof items[n].name, "%s", s->routines[j].iface.name);
+            items[n++].hash = s->routines[j].iface.hash;
         }
     }
     pthread_mutex_unlock(&meta.lock);
-    if (rc != 0) {
-        for (uint32_t k = 0; names && k < n; k++) free(names[k]);
-        free(names);
-        free(hashes);
-        return rc;
-    }
-    *names_out = names;
-    *hashes_out = hashes;
+    if (items == NULL) return NUMRPC_ENOMEM;
+    *items_out = items;
     *count = n;
     return 0;
 }
 
 /* ---- Status ---- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *grown = realloc(b->p, cap);
-        if (grown == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -454,15 +405,15 @@ static double median(const double *v, int n)
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
-static void status_text_locked(sbuf *b, double now)
+static void status_text_locked(strbuf *b, double now)
 {
     int nservers = 0;
     for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
-    sb_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
-              now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
-              (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
-    sb_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
-              "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
+    strbuf_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
+                  now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
+                  (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
+    strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
+                  "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
@@ -470,100 +421,97 @@ static void status_text_locked(sbuf *b, double now)
         char errtxt[32];
         if (med < 0) snprintf(errtxt, sizeof errtxt, "-");
         else snprintf(errtxt, sizeof errtxt, "%.1f%%", 100 * med);
-        sb_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
-                  s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
-                  (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
-                  s->draining ? "(draining) " : "");
-        for (int k = 0; k < s->npoints; k++) sb_printf(b, " %.0f:%.2f", s->pt_n[k], s->pt_rate[k] / 1e9);
-        sb_printf(b, "\n");
+        strbuf_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
+                      s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
+                      (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
+                      s->draining ? "(draining) " : "");
+        for (int k = 0; k < s->curve.npoints; k++) strbuf_printf(b, " %.0f:%.2f", s->curve.n[k], s->curve.rate[k] / 1e9);
+        strbuf_printf(b, "\n");
     }
-    sb_printf(b, "\nROUTINES\n");
-    char **names = NULL;
-    uint64_t *hashes = NULL;
+    strbuf_printf(b, "\nROUTINES\n");
+    msg_routine_entry *names = NULL;
     uint32_t count = 0;
     pthread_mutex_unlock(&meta.lock);
-    int rc = table_list(&names, &hashes, &count);
+    int rc = table_list(&names, &count);
     pthread_mutex_lock(&meta.lock);
     for (uint32_t k = 0; rc == 0 && k < count; k++) {
-        sb_printf(b, "  %-16s", names[k]);
+        strbuf_printf(b, "  %-16s", names[k].name);
         for (int i = 0; i < META_MAX_SERVERS; i++) {
             const meta_server *s = &meta.servers[i];
-            if (s->used && routine_of((meta_server *)s, names[k], 0))
-                sb_printf(b, " %s", s->label);
+            if (s->used && routine_of((meta_server *)s, names[k].name, 0))
+                strbuf_printf(b, " %s", s->label);
         }
-        sb_printf(b, "\n");
-        free(names[k]);
+        strbuf_printf(b, "\n");
     }
     free(names);
-    free(hashes);
-    sb_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
-              "MB/s", "CALLS");
+    strbuf_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
+                  "MB/s", "CALLS");
     for (int i = 0; i < meta.npairs; i++) {
         const meta_pair *p = &meta.pairs[i];
         char bw[32];
         if (p->bytes_per_second > 0) snprintf(bw, sizeof bw, "%.1f", p->bytes_per_second / 1e6);
         else snprintf(bw, sizeof bw, "unknown");
-        sb_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
-                  (unsigned long long)p->samples);
+        strbuf_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
+                      (unsigned long long)p->samples);
     }
-    sb_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
-              "MFLOP", "PREDICTED", "MEASURED", "ERROR");
+    strbuf_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
+                  "MFLOP", "PREDICTED", "MEASURED", "ERROR");
     for (int i = 0; i < meta.nrecent; i++) {
         const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        sb_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
-                  x->predicted * 1e3, x->measured * 1e3,
-                  x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
+        strbuf_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
+                      x->predicted * 1e3, x->measured * 1e3,
+                      x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
     }
     double med = median(meta.err_all, meta.nerr_all);
-    if (med < 0) sb_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
+    if (med < 0) strbuf_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
     else
-        sb_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
-                  meta.nerr_all);
+        strbuf_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
+                      meta.nerr_all);
 }
 
-static void status_json_locked(sbuf *b, double now)
+static void status_json_locked(strbuf *b, double now)
 {
-    sb_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
-              now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-              meta.opt->drop_after, meta.opt->lease_ms);
+    strbuf_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
+                  now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
+                  meta.opt->drop_after, meta.opt->lease_ms);
     int first = 1;
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
-        sb_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
+        strbuf_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
                      "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
                      "\"speed\":[",
-                  first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
-                  now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
-                  median(s->err, s->nerr));
-        for (int k = 0; k < s->npoints; k++)
-            sb_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->pt_n[k], s->pt_rate[k]);
-        sb_printf(b, "],\"routines\":[");
+                      first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
+                      now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
+                      median(s->err, s->nerr));
+        for (int k = 0; k < s->curve.npoints; k++)
+            strbuf_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->curve.n[k], s->curve.rate[k]);
+        strbuf_printf(b, "],\"routines\":[");
         for (uint32_t k = 0; k < s->nroutines; k++)
-            sb_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
-        sb_printf(b, "]}");
+            strbuf_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
+        strbuf_printf(b, "]}");
         first = 0;
     }
-    sb_printf(b, "],\"throughput\":[");
+    strbuf_printf(b, "],\"throughput\":[");
     for (int i = 0; i < meta.npairs; i++) {
         const meta_pair *p = &meta.pairs[i];
-        sb_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
-                  i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
-                  (unsigned long long)p->samples);
+        strbuf_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
+                      i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
+                      (unsigned long long)p->samples);
     }
-    sb_printf(b, "],\"recent\":[");
+    strbuf_printf(b, "],\"recent\":[");
     for (int i = 0; i < meta.nrecent; i++) {
         const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        sb_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
-                  i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
+        strbuf_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
+                      i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
     }
-    sb_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
-              median(meta.err_all, meta.nerr_all), meta.nerr_all);
+    strbuf_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
+                  median(meta.err_all, meta.nerr_all), meta.nerr_all);
 }
 
 char *table_status(int json)
 {
-    sbuf b = {0};
+    strbuf b = {0};
     pthread_mutex_lock(&meta.lock);
     double now = sock_now();
     if (json) status_json_locked(&b, now);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "marshal.h"
+#include "msg.h"
+#include "msg_meta.h"
 #include "protocol.h"
 #include "sock.h"
 
@@ -25,6 +27,7 @@
 #define MJ_RETRY_SECONDS 1.0
 static const int speed_sizes[] = {64, 128, 256, 512};
 #define MJ_POINTS ((int)(sizeof speed_sizes / sizeof speed_sizes[0]))
+_Static_assert(MJ_POINTS <= RANK_MAX_POINTS, "the speed curve fits a JOIN");
 
 /* The dispatcher's load as it last told it; shared with the helper. */
 typedef struct mj_load {
@@ -42,26 +45,15 @@ static struct {
     pid_t helper;      /* the joining process (in the dispatcher)      */
 } mj = {.efd = -1};
 
-/* One routine as announced: name, hash, descriptor (owned). */
-typedef struct mj_routine {
-    char *name;
-    uint64_t hash;
-    uint8_t *blob;
-    uint32_t len;
-} mj_routine;
-
+/* The routines as announced: name, hash, descriptor (owned). */
 typedef struct mj_list {
-    mj_routine *items;
+    msg_meta_routine *items;
     uint32_t count;
 } mj_list;
 
 static void list_free(mj_list *l)
 {
-    for (uint32_t i = 0; i < l->count; i++) {
-        free(l->items[i].name);
-        free(l->items[i].blob);
-    }
-    free(l->items);
+    msg_meta_routines_free(l->items, l->count);
     l->items = NULL;
     l->count = 0;
 }
@@ -118,69 +110,24 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
-typedef struct mj_conn {
-    int fd;
-    wire_reader r;
-    wire_writer w;
-    uint32_t next_id;
-} mj_conn;
 
-static void mconn_close(mj_conn *c)
+/* The socket under c, for poll() (msg.h has no accessor for it). */
+static int conn_fd(const msg_conn *c)
 {
-    if (c->fd < 0) return;
-    close(c->fd);
-    wire_reader_free(&c->r);
-    wire_writer_free(&c->w);
-    c->fd = -1;
+    return c->tp.fd;
 }
 
-/* Reads a REPLY's status and detail (a failure is returned with the
- * peer's detail; the message is then ended). */
-static int read_status(mj_conn *c, uint32_t call_id, err_t *err)
+/* Connects and says HELLO; on failure c is freed. */
+static int conn_open(msg_conn *c, const char *host, int port, err_t *err)
 {
-    uint32_t type, id, status;
-    char *detail = NULL;
-    int rc = wire_next_message(&c->r, &type, &id, err);
-    if (rc == 0 && (type != PROTO_REPLY || id != call_id))
-        rc = err_set(err, NUMRPC_EPROTO, "unexpected message type %u id %u", type, id);
-    if (rc == 0) rc = wire_get_u32(&c->r, &status, err);
-    if (rc == 0) rc = wire_get_string(&c->r, &detail, 4096, err);
-    if (rc == 0 && (int32_t)status != NUMRPC_OK) {
-        rc = err_set(err, (int32_t)status, "%s", detail);
-        err_t e2;
-        wire_skip_message(&c->r, &e2);
-    }
-    free(detail);
-    return rc;
-}
-
-static int mconn_open(mj_conn *c, const char *host, int port, err_t *err)
-{
-    memset(c, 0, sizeof *c);
-    c->fd = sock_connect(host, port, MJ_CONNECT_MS, err);
-    if (c->fd < 0) {
-        int rc = c->fd;
-        c->fd = -1;
-        return rc;
-    }
-    sock_set_timeouts(c->fd, MJ_IO_MS, MJ_IO_MS);
-    c->next_id = 1;
-    int rc = wire_reader_init(&c->r, c->fd, PROTO_MAX_PACKET, err);
-    if (rc == 0) rc = wire_writer_init(&c->w, c->fd, PROTO_DEFAULT_PACKET, err);
-    if (rc != 0) {
-        close(c->fd);
-        c->fd = -1;
-        return rc;
-    }
-    uint32_t id = c->next_id++;
-    wire_begin(&c->w, PROTO_HELLO, id);
-    rc = wire_put_u32(&c->w, PROTO_VERSION, err);
-    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = wire_put_string(&c->w, "numrpc-server metajoin", err);
-    if (rc == 0) rc = wire_end(&c->w, err);
-    if (rc == 0) rc = read_status(c, id, err);
-    if (rc == 0) rc = wire_skip_message(&c->r, err);
-    if (rc != 0) mconn_close(c);
+    int rc = msg_meta_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, err);
+    if (rc != 0) return rc;
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
+    snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
+    uint32_t id = msg_conn_next_id(c);
+    rc = msg_write_hello(&c->writer, id, &h, err);
+    if (rc == 0) rc = msg_read_hello_reply(&c->reader, id, c->label, &h, err);
+    if (rc != 0) msg_conn_free(c);
     return rc;
 }
 
@@ -192,31 +139,23 @@ static const char *self_host(void)
     return b[0] == '\0' || strcmp(b, "0.0.0.0") == 0 || strcmp(b, "::") == 0 ? "127.0.0.1" : b;
 }
 
-static int fetch_routines(mj_conn *c, mj_list *out, err_t *err)
+static int fetch_routines(msg_conn *c, mj_list *out, err_t *err)
 {
     mj_list l = {0};
-    uint32_t id = c->next_id++, count = 0;
-    wire_begin(&c->w, PROTO_LIST, id);
-    int rc = wire_end(&c->w, err);
-    if (rc == 0) rc = read_status(c, id, err);
-    if (rc == 0) rc = wire_get_u32(&c->r, &count, err);
-    if (rc == 0 && count > 4096) rc = err_set(err, NUMRPC_EPROTO, "%u routines", count);
+    msg_routine_entry *names = NULL;
+    uint32_t id = msg_conn_next_id(c), count = 0;
+    int rc = msg_write_list(&c->writer, id, err);
+    if (rc == 0) rc = msg_read_list_reply(&c->reader, id, c->label, 4096, &names, &count, err);
     if (rc == 0 && (l.items = calloc(count + 1, sizeof *l.items)) == NULL) rc = err_set(err, NUMRPC_ENOMEM, "list");
-    for (uint32_t i = 0; rc == 0 && i < count; i++) {
-        rc = wire_get_string(&c->r, &l.items[i].name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = wire_get_u64(&c->r, &l.items[i].hash, err);
-        if (rc == 0) l.count++;
+    for (uint32_t i = 0; rc == 0 && i < count; i++, l.count++) {
+        msg_meta_routine *m = &l.items[i];
+        snprintf(m->name, sizeof m->name, "%s", names[i].name);
+        m->hash = names[i].hash;
+        id = msg_conn_next_id(c);
+        rc = msg_write_get_iface(&c->writer, id, m->name, err);
+        if (rc == 0) rc = msg_read_iface_reply(&c->reader, id, c->label, &m->blob, &m->len, err);
     }
-    if (rc == 0) rc = wire_expect_end(&c->r, err);
-    for (uint32_t i = 0; rc == 0 && i < l.count; i++) {
-        id = c->next_id++;
-        wire_begin(&c->w, PROTO_GET_IFACE, id);
-        rc = wire_put_string(&c->w, l.items[i].name, err);
-        if (rc == 0) rc = wire_end(&c->w, err);
-        if (rc == 0) rc = read_status(c, id, err);
-        if (rc == 0) rc = wire_get_opaque(&c->r, &l.items[i].blob, &l.items[i].len, IFACE_MAX_BLOB, err);
-        if (rc == 0) rc = wire_expect_end(&c->r, err);
-    }
+    free(names);
     if (rc != 0) list_free(&l);
     else *out = l;
     return rc;
@@ -233,34 +172,29 @@ static int same_list(const mj_list *a, const mj_list *b)
 /* ---- P_calc(n): dmmul on this server's workers, as a client on this
  * host would see it (the quota and the worker's BLAS threads are in it) ---- */
 
-static int time_dmmul(mj_conn *c, const iface_t *f, int n, double *a, double *b, double *cm,
-                      double *seconds, err_t *err)
+static int time_dmmul(msg_conn *c, const iface_t *f, int n, double *a, double *b, double *cm, err_t *err)
 {
     int32_t nn = n;
     void *argv[IFACE_MAX_PARAMS] = {&nn, a, b, cm};
     iface_shape shapes[IFACE_MAX_PARAMS];
+    msg_call_header h = {.hash = f->hash, .reply_packet = PROTO_DEFAULT_PACKET, .nargs = f->nparams};
+    msg_call_result res;
+    snprintf(h.name, sizeof h.name, "%s", f->name);
     if (f->nparams != 4) return err_set(err, NUMRPC_EINVAL, "dmmul has %u parameters", f->nparams);
     int rc = marshal_eval_shapes(f, argv, shapes, err);
-    uint32_t id = c->next_id++;
-    if (rc != 0) return rc;
-    wire_begin(&c->w, PROTO_CALL, id);
-    rc = wire_put_string(&c->w, f->name, err);
-    if (rc == 0) rc = wire_put_u64(&c->w, f->hash, err);
-    if (rc == 0) rc = wire_put_u32(&c->w, 0, err);
-    if (rc == 0) rc = wire_put_u32(&c->w, 0, err);
-    if (rc == 0) rc = wire_put_u32(&c->w, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = wire_put_u32(&c->w, f->nparams, err);
-    if (rc == 0) rc = marshal_write(&c->w, f, argv, shapes, MARSHAL_REQUEST, err);
-    if (rc == 0) rc = wire_end(&c->w, err);
-    if (rc == 0) rc = read_status(c, id, err);
-    if (rc == 0) rc = wire_get_double(&c->r, seconds, err);
-    if (rc == 0) rc = wire_skip_message(&c->r, err);
+    uint32_t id = msg_conn_next_id(c);
+    if (rc == 0) rc = msg_write_call_header(&c->writer, id, &h, err);
+    if (rc == 0) rc = marshal_write(&c->writer, f, argv, shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = wire_end(&c->writer, err);
+    if (rc == 0) rc = msg_read_reply(&c->reader, id, c->label, err);
+    if (rc == 0) rc = msg_read_call_result(&c->reader, &res, err);
+    if (rc == 0) rc = wire_skip_message(&c->reader, err);
     return rc;
 }
 
-static int measure_speed(mj_conn *c, const mj_list *l, double *pt_n, double *pt_rate, err_t *err)
+static int measure_speed(msg_conn *c, const mj_list *l, rank_curve *curve, err_t *err)
 {
-    const mj_routine *r = NULL;
+    const msg_meta_routine *r = NULL;
     for (uint32_t i = 0; i < l->count && r == NULL; i++)
         if (strcmp(l->items[i].name, "dmmul") == 0) r = &l->items[i];
     if (r == NULL) return 0; /* no curve: the metaserver assumes a default */
@@ -282,20 +216,21 @@ static int measure_speed(mj_conn *c, const mj_list *l, double *pt_n, double *pt_
          * also throttles the worker while it reads the arrays, between
          * the routine's runs. */
         while (rc == 0 && (reps < 2 || compute < budget) && reps < 500 && sock_now() - start < 3) {
-            double s = 0, t0 = sock_now();
-            rc = time_dmmul(c, &f, n, a, b, cm, &s, err);
+            double t0 = sock_now();
+            rc = time_dmmul(c, &f, n, a, b, cm, err);
             compute += sock_now() - t0;
             reps++;
         }
         if (rc == 0 && compute > 0) {
-            pt_n[npoints] = n;
-            pt_rate[npoints] = 2.0 * n * n * (double)n * reps / compute;
+            curve->n[npoints] = n;
+            curve->rate[npoints] = 2.0 * n * n * (double)n * reps / compute;
             npoints++;
         }
     }
     free(a);
     iface_free(&f);
-    return rc == 0 ? npoints : rc;
+    curve->npoints = rc == 0 ? npoints : 0;
+    return rc;
 }
 
 /* Calls that run at once at the measured speed: the CPUs this process may
@@ -336,42 +271,23 @@ static int count_slots(void)
 
 /* ---- Messages to the metaserver ---- */
 
-static int put_routines(mj_conn *m, const mj_list *l, err_t *err)
+static int send_join(msg_conn *m, const mj_list *l, const rank_curve *curve, int slots, uint32_t *heartbeat_ms,
+                     err_t *err)
 {
-    int rc = wire_put_u32(&m->w, l->count, err);
-    for (uint32_t i = 0; rc == 0 && i < l->count; i++) {
-        rc = wire_put_string(&m->w, l->items[i].name, err);
-        if (rc == 0) rc = wire_put_u64(&m->w, l->items[i].hash, err);
-        if (rc == 0) rc = wire_put_opaque(&m->w, l->items[i].blob, l->items[i].len, err);
-    }
-    return rc;
-}
-
-static int send_join(mj_conn *m, const mj_list *l, int npoints, const double *pt_n, const double *pt_rate,
-                     int slots, uint32_t *heartbeat_ms, err_t *err)
-{
-    char name[64];
-    snprintf(name, sizeof name, "numrpc-server pid %d", (int)getpid());
-    uint32_t id = m->next_id++, server_id = 0;
-    wire_begin(&m->w, PROTO_META_JOIN, id);
-    int rc = wire_put_string(&m->w, mj.advertise[0] ? mj.advertise
-                                       : strcmp(mj.cfg.bind_addr, "0.0.0.0") == 0 ? "" : mj.cfg.bind_addr,
-                                err);
-    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)mj.cfg.port, err);
-    if (rc == 0) rc = wire_put_string(&m->w, name, err);
-    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)slots, err);
-    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)npoints, err);
-    for (int i = 0; rc == 0 && i < npoints; i++) {
-        rc = wire_put_double(&m->w, pt_n[i], err);
-        if (rc == 0) rc = wire_put_double(&m->w, pt_rate[i], err);
-    }
-    if (rc == 0) rc = put_routines(m, l, err);
-    if (rc == 0) rc = wire_end(&m->w, err);
-    if (rc == 0) rc = read_status(m, id, err);
-    if (rc == 0) rc = wire_get_u32(&m->r, &server_id, err);
-    if (rc == 0) rc = wire_get_u32(&m->r, heartbeat_ms, err);
-    if (rc == 0) rc = wire_expect_end(&m->r, err);
-    if (rc == 0 && (*heartbeat_ms < 20 || *heartbeat_ms > 600000)) *heartbeat_ms = 1000;
+    msg_meta_join j = {.port = (uint32_t)mj.cfg.port,
+                       .slots = (uint32_t)slots,
+                       .curve = *curve,
+                       .routines = l->items,
+                       .nroutines = l->count};
+    snprintf(j.host, sizeof j.host, "%s",
+             mj.advertise[0] ? mj.advertise : strcmp(mj.cfg.bind_addr, "0.0.0.0") == 0 ? "" : mj.cfg.bind_addr);
+    snprintf(j.name, sizeof j.name, "numrpc-server pid %d", (int)getpid());
+    msg_meta_joined joined;
+    uint32_t id = msg_conn_next_id(m);
+    int rc = msg_write_meta_join(&m->writer, id, &j, err);
+    if (rc == 0) rc = msg_read_reply(&m->reader, id, m->label, err);
+    if (rc == 0) rc = msg_read_meta_join_reply(&m->reader, &joined, err);
+    if (rc == 0) *heartbeat_ms = joined.heartbeat_ms;
     return rc;
 }
 
@@ -386,15 +302,13 @@ static double load_average(void)
     return v;
 }
 
-static int send_load(mj_conn *m, int in_flight, int queued, int draining, err_t *err)
+static int send_load(msg_conn *m, int in_flight, int queued, int draining, err_t *err)
 {
-    wire_begin(&m->w, PROTO_META_LOAD, m->next_id++);
-    int rc = wire_put_u32(&m->w, (uint32_t)in_flight, err);
-    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)queued, err);
-    if (rc == 0) rc = wire_put_u32(&m->w, (uint32_t)draining, err);
-    if (rc == 0) rc = wire_put_double(&m->w, load_average(), err);
-    if (rc == 0) rc = wire_end(&m->w, err);
-    return rc;
+    msg_meta_load l = {.in_flight = (uint32_t)in_flight,
+                       .queued = (uint32_t)queued,
+                       .draining = (uint32_t)draining,
+                       .loadavg = load_average()};
+    return msg_write_meta_load(&m->writer, msg_conn_next_id(m), &l, err);
 }
 
 static void log_note(const char *what, const err_t *err)
@@ -407,58 +321,68 @@ static void log_note(const char *what, const err_t *err)
  * the answer comes from workers of the current configuration). */
 static int self_routines(mj_list *out, err_t *err)
 {
-    mj_conn c;
-    int rc = mconn_open(&c, self_host(), mj.cfg.port, err);
-    if (rc == 0) rc = fetch_routines(&c, out, err);
-    mconn_close(&c);
+    msg_conn c;
+    int rc = conn_open(&c, self_host(), mj.cfg.port, err);
+    if (rc != 0) return rc;
+    rc = fetch_routines(&c, out, err);
+    msg_conn_free(&c);
     return rc;
+}
+
+/* Start-up: what this server serves, and its speed curve (retried until
+ * the server answers). */
+static void measure_self(mj_list *routines, rank_curve *curve)
+{
+    err_t err;
+    for (int attempt = 0;; attempt++) {
+        msg_conn c;
+        int rc = conn_open(&c, self_host(), mj.cfg.port, &err);
+        if (rc == 0) {
+            rc = fetch_routines(&c, routines, &err);
+            if (rc == 0) rc = measure_speed(&c, routines, curve, &err);
+            msg_conn_free(&c);
+        }
+        if (rc == 0) return;
+        list_free(routines);
+        curve->npoints = 0;
+        if (attempt == 0) log_note("measuring this server failed (retrying)", &err);
+        sleep(1);
+    }
 }
 
 static void metajoin_main(void)
 {
     err_t err;
     mj_list routines = {0};
-    double pt_n[MJ_POINTS], pt_rate[MJ_POINTS];
-    int npoints = 0;
-    /* Start-up: what this server serves, and its speed curve. */
-    for (int attempt = 0;; attempt++) {
-        mj_conn c;
-        int rc = mconn_open(&c, self_host(), mj.cfg.port, &err);
-        if (rc == 0) rc = fetch_routines(&c, &routines, &err);
-        if (rc == 0) {
-            npoints = measure_speed(&c, &routines, pt_n, pt_rate, &err);
-            rc = npoints < 0 ? npoints : 0;
-        }
-        mconn_close(&c);
-        if (rc == 0) break;
-        list_free(&routines);
-        npoints = 0;
-        if (attempt == 0) log_note("measuring this server failed (retrying)", &err);
-        sleep(1);
-    }
+    rank_curve curve = {0};
+    measure_self(&routines, &curve);
     int slots = count_slots();
-    mj_conn m = {.fd = -1};
+    msg_conn m;
+    int linked = 0; /* m is open and joined */
     uint32_t heartbeat_ms = 1000;
     double last_sent = 0, last_list = sock_now(), next_try = 0;
     int sent_in_flight = -1, sent_queued = -1, sent_draining = -1;
     for (;;) {
         double now = sock_now();
-        if (m.fd < 0 && now >= next_try) {
-            int rc = mconn_open(&m, mj.meta_host, mj.meta_port, &err);
-            if (rc == 0) rc = send_join(&m, &routines, npoints, pt_n, pt_rate, slots, &heartbeat_ms, &err);
+        if (!linked && now >= next_try) {
+            int rc = conn_open(&m, mj.meta_host, mj.meta_port, &err);
+            if (rc == 0) {
+                rc = send_join(&m, &routines, &curve, slots, &heartbeat_ms, &err);
+                if (rc != 0) msg_conn_free(&m);
+            }
             if (rc != 0) {
                 if (next_try == 0) log_note("cannot join (retrying every second)", &err);
-                mconn_close(&m);
                 next_try = now + MJ_RETRY_SECONDS;
             } else {
                 if (!mj.cfg.quiet) log_note("joined", NULL);
+                linked = 1;
                 last_sent = now;
                 sent_in_flight = sent_queued = sent_draining = -1;
             }
         }
-        struct pollfd pfd[2] = {{.fd = mj.efd, .events = POLLIN}, {.fd = m.fd, .events = POLLIN}};
-        int wait_ms = m.fd >= 0 ? (int)heartbeat_ms : (int)(MJ_RETRY_SECONDS * 1000);
-        int n = poll(pfd, m.fd >= 0 ? 2 : 1, wait_ms);
+        struct pollfd pfd[2] = {{.fd = mj.efd, .events = POLLIN}, {.fd = linked ? conn_fd(&m) : -1, .events = POLLIN}};
+        int wait_ms = linked ? (int)heartbeat_ms : (int)(MJ_RETRY_SECONDS * 1000);
+        int n = poll(pfd, linked ? 2 : 1, wait_ms);
         if (n < 0 && errno != EINTR) break;
         if (n > 0 && (pfd[0].revents & POLLIN)) {
             uint64_t v;
@@ -466,13 +390,12 @@ static void metajoin_main(void)
             }
         }
         int rc = 0;
-        if (m.fd >= 0 && n > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (linked && n > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
             rc = err_set(&err, NUMRPC_EIO, "the metaserver closed the connection"); /* it never speaks first */
         now = sock_now();
         int in_flight = atomic_load(&mj.load->in_flight), queued = atomic_load(&mj.load->queued),
             draining = atomic_load(&mj.load->draining);
-        if (rc == 0 && m.fd >= 0 &&
-            (in_flight != sent_in_flight || queued != sent_queued || draining != sent_draining)) {
+        if (rc == 0 && linked && (in_flight != sent_in_flight || queued != sent_queued || draining != sent_draining)) {
             rc = send_load(&m, in_flight, queued, draining, &err);
             sent_in_flight = in_flight;
             sent_queued = queued;
@@ -489,25 +412,26 @@ static void metajoin_main(void)
                 routines = fresh;
                 fresh.items = NULL;
                 fresh.count = 0;
-                if (m.fd >= 0) {
-                    wire_begin(&m.w, PROTO_META_ROUTINES, m.next_id++);
-                    rc = put_routines(&m, &routines, &err);
-                    if (rc == 0) rc = wire_end(&m.w, &err);
+                if (linked) {
+                    rc = msg_write_meta_routines(&m.writer, msg_conn_next_id(&m), routines.items, routines.count,
+                                                 &err);
                     last_sent = now;
                 }
             }
             list_free(&fresh);
         }
-        if (rc == 0 && m.fd >= 0 && now - last_sent >= heartbeat_ms / 1000.0 * 0.9) {
-            rc = wire_send_empty(&(transport){&transport_tcp_ops, m.fd, NULL}, PROTO_META_HEARTBEAT, m.next_id++, &err);
+        if (rc == 0 && linked && now - last_sent >= heartbeat_ms / 1000.0 * 0.9) {
+            rc = msg_write_meta_heartbeat(&m.writer, msg_conn_next_id(&m), &err);
             last_sent = now;
         }
-        if (rc != 0 && m.fd >= 0) {
+        if (rc != 0 && linked) {
             log_note("connection lost (joining again)", &err);
-            mconn_close(&m);
+            msg_conn_free(&m);
+            linked = 0;
             next_try = now + MJ_RETRY_SECONDS;
         }
     }
+    if (linked) msg_conn_free(&m);
     list_free(&routines);
     _exit(1);
 }
