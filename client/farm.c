@@ -343,7 +343,7 @@ static void *writer_main(void *arg)
             uint32_t id = x->wire_id;
             pthread_mutex_unlock(&farm_lock);
             rc = wire_flush(&c->writer, &err); /* the call goes out before its cancel */
-            if (rc == 0) rc = wire_send_empty(c->fd, PROTO_CANCEL, id, &err);
+            if (rc == 0) rc = wire_send_empty(&(transport){&transport_tcp_ops, c->fd, NULL}, PROTO_CANCEL, id, &err);
             pthread_mutex_lock(&farm_lock);
             if (rc != 0) conn_fail_locked(a, rc, &err);
             continue;

@@ -1,5 +1,5 @@
-/* error.c -- the system-wide error list (numrpc_strerror, numrpc_errname)
- * and the err_t code + detail reports. */
+/* error.c -- the system-wide error list (numrpc_strerror, numrpc_errname,
+ * numrpc_error_valid) and the err_t code + detail reports. */
 #include "error.h"
 
 #include <stdarg.h>
@@ -30,6 +30,19 @@ const char *numrpc_errname(int code)
 #undef ERRNAME_CASE
     default:
         return "NUMRPC_UNKNOWN";
+    }
+}
+
+int numrpc_error_valid(int code)
+{
+    switch (code) {
+#define VALID_CASE(name, value, msg)                                           \
+    case value:                                                                \
+        return value != NUMRPC_EPENDING;
+        NUMRPC_ERROR_LIST(VALID_CASE)
+#undef VALID_CASE
+    default:
+        return 0;
     }
 }
 

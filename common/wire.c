@@ -6,7 +6,6 @@
 #include <rpc/xdr.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #define WRITER_BATCH_BYTES (256u * 1024u)
 #define READER_BUFFER_BYTES (512u * 1024u)
@@ -26,9 +25,8 @@ static void encode_header(uint8_t out[PROTO_HEADER_SIZE], uint32_t type,
     xdr_destroy(&x);
 }
 
-static int decode_header(const uint8_t in[PROTO_HEADER_SIZE], uint32_t *type,
-                         uint32_t *call_id, uint32_t *flags, uint32_t *len,
-                         err_t *err)
+int wire_parse_header(const uint8_t in[PROTO_HEADER_SIZE], uint32_t *type, uint32_t *call_id,
+                      uint32_t *flags, uint32_t *len, err_t *err)
 {
     XDR x;
     u_int word0;
@@ -54,11 +52,11 @@ static int io_error(err_t *err, const char *what)
     return err_set(err, NUMRPC_EIO, "%s: %s", what, strerror(errno));
 }
 
-static int send_all(int fd, const uint8_t *p, size_t n, uint64_t *counter,
+static int send_all(const transport *t, const uint8_t *p, size_t n, uint64_t *counter,
                     err_t *err)
 {
     while (n > 0) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        ssize_t k = t->ops->send((transport *)t, p, n);
         if (k < 0) {
             if (errno == EINTR) continue;
             return io_error(err, "send");
@@ -83,7 +81,7 @@ static size_t clamp_packet(size_t packet_size)
 static int flush_batch(wire_writer *w, err_t *err)
 {
     uint64_t sent = 0;
-    int rc = send_all(w->fd, w->buf, w->pkt, &sent, err);
+    int rc = send_all(&w->tp, w->buf, w->pkt, &sent, err);
     w->pkt = 0;
     w->pos = PROTO_HEADER_SIZE;
     return rc;
@@ -113,8 +111,31 @@ int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err)
 int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err)
 {
     memset(w, 0, sizeof *w);
-    w->fd = fd;
+    w->tp = transport_tcp(fd);
     return wire_set_packet_size(w, packet_size, err);
+}
+
+void wire_writer_attach(wire_writer *w, transport tp)
+{
+    w->tp = tp;
+    w->in_message = 0;
+    w->pkt = 0;
+    w->pos = PROTO_HEADER_SIZE;
+}
+
+size_t wire_writer_packet_size(const wire_writer *w)
+{
+    return w->packet_size;
+}
+
+uint64_t wire_writer_bytes(const wire_writer *w)
+{
+    return w->bytes_out;
+}
+
+int wire_writer_idle(const wire_writer *w)
+{
+    return !w->in_message;
 }
 
 void wire_writer_free(wire_writer *w)
@@ -244,12 +265,12 @@ int wire_abort(wire_writer *w, err_t *err)
     return end_message(w, PROTO_FLAG_END | PROTO_FLAG_ABORT, err);
 }
 
-int wire_send_empty(int fd, uint32_t type, uint32_t call_id, err_t *err)
+int wire_send_empty(const transport *t, uint32_t type, uint32_t call_id, err_t *err)
 {
     uint8_t header[PROTO_HEADER_SIZE];
     uint64_t sent = 0;
     encode_header(header, type, call_id, PROTO_FLAG_END, 0);
-    return send_all(fd, header, sizeof header, &sent, err);
+    return send_all(t, header, sizeof header, &sent, err);
 }
 
 /* ---- Reader ---- */
@@ -257,7 +278,7 @@ int wire_send_empty(int fd, uint32_t type, uint32_t call_id, err_t *err)
 int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err)
 {
     memset(r, 0, sizeof *r);
-    r->fd = fd;
+    r->tp = transport_tcp(fd);
     r->max_packet = max_packet ? max_packet : PROTO_MAX_PACKET;
     r->cap = READER_BUFFER_BYTES;
     r->buf = malloc(r->cap);
@@ -271,6 +292,49 @@ void wire_reader_free(wire_reader *r)
     r->buf = NULL;
 }
 
+void wire_reader_attach(wire_reader *r, transport tp)
+{
+    r->tp = tp;
+    r->head = r->tail = 0;
+    r->payload_left = 0;
+    r->in_message = 0;
+}
+
+size_t wire_reader_buffered(const wire_reader *r)
+{
+    return r->tail - r->head;
+}
+
+uint32_t wire_reader_type(const wire_reader *r)
+{
+    return r->type;
+}
+
+uint32_t wire_reader_call_id(const wire_reader *r)
+{
+    return r->call_id;
+}
+
+uint64_t wire_reader_offset(const wire_reader *r)
+{
+    return r->msg_offset;
+}
+
+int wire_reader_in_message(const wire_reader *r)
+{
+    return r->in_message;
+}
+
+uint64_t wire_reader_bytes(const wire_reader *r)
+{
+    return r->bytes_in;
+}
+
+uint64_t wire_reader_keepalives(const wire_reader *r)
+{
+    return r->keepalives;
+}
+
 int wire_reader_idle(const wire_reader *r)
 {
     return r->head == r->tail && !r->in_message;
@@ -281,7 +345,7 @@ int wire_reader_has_message(const wire_reader *r)
     if (r->in_message || r->tail - r->head < PROTO_HEADER_SIZE) return 0;
     uint32_t type, call_id, flags, len;
     err_t ignored;
-    if (decode_header(r->buf + r->head, &type, &call_id, &flags, &len, &ignored) != 0) return 0;
+    if (wire_parse_header(r->buf + r->head, &type, &call_id, &flags, &len, &ignored) != 0) return 0;
     return (flags & PROTO_FLAG_END) && r->tail - r->head >= PROTO_HEADER_SIZE + (size_t)len;
 }
 
@@ -296,7 +360,7 @@ static int fill(wire_reader *r, size_t need, err_t *err)
         r->head = 0;
     }
     while (r->tail - r->head < need) {
-        ssize_t k = recv(r->fd, r->buf + r->tail, r->cap - r->tail, 0);
+        ssize_t k = r->tp.ops->recv(&r->tp, r->buf + r->tail, r->cap - r->tail);
         if (k == 0) {
             int between = !r->in_message && r->tail == r->head;
             return err_set(err, NUMRPC_EIO, between ? "closed" : "connection closed mid-message");
@@ -316,7 +380,7 @@ static int read_header(wire_reader *r, uint32_t *type, uint32_t *call_id,
 {
     int rc = fill(r, PROTO_HEADER_SIZE, err);
     if (rc != 0) return rc;
-    rc = decode_header(r->buf + r->head, type, call_id, flags, len, err);
+    rc = wire_parse_header(r->buf + r->head, type, call_id, flags, len, err);
     if (rc != 0) return rc;
     r->head += PROTO_HEADER_SIZE;
     if (*len > r->max_packet - PROTO_HEADER_SIZE)

@@ -50,6 +50,10 @@ typedef enum numrpc_error {
 /* Static strings; never NULL (an unknown code gives "unknown error"). */
 NUMRPC_API const char *numrpc_strerror(int code);
 NUMRPC_API const char *numrpc_errname(int code);
+/* 1 when code is an outcome a call may end with: NUMRPC_OK or a failure
+ * code of the list above (NUMRPC_EPENDING is a state, not an outcome);
+ * else 0.  A status from the network is used only when this says 1. */
+NUMRPC_API int numrpc_error_valid(int code);
 
 /* Detail of the calling thread's last failure, in words a user can act on
  * ("dgefa: extent of a is -3 (n = -3)").  Thread-local; valid until the

@@ -333,7 +333,7 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     uint32_t type = msg[3], call_id = be32(msg + 4);
     cursor req = {msg + PROTO_HEADER_SIZE, be32(msg + 12), 0};
     sock_set_timeouts(fd, 200, 0); /* a reader that stalls cannot hold the dispatcher */
-    ctx->writer->fd = fd;
+    wire_writer_attach(ctx->writer, transport_tcp(fd));
     int rc = type == PROTO_STATUS ? serve_status(ctx, call_id, &req) : serve_admin(ctx, cs, call_id, &req, peer);
     free(msg);
     return rc;

@@ -191,7 +191,7 @@ static void refuse_fd(dispatcher *d, int fd, int code, const char *detail)
         call_id = (uint32_t)hdr[4] << 24 | (uint32_t)hdr[5] << 16 | (uint32_t)hdr[6] << 8 | hdr[7];
     err_t err;
     sock_set_timeouts(fd, 200, 0);
-    d->notice.fd = fd;
+    wire_writer_attach(&d->notice, transport_tcp(fd));
     session_reply_error(&d->notice, call_id, code, detail, &err);
     shutdown(fd, SHUT_WR);
     for (int i = 0; i < LINGER_MAX; i++) {
@@ -462,7 +462,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             stats_record(server_stats, slot->stat_index, 1, 0, 0, seconds);
             server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
             err_t err;
-            d->notice.fd = d->conns[c].fd;
+            wire_writer_attach(&d->notice, transport_tcp(d->conns[c].fd));
             if (session_reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
                 conn_back(d, c, sock_now());
             } else {
@@ -525,7 +525,7 @@ static void tick(dispatcher *d)
         int expected = SLOT_COMPUTING;
         if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_KEEPALIVE)) continue;
         err_t err;
-        wire_send_empty(d->conns[w->conn].fd, PROTO_KEEPALIVE, slot->call_id, &err);
+        wire_send_empty(&(transport){&transport_tcp_ops, d->conns[w->conn].fd, NULL}, PROTO_KEEPALIVE, slot->call_id, &err);
         slot->last_keepalive = now;
         atomic_store(&slot->state, SLOT_COMPUTING);
     }

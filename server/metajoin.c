@@ -499,7 +499,7 @@ static void metajoin_main(void)
             list_free(&fresh);
         }
         if (rc == 0 && m.fd >= 0 && now - last_sent >= heartbeat_ms / 1000.0 * 0.9) {
-            rc = wire_send_empty(m.fd, PROTO_META_HEARTBEAT, m.next_id++, &err);
+            rc = wire_send_empty(&(transport){&transport_tcp_ops, m.fd, NULL}, PROTO_META_HEARTBEAT, m.next_id++, &err);
             last_sent = now;
         }
         if (rc != 0 && m.fd >= 0) {

@@ -24,9 +24,10 @@ static void serve_connection(session *s, int ctl_fd)
 {
     err_t err;
     wire_reader *r = &s->reader;
-    r->fd = s->writer.fd = s->fd;
-    r->head = r->tail = 0;
-    r->in_message = 0;
+    /* A fresh stream: whatever the last one left half read or half
+     * written (a client that hung up mid-reply) is forgotten. */
+    wire_reader_attach(r, transport_tcp(s->fd));
+    wire_writer_attach(&s->writer, transport_tcp(s->fd));
     /* Both limits hold inside a message; between messages the worker waits
      * in poll(), which no socket time limit touches.  Set once per loan:
      * a system call per message would show in every null call. */

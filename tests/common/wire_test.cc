@@ -43,7 +43,8 @@ TEST_P(Framing, MessagesRoundTripAtEveryPacketSize)
             wire_put(&w, payload.data(), len, &err);
             EXPECT_EQ(wire_end(&w, &err), 0) << err.detail;
             // A keepalive between messages is invisible to the reader.
-            wire_send_empty(p.fd[0], PROTO_KEEPALIVE, 0, &err);
+            transport keep = transport_tcp(p.fd[0]);
+            wire_send_empty(&keep, PROTO_KEEPALIVE, 0, &err);
         }
         wire_writer_free(&w);
     });
