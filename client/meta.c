@@ -129,20 +129,20 @@ static void push_report_locked(const meta_report *r)
 
 static void put_reports(client_conn *c, const meta_report *r, int n, err_t *err, int *rc)
 {
-    wire_begin(&c->writer, PROTO_META_REPORT, client_next_call_id());
-    *rc = wire_put_u32(&c->writer, (uint32_t)n, err);
+    wire_begin(&c->m.writer, PROTO_META_REPORT, client_next_call_id());
+    *rc = wire_put_u32(&c->m.writer, (uint32_t)n, err);
     for (int i = 0; *rc == 0 && i < n; i++) {
-        *rc = wire_put_string(&c->writer, r[i].server, err);
-        if (*rc == 0) *rc = wire_put_string(&c->writer, r[i].routine, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].flops, err);
-        if (*rc == 0) *rc = wire_put_u64(&c->writer, r[i].sent, err);
-        if (*rc == 0) *rc = wire_put_u64(&c->writer, r[i].received, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].predicted, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].total, err);
-        if (*rc == 0) *rc = wire_put_double(&c->writer, r[i].compute, err);
-        if (*rc == 0) *rc = wire_put_u32(&c->writer, r[i].flags, err);
+        *rc = wire_put_string(&c->m.writer, r[i].server, err);
+        if (*rc == 0) *rc = wire_put_string(&c->m.writer, r[i].routine, err);
+        if (*rc == 0) *rc = wire_put_double(&c->m.writer, r[i].flops, err);
+        if (*rc == 0) *rc = wire_put_u64(&c->m.writer, r[i].sent, err);
+        if (*rc == 0) *rc = wire_put_u64(&c->m.writer, r[i].received, err);
+        if (*rc == 0) *rc = wire_put_double(&c->m.writer, r[i].predicted, err);
+        if (*rc == 0) *rc = wire_put_double(&c->m.writer, r[i].total, err);
+        if (*rc == 0) *rc = wire_put_double(&c->m.writer, r[i].compute, err);
+        if (*rc == 0) *rc = wire_put_u32(&c->m.writer, r[i].flags, err);
     }
-    if (*rc == 0) *rc = wire_end_held(&c->writer, err);
+    if (*rc == 0) *rc = wire_end_held(&c->m.writer, err);
 }
 
 /* Takes the buffered reports (malloc'd copy in *out; the caller frees). */
@@ -177,33 +177,33 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
     if (rc == 0 && nrep > 0) put_reports(c, reports, nrep, err, &rc);
     uint32_t id = client_next_call_id(), lease_ms = 0, count = 0;
     if (rc == 0) {
-        wire_begin(&c->writer, PROTO_META_QUERY, id);
-        rc = wire_put_string(&c->writer, routine, err);
+        wire_begin(&c->m.writer, PROTO_META_QUERY, id);
+        rc = wire_put_string(&c->m.writer, routine, err);
     }
-    if (rc == 0) rc = wire_put_u64(&c->writer, hash, err);
-    if (rc == 0) rc = wire_put_double(&c->writer, flops, err);
-    if (rc == 0) rc = wire_put_u64(&c->writer, bytes_in, err);
-    if (rc == 0) rc = wire_put_u64(&c->writer, bytes_out, err);
-    if (rc == 0) rc = wire_put_u32(&c->writer, CLIENT_MAX_SERVERS, err);
-    if (rc == 0) rc = wire_end(&c->writer, err);
+    if (rc == 0) rc = wire_put_u64(&c->m.writer, hash, err);
+    if (rc == 0) rc = wire_put_double(&c->m.writer, flops, err);
+    if (rc == 0) rc = wire_put_u64(&c->m.writer, bytes_in, err);
+    if (rc == 0) rc = wire_put_u64(&c->m.writer, bytes_out, err);
+    if (rc == 0) rc = wire_put_u32(&c->m.writer, CLIENT_MAX_SERVERS, err);
+    if (rc == 0) rc = wire_end(&c->m.writer, err);
     if (rc == 0) rc = conn_read_reply_status(c, id, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &lease_ms, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &count, err);
+    if (rc == 0) rc = wire_get_u32(&c->m.reader, &lease_ms, err);
+    if (rc == 0) rc = wire_get_u32(&c->m.reader, &count, err);
     if (rc == 0 && count > CLIENT_MAX_SERVERS) rc = err_set(err, NUMRPC_EPROTO, "metaserver: %u servers", count);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         meta_choice *ch = &l->choice[i];
         char *host = NULL;
         uint32_t port = 0, slots = 0, known = 0;
         double predicted;
-        rc = wire_get_string(&c->reader, &host, CLIENT_HOST_MAX - 1, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &port, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &slots, err);
-        if (rc == 0) rc = wire_get_u32(&c->reader, &known, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->latency, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->bytes_per_second, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->flops_per_second, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &ch->share, err);
-        if (rc == 0) rc = wire_get_double(&c->reader, &predicted, err);
+        rc = wire_get_string(&c->m.reader, &host, CLIENT_HOST_MAX - 1, err);
+        if (rc == 0) rc = wire_get_u32(&c->m.reader, &port, err);
+        if (rc == 0) rc = wire_get_u32(&c->m.reader, &slots, err);
+        if (rc == 0) rc = wire_get_u32(&c->m.reader, &known, err);
+        if (rc == 0) rc = wire_get_double(&c->m.reader, &ch->latency, err);
+        if (rc == 0) rc = wire_get_double(&c->m.reader, &ch->bytes_per_second, err);
+        if (rc == 0) rc = wire_get_double(&c->m.reader, &ch->flops_per_second, err);
+        if (rc == 0) rc = wire_get_double(&c->m.reader, &ch->share, err);
+        if (rc == 0) rc = wire_get_double(&c->m.reader, &predicted, err);
         if (rc == 0) {
             snprintf(ch->ep.host, sizeof ch->ep.host, "%s", host);
             ch->ep.port = (int)port;
@@ -214,7 +214,7 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
         }
         free(host);
     }
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
+    if (rc == 0) rc = wire_expect_end(&c->m.reader, err);
     if (rc == 0) {
         snprintf(l->routine, sizeof l->routine, "%s", routine);
         l->size_class = size_class(flops);
@@ -511,7 +511,7 @@ void meta_flush(void)
     client_conn *c = NULL;
     int rc = n > 0 ? conn_acquire(&mep, &c, &err) : -1;
     if (rc == 0) put_reports(c, reports, n, &err, &rc);
-    if (rc == 0) rc = wire_flush(&c->writer, &err);
+    if (rc == 0) rc = wire_flush(&c->m.writer, &err);
     if (c) {
         /* A pooled connection must not carry an unanswered HELLO: read it. */
         if (rc == 0 && c->hello_pending) rc = conn_finish_hello(c, &err);
