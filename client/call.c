@@ -174,7 +174,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
     return rc;
 }
 
-static int call_common(const char *name, arg_source *src)
+int call_run(const char *name, arg_source *src)
 {
     call_obj k; /* only the fields an exchange uses are set */
     err_t *err = &k.err;
@@ -217,7 +217,7 @@ int numrpc_callv(const char *name, const numrpc_arg *args, int nargs)
         return client_fail(&err);
     }
     arg_source src = {nargs, args, NULL};
-    return call_common(name, &src);
+    return call_run(name, &src);
 }
 
 int numrpc_call_counted_(int nargs, const char *name, ...)
@@ -225,7 +225,7 @@ int numrpc_call_counted_(int nargs, const char *name, ...)
     va_list ap;
     va_start(ap, name);
     arg_source src = {nargs, NULL, &ap};
-    int rc = call_common(name, &src);
+    int rc = call_run(name, &src);
     va_end(ap);
     return rc;
 }

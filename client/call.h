@@ -4,6 +4,7 @@
 #ifndef NUMRPC_CLIENT_CALL_H
 #define NUMRPC_CLIENT_CALL_H
 
+#include "bind.h"
 #include "callobj.h"
 #include "conn.h"
 
@@ -22,6 +23,9 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err);
 void call_set_server(numrpc_call_info *info, const char *label);
 /* Reads the out scalars and arrays into the caller's memory. */
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
+/* The blocking call of name with src's arguments, in this thread; its
+ * outcome is also the thread's last error and call info (lasterr.h). */
+int call_run(const char *name, arg_source *src);
 /* The process-wide timeout of new calls in seconds (0 = none). */
 double call_timeout(void);
 
