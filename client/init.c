@@ -1,19 +1,12 @@
-/* init.c -- the library's life: the configuration loaded once, the servers
- * calls go to, numrpc_init and numrpc_finalize (which reset every module). */
+/* init.c -- the configuration loaded once (numrpc_init or the environment)
+ * and the servers calls go to: configured, named by URL, or by the metaserver. */
 #include "init.h"
 
 #include <stdlib.h>
 
-#include "conn.h"
-#include "farm.h"
-#include "iface_cache.h"
-#include "lasterr.h"
 #include "meta.h"
 
-/* Checks the configuration c (NULL: the environment), then sets the
- * metaserver, then commits (client_lock held): a failure leaves nothing
- * half set. */
-static int load_locked(const numrpc_config *c, err_t *err)
+int client_configure_locked(const numrpc_config *c, err_t *err)
 {
     int rc = config_load(c, 0, err);
     if (rc == 0) rc = meta_configure(getenv("NUMRPC_METASERVER"), err); /* meta.c */
@@ -21,35 +14,10 @@ static int load_locked(const numrpc_config *c, err_t *err)
     return rc;
 }
 
-int numrpc_init(const numrpc_config *c)
-{
-    err_t err;
-    pthread_mutex_lock(&client_lock);
-    int rc = load_locked(c, &err);
-    pthread_mutex_unlock(&client_lock);
-    if (rc != 0) return client_fail(&err);
-    farm_shutdown();
-    conn_pool_clear();
-    iface_cache_clear();
-    client_succeed();
-    return 0;
-}
-
-void numrpc_finalize(void)
-{
-    meta_flush(); /* reports of finished calls (meta.c) */
-    farm_shutdown();
-    conn_pool_clear();
-    iface_cache_clear();
-    pthread_mutex_lock(&client_lock);
-    config_forget();
-    pthread_mutex_unlock(&client_lock);
-}
-
 int client_ensure_init(err_t *err)
 {
     pthread_mutex_lock(&client_lock);
-    int rc = config_loaded() ? 0 : load_locked(NULL, err);
+    int rc = config_loaded() ? 0 : client_configure_locked(NULL, err);
     pthread_mutex_unlock(&client_lock);
     return rc;
 }

@@ -1,10 +1,14 @@
-/* init.h -- the library's life: loading the configuration once, the
- * servers a call may go to, numrpc_init and numrpc_finalize (init.c). */
+/* init.h -- the configuration loaded once and the servers a call may go
+ * to (init.c). */
 #ifndef NUMRPC_CLIENT_INIT_H
 #define NUMRPC_CLIENT_INIT_H
 
 #include "config.h"
 
+/* Checks the configuration c (NULL: the environment), then sets the
+ * metaserver, then commits (client_lock held): a failure leaves nothing
+ * half set. */
+int client_configure_locked(const numrpc_config *c, err_t *err);
 /* Loads the configuration once (numrpc_init or the environment). */
 int client_ensure_init(err_t *err);
 /* The configured servers (NUMRPC_SERVER), else those the metaserver named
