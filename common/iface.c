@@ -2,12 +2,13 @@
  * and IDL rendering of interface descriptors. */
 #include "iface.h"
 
-
 #include <rpc/xdr.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strbuf.h"
 
 /* ---- XDR: one routine per structure, used for both directions ---- */
 
@@ -369,87 +370,53 @@ int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
 
 /* ---- Rendering ---- */
 
-typedef struct strbuf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *grown = realloc(b->p, cap);
-        if (grown == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-}
-
 int iface_render_idl(const iface_t *f, char **out)
 {
     strbuf b = {0};
     const char *names[IFACE_MAX_PARAMS];
     char text[2048];
     for (uint32_t i = 0; i < f->nparams; i++) names[i] = f->params[i].name;
-    sb_printf(&b, "Module %s;\n", f->module && f->module[0] ? f->module : "unnamed");
-    sb_printf(&b, "Define %s(", f->name);
+    strbuf_printf(&b, "Module %s;\n", f->module && f->module[0] ? f->module : "unnamed");
+    strbuf_printf(&b, "Define %s(", f->name);
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         int by_ref = p->rank == 0 && p->mode != IFACE_IN && p->type != NUMRPC_T_STRING &&
                      !iface_type_is_file(p->type);
-        sb_printf(&b, "%s%s %s", i ? ",\n          " : "", iface_mode_name(p->mode),
+        strbuf_printf(&b, "%s%s %s", i ? ",\n          " : "", iface_mode_name(p->mode),
                   iface_type_name(p->type));
         if (p->bound.nwords) {
             /* One name or constant is two words; anything longer gets
              * parentheses, as the grammar requires inside <...>. */
             expr_render(&p->bound, names, text, sizeof text);
-            sb_printf(&b, p->bound.nwords > 2 ? "<(%s)>" : "<%s>", text);
+            strbuf_printf(&b, p->bound.nwords > 2 ? "<(%s)>" : "<%s>", text);
         }
-        sb_printf(&b, " %s%s", by_ref ? "*" : "", p->name);
+        strbuf_printf(&b, " %s%s", by_ref ? "*" : "", p->name);
         for (uint32_t d = 0; d < p->rank; d++) {
             const iface_dim *dim = &p->dims[d];
             expr_render(&dim->size, names, text, sizeof text);
-            sb_printf(&b, "[%s", text);
+            strbuf_printf(&b, "[%s", text);
             if (dim->count.nwords) {
                 expr_render(&dim->count, names, text, sizeof text);
-                sb_printf(&b, ":%s", text);
+                strbuf_printf(&b, ":%s", text);
             }
             if (dim->stride.nwords) {
                 expr_render(&dim->stride, names, text, sizeof text);
-                sb_printf(&b, ":%s", text);
+                strbuf_printf(&b, ":%s", text);
             }
-            sb_printf(&b, "]");
+            strbuf_printf(&b, "]");
         }
     }
-    sb_printf(&b, ")\n");
-    if (f->description && f->description[0]) sb_printf(&b, "\"%s\"\n", f->description);
-    if (f->library && f->library[0]) sb_printf(&b, "Required \"%s\"\n", f->library);
+    strbuf_printf(&b, ")\n");
+    if (f->description && f->description[0]) strbuf_printf(&b, "\"%s\"\n", f->description);
+    if (f->library && f->library[0]) strbuf_printf(&b, "Required \"%s\"\n", f->library);
     if (f->complexity.nwords) {
         expr_render(&f->complexity, names, text, sizeof text);
-        sb_printf(&b, "CalcOrder %s\n", text);
+        strbuf_printf(&b, "CalcOrder %s\n", text);
     }
-    sb_printf(&b, "Calls \"%s\" %s(", f->lang == IFACE_LANG_FORTRAN ? "Fortran" : "C",
+    strbuf_printf(&b, "Calls \"%s\" %s(", f->lang == IFACE_LANG_FORTRAN ? "Fortran" : "C",
               f->symbol && f->symbol[0] ? f->symbol : f->name);
-    for (uint32_t i = 0; i < f->nparams; i++) sb_printf(&b, "%s%s", i ? ", " : "", names[i]);
-    sb_printf(&b, ");\n");
+    for (uint32_t i = 0; i < f->nparams; i++) strbuf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+    strbuf_printf(&b, ");\n");
     if (b.failed) {
         free(b.p);
         return NUMRPC_ENOMEM;

@@ -185,21 +185,30 @@ void wire_commit(wire_writer *w, size_t n)
     w->msg_bytes += n;
 }
 
-int wire_put(wire_writer *w, const void *p, size_t n, err_t *err)
+/* Copies n bytes from src into the message, or n zeros when src is NULL. */
+static int put_bytes(wire_writer *w, const uint8_t *src, uint64_t n, err_t *err)
 {
-    const uint8_t *src = p;
     while (n > 0) {
         uint8_t *dst;
         size_t avail;
         int rc = wire_reserve(w, &dst, &avail, err);
         if (rc != 0) return rc;
-        size_t k = n < avail ? n : avail;
-        memcpy(dst, src, k);
+        size_t k = avail < n ? avail : (size_t)n;
+        if (src != NULL) {
+            memcpy(dst, src, k);
+            src += k;
+        } else {
+            memset(dst, 0, k);
+        }
         wire_commit(w, k);
-        src += k;
         n -= k;
     }
     return 0;
+}
+
+int wire_put(wire_writer *w, const void *p, size_t n, err_t *err)
+{
+    return put_bytes(w, p, n, err);
 }
 
 int wire_pad8(wire_writer *w, err_t *err)
@@ -211,17 +220,7 @@ int wire_pad8(wire_writer *w, err_t *err)
 
 int wire_put_zeros(wire_writer *w, uint64_t n, err_t *err)
 {
-    while (n > 0) {
-        uint8_t *p;
-        size_t avail;
-        int rc = wire_reserve(w, &p, &avail, err);
-        if (rc != 0) return rc;
-        size_t k = avail < n ? avail : (size_t)n;
-        memset(p, 0, k);
-        wire_commit(w, k);
-        n -= k;
-    }
-    return 0;
+    return put_bytes(w, NULL, n, err);
 }
 
 static int end_message(wire_writer *w, uint32_t flags, err_t *err)
@@ -469,21 +468,29 @@ void wire_consume(wire_reader *r, size_t n)
     r->msg_offset += n;
 }
 
-int wire_get(wire_reader *r, void *p, size_t n, err_t *err)
+/* Copies n payload bytes of the message to dst, or drops them when dst is
+ * NULL (across packets). */
+static int get_bytes(wire_reader *r, uint8_t *dst, uint64_t n, err_t *err)
 {
-    uint8_t *dst = p;
     while (n > 0) {
         const uint8_t *src;
         size_t avail;
         int rc = wire_peek(r, &src, &avail, err);
         if (rc != 0) return rc;
-        size_t k = n < avail ? n : avail;
-        memcpy(dst, src, k);
+        size_t k = avail < n ? avail : (size_t)n;
+        if (dst != NULL) {
+            memcpy(dst, src, k);
+            dst += k;
+        }
         wire_consume(r, k);
-        dst += k;
         n -= k;
     }
     return 0;
+}
+
+int wire_get(wire_reader *r, void *p, size_t n, err_t *err)
+{
+    return get_bytes(r, p, n, err);
 }
 
 int wire_skip_pad8(wire_reader *r, err_t *err)
@@ -494,16 +501,7 @@ int wire_skip_pad8(wire_reader *r, err_t *err)
 
 int wire_skip(wire_reader *r, uint64_t n, err_t *err)
 {
-    while (n > 0) {
-        const uint8_t *p;
-        size_t avail;
-        int rc = wire_peek(r, &p, &avail, err);
-        if (rc != 0) return rc;
-        size_t k = avail < n ? avail : (size_t)n;
-        wire_consume(r, k);
-        n -= k;
-    }
-    return 0;
+    return get_bytes(r, NULL, n, err);
 }
 
 int wire_expect_end(wire_reader *r, err_t *err)

@@ -7,11 +7,17 @@
 %parse-param {ast_file *file}
 
 %code requires {
+#include <stdio.h>
+
 #include "ast.h"
 }
 
 %code provides {
 int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
+/* The scanner's life cycle (lexer.l, flex's reentrant interface). */
+int yylex_init_extra(ast_file *file, void **scanner);
+void yyset_in(FILE *in, void *scanner);
+int yylex_destroy(void *scanner);
 void yyerror(YYLTYPE *lloc, void *scanner, ast_file *file, const char *msg);
 }
 
@@ -404,4 +410,23 @@ void yyerror(YYLTYPE *lloc, void *scanner, ast_file *f, const char *msg)
 {
     (void)scanner;
     ast_error(f, at(*lloc), "%s", msg);
+}
+
+/* The lexer feeds the parser; neither calls back into the other. */
+int ast_parse_file(ast_file *file)
+{
+    FILE *in = fopen(file->path, "r");
+    if (in == NULL) return -1;
+    void *scanner;
+    if (yylex_init_extra(file, &scanner) != 0) {
+        fclose(in);
+        return -1;
+    }
+    yyset_in(in, scanner);
+    /* yyparse starts yylloc at 1:1 for first and last; advance() reads last. */
+    int rc = yyparse(scanner, file);
+    if (rc == 2) ast_error(file, (ast_loc){0, 0}, "out of parser memory");
+    yylex_destroy(scanner);
+    fclose(in);
+    return 0;
 }

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "sdpa_corba.hh"
+#include "orb_serve.h"
 #include "sdpa_solve.h"
 
 namespace {
@@ -75,38 +75,5 @@ class SolverImpl : public POA_SdpaCorba::Solver {
 
 int main(int argc, char **argv)
 {
-    std::string ior_file;
-    for (int i = 1; i + 1 < argc; i++)
-        if (std::strcmp(argv[i], "--ior-file") == 0) ior_file = argv[i + 1];
-    if (ior_file.empty()) {
-        std::fprintf(stderr, "usage: sdpa-corba-server --ior-file FILE [-ORB options]\n");
-        return 2;
-    }
-    // Loopback, any free port; a benchmark that puts a delay proxy in front
-    // names it in NUMRPC_BENCH_PUBLISH=host:port (the IOR then points there)
-    // and fixes the port with NUMRPC_BENCH_CORBA_PORT.
-    const char *publish = std::getenv("NUMRPC_BENCH_PUBLISH");
-    std::string end_point = "giop:tcp:127.0.0.1:";
-    if (const char *port = std::getenv("NUMRPC_BENCH_CORBA_PORT")) end_point += port;
-    std::string publish_point = publish ? std::string("giop:tcp:") + publish : "";
-    const char *options[][2] = {{"endPoint", end_point.c_str()},
-                                {"giopMaxMsgSize", "1073741824"},
-                                {publish ? "endPointPublish" : nullptr, publish_point.c_str()},
-                                {nullptr, nullptr}};
-    CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);
-    CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
-    PortableServer::POA_var poa = PortableServer::POA::_narrow(obj);
-    SolverImpl *servant = new SolverImpl();
-    PortableServer::ObjectId_var id = poa->activate_object(servant);
-    CORBA::Object_var ref = poa->id_to_reference(id.in());
-    CORBA::String_var ior = orb->object_to_string(ref);
-    {
-        std::ofstream out(ior_file + ".tmp");
-        out << ior.in() << "\n";
-    }
-    std::rename((ior_file + ".tmp").c_str(), ior_file.c_str());
-    servant->_remove_ref();
-    poa->the_POAManager()->activate();
-    orb->run();
-    return 0;
+    return orb_serve(argc, argv, "sdpa-corba-server", new SolverImpl());
 }
