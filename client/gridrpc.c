@@ -31,7 +31,7 @@ typedef struct binding {
     char target[CLIENT_HOST_MAX + IFACE_MAX_NAME + 32]; /* name or numrpc://hp/name */
     int nparams;
     unsigned char type[IFACE_MAX_PARAMS];     /* numrpc_type                */
-    unsigned char by_value[IFACE_MAX_PARAMS]; /* passed by value in varargs */
+    unsigned char by_value[IFACE_MAX_PARAMS]; /* a stack holds a pointer to it */
 } binding;
 
 typedef struct hslot {
