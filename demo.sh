@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")" && pwd)
 "$top/scripts/deps.sh"
 "$top/scripts/build.sh" "$top/build"
 b="$top/build"
-numrpc="$b/client/numrpc"
+numrpc="$b/cli/numrpc"
 
 run=$(mktemp -d)
 pids=()

@@ -57,7 +57,7 @@ common=(--port 0 --stubs "$build/stubs/.libs" --quiet --workers 2 --blas-threads
 ip netns exec "$ns" "${pin_rest[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 0.0.0.0 --port-file "$tmp/c" --metaserver "$hip:$mport" & pids+=($!)
 a=127.0.0.1:$(waitport "$tmp/a"); b=127.0.0.1:$(waitport "$tmp/b"); c=$nip:$(waitport "$tmp/c")
 for _ in $(seq 300); do
-  st=$("$build/client/numrpc" status --metaserver 127.0.0.1:$mport)
+  st=$("$build/cli/numrpc" status --metaserver 127.0.0.1:$mport)
   grep -q "$a" <<<"$st" && grep -q "$b" <<<"$st" && grep -q "$c" <<<"$st" && break
   sleep 0.1
 done
@@ -65,4 +65,4 @@ echo "A=$a (whole)  B=$b (20% CPU quota)  C=$c ($rate tbf veth)"
 if [[ $placement == pinned ]]; then echo "placement: A alone on CPU 0; B, C and the client on CPU 1"
 else echo "placement: shared (every process on every CPU)"; fi
 "${pin_rest[@]}" "$build/bench/numrpc-bench-meta" --meta 127.0.0.1:$mport --servers "$a,$b,$c" --rounds "$rounds"
-echo; "$build/client/numrpc" status --metaserver 127.0.0.1:$mport
+echo; "$build/cli/numrpc" status --metaserver 127.0.0.1:$mport

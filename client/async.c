@@ -1,107 +1,17 @@
-/* async.c -- asynchronous calls: the table of call ids, starting a call
- * (bind now, send in the background), and the wait/probe/cancel family. */
-#include "client.h"
-#include "meta.h"
+/* async.c -- asynchronous calls: starting one (bind now, send in the
+ * background) and the public wait/probe/cancel family on the call table. */
+#include "async.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "calltab.h"
+#include "call.h"
+#include "farm.h"
+#include "iface_cache.h"
+#include "init.h"
+#include "lasterr.h"
+#include "meta.h"
 #include "sock.h"
-
-pthread_mutex_t farm_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-/* A thread that completes a run of calls wakes the waiters once, at its end
- * (async_defer_wakeups_locked): one wakeup per burst, not one per call. */
-static __thread int defer_wakeups;
-static int wakeup_due;
-
-/* Live calls (started, not yet returned by a wait), by id. */
-#define TABLE_BUCKETS 1024
-static call_obj *table[TABLE_BUCKETS];
-static int live_calls;
-static int next_id = 1;
-
-/* What is kept of returned calls, for numrpc_get_error and info_of. */
-#define RETIRED 4096
-typedef struct retired_call {
-    int id;
-    int result;
-    numrpc_call_info info;
-} retired_call;
-static retired_call retired[RETIRED];
-
-static call_obj *find_locked(int id)
-{
-    if (id <= 0) return NULL;
-    for (call_obj *k = table[id % TABLE_BUCKETS]; k; k = k->hnext)
-        if (k->id == id) return k;
-    return NULL;
-}
-
-static void insert_locked(call_obj *k)
-{
-    do {
-        k->id = next_id++;
-        if (next_id <= 0) next_id = 1; /* after 2^31 calls, ids start again */
-    } while (find_locked(k->id));
-    call_obj **b = &table[k->id % TABLE_BUCKETS];
-    k->hnext = *b;
-    *b = k;
-    live_calls++;
-}
-
-/* Takes a complete call out of the table, keeps its result and figures,
- * and frees it; its result and detail go to *err. */
-static int retire_locked(call_obj *k, err_t *err)
-{
-    for (call_obj **p = &table[k->id % TABLE_BUCKETS]; *p; p = &(*p)->hnext) {
-        if (*p == k) {
-            *p = k->hnext;
-            break;
-        }
-    }
-    live_calls--;
-    retired_call *r = &retired[k->id % RETIRED];
-    r->id = k->id;
-    r->result = k->err.code;
-    r->info = k->info;
-    *err = k->err;
-    int rc = k->err.code;
-    call_release_args(k);
-    free(k);
-    return rc;
-}
-
-static const retired_call *find_retired_locked(int id)
-{
-    const retired_call *r = &retired[(id > 0 ? id : 0) % RETIRED];
-    return id > 0 && r->id == id ? r : NULL;
-}
-
-void async_complete_locked(call_obj *k, int rc, const err_t *err)
-{
-    if (k->state == CALL_DONE) return;
-    if (rc == 0) err_clear(&k->err);
-    else if (err) k->err = *err;
-    else err_set(&k->err, rc, "%s", numrpc_strerror(rc));
-    k->err.code = rc;
-    if (k->info.total_seconds == 0 && k->t_start > 0) k->info.total_seconds = sock_now() - k->t_start;
-    k->state = CALL_DONE;
-    k->srv = NULL;
-    k->conn = NULL;
-    if (defer_wakeups) wakeup_due = 1;
-    else pthread_cond_broadcast(&done_cv);
-}
-
-void async_defer_wakeups_locked(int defer)
-{
-    defer_wakeups = defer;
-    if (!defer && wakeup_due) {
-        wakeup_due = 0;
-        pthread_cond_broadcast(&done_cv);
-    }
-}
 
 static int unknown_id(int id)
 {
@@ -125,22 +35,11 @@ static int report(int rc, const err_t *err)
  * answers (fetched now if none is cached: a cold call's extra round trip). */
 static int bind_interface(call_obj *k, const endpoint *eps, int n, arg_source *src, err_t *err)
 {
-    int rc = NUMRPC_ENOSERVER;
-    for (int i = 0; i < n; i++) {
-        client_conn *c = NULL;
-        iface_ref *ref = NULL;
-        rc = conn_acquire(&eps[i], &c, err);
-        if (rc == 0) rc = iface_cache_get(c, k->routine, &ref, err);
-        if (c) {
-            if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
-            else conn_discard(c);
-        }
-        if (rc == 0) {
-            rc = call_capture(k, &ref->iface, src, err);
-            iface_cache_put(ref);
-            return rc;
-        }
-        if (rc != NUMRPC_ECONNECT && rc != NUMRPC_EIO) return rc;
+    iface_ref *ref = NULL;
+    int rc = iface_lookup(eps, n, k->routine, &ref, NULL, err);
+    if (rc == 0) {
+        rc = call_capture(k, &ref->iface, src, err);
+        iface_cache_put(ref);
     }
     return rc;
 }
@@ -158,7 +57,7 @@ static int bind_cached(call_obj *k, const endpoint *eps, int n, arg_source *src,
     return 1; /* nothing cached */
 }
 
-static int start_call(int *id, const char *name, arg_source *src)
+int async_start(int *id, const char *name, arg_source *src, void *tag)
 {
     err_t err;
     err_clear(&err);
@@ -197,8 +96,9 @@ static int start_call(int *id, const char *name, arg_source *src)
         free(k);
         return client_fail(&err);
     }
+    k->tag = tag;
     pthread_mutex_lock(&farm_lock);
-    insert_locked(k);
+    calltab_insert_locked(k);
     *id = k->id;
     farm_submit_locked(k, eps, n);
     pthread_mutex_unlock(&farm_lock);
@@ -211,7 +111,7 @@ int numrpc_call_async_counted_(int *id, int nargs, const char *name, ...)
     va_list ap;
     va_start(ap, name);
     arg_source src = {nargs, NULL, &ap};
-    int rc = start_call(id, name, &src);
+    int rc = async_start(id, name, &src, NULL);
     va_end(ap);
     return rc;
 }
@@ -225,7 +125,7 @@ int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args, int na
         return client_fail(&err);
     }
     arg_source src = {nargs, args, NULL};
-    return start_call(id, name, &src);
+    return async_start(id, name, &src, NULL);
 }
 
 /* ---- Waiting ---- */
@@ -233,184 +133,72 @@ int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args, int na
 int numrpc_wait(int id)
 {
     err_t err;
-    pthread_mutex_lock(&farm_lock);
-    call_obj *k = find_locked(id);
-    while (k && k->state != CALL_DONE) {
-        pthread_cond_wait(&done_cv, &farm_lock);
-        k = find_locked(id); /* another waiter may have returned it */
-    }
-    if (k == NULL) {
-        pthread_mutex_unlock(&farm_lock);
-        return unknown_id(id);
-    }
-    int rc = retire_locked(k, &err);
-    pthread_mutex_unlock(&farm_lock);
-    return report(rc, &err);
+    int got;
+    if (calltab_wait(&id, 1, 0, 0, CALLTAB_AND, NULL, &got, &err) == 0) return unknown_id(id);
+    return report(err.code, &err);
 }
 
 int numrpc_wait_all(void)
 {
-    /* The calls in progress now: their ids, lowest first. */
-    pthread_mutex_lock(&farm_lock);
-    int n = 0, cap = live_calls;
-    int *ids = cap > 0 ? malloc((size_t)cap * sizeof *ids) : NULL;
-    if (cap > 0 && ids == NULL) {
-        pthread_mutex_unlock(&farm_lock);
-        err_t err;
-        err_set(&err, NUMRPC_ENOMEM, "numrpc_wait_all: id list");
-        return client_fail(&err);
-    }
-    for (int b = 0; b < TABLE_BUCKETS && n < cap; b++)
-        for (call_obj *k = table[b]; k && n < cap; k = k->hnext) ids[n++] = k->id;
-    int first_rc = 0, first_id = 0;
-    err_t first_err, err;
-    err_clear(&first_err);
-    for (int i = 0; i < n; i++) {
-        call_obj *k = find_locked(ids[i]);
-        while (k && k->state != CALL_DONE) {
-            pthread_cond_wait(&done_cv, &farm_lock);
-            k = find_locked(ids[i]);
-        }
-        if (k == NULL) continue; /* another thread returned it */
-        int rc = retire_locked(k, &err);
-        if (rc != 0 && (first_rc == 0 || ids[i] < first_id)) {
-            first_rc = rc;
-            first_id = ids[i];
-            first_err = err;
-        }
-    }
-    pthread_mutex_unlock(&farm_lock);
-    free(ids);
-    return report(first_rc, &first_err);
+    err_t err;
+    int got;
+    if (calltab_wait(NULL, 0, 0, 0, CALLTAB_AND, NULL, &got, &err) < 0) err_prefix(&err, "numrpc_wait_all");
+    return report(err.code, &err);
 }
 
 int numrpc_wait_any(int *id)
 {
     err_t err;
-    if (id) *id = 0;
-    pthread_mutex_lock(&farm_lock);
-    for (;;) {
-        if (live_calls == 0) {
-            pthread_mutex_unlock(&farm_lock);
-            err_set(&err, NUMRPC_EINVAL, "numrpc_wait_any: no call in progress");
-            return client_fail(&err);
-        }
-        call_obj *done = NULL;
-        for (int b = 0; b < TABLE_BUCKETS && !done; b++)
-            for (call_obj *k = table[b]; k && !done; k = k->hnext)
-                if (k->state == CALL_DONE) done = k;
-        if (done) {
-            if (id) *id = done->id;
-            int rc = retire_locked(done, &err);
-            pthread_mutex_unlock(&farm_lock);
-            return report(rc, &err);
-        }
-        pthread_cond_wait(&done_cv, &farm_lock);
-    }
+    int got = 0;
+    if (calltab_wait(NULL, 0, 0, 0, CALLTAB_OR, NULL, &got, &err) == 0)
+        err_set(&err, NUMRPC_EINVAL, "numrpc_wait_any: no call in progress");
+    if (id) *id = got;
+    return report(err.code, &err);
 }
 
-static int check_ids_locked(const int *ids, int n, err_t *err)
+/* A list of ids that must all name calls in progress: waits in mode. */
+static int wait_list(const int *ids, int n, calltab_mode mode, int *id, const char *fn)
 {
-    if (n <= 0 || ids == NULL) return err_set(err, NUMRPC_EINVAL, "an empty list of call ids");
-    for (int i = 0; i < n; i++)
-        if (find_locked(ids[i]) == NULL)
-            return err_set(err, NUMRPC_EINVAL, "no call with id %d in progress (entry %d of the list)", ids[i], i);
-    return 0;
+    err_t err;
+    int got = 0, count = -1;
+    if (n <= 0 || ids == NULL) err_set(&err, NUMRPC_EINVAL, "an empty list of call ids");
+    else count = calltab_wait(ids, n, 0, 1, mode, NULL, &got, &err);
+    if (count == 0 && mode == CALLTAB_OR)
+        err_set(&err, NUMRPC_EINVAL, "%s: every call of the list was returned to another waiter", fn);
+    if (id) *id = count > 0 ? got : 0;
+    if (mode == CALLTAB_PROBE_OR && count >= 0) return count; /* found or not */
+    return report(err.code, &err);
 }
 
 int numrpc_wait_and(const int *ids, int n)
 {
-    err_t err, first_err;
-    err_clear(&first_err);
-    pthread_mutex_lock(&farm_lock);
-    if (check_ids_locked(ids, n, &err) != 0) {
-        pthread_mutex_unlock(&farm_lock);
-        return client_fail(&err);
-    }
-    int first_rc = 0;
-    for (int i = 0; i < n; i++) {
-        call_obj *k = find_locked(ids[i]);
-        while (k && k->state != CALL_DONE) {
-            pthread_cond_wait(&done_cv, &farm_lock);
-            k = find_locked(ids[i]);
-        }
-        if (k == NULL) continue; /* returned to another waiter meanwhile */
-        int rc = retire_locked(k, &err);
-        if (rc != 0 && first_rc == 0) {
-            first_rc = rc;
-            first_err = err;
-        }
-    }
-    pthread_mutex_unlock(&farm_lock);
-    return report(first_rc, &first_err);
+    return wait_list(ids, n, CALLTAB_AND, NULL, "numrpc_wait_and");
 }
 
 int numrpc_wait_or(const int *ids, int n, int *id)
 {
-    err_t err;
-    if (id) *id = 0;
-    pthread_mutex_lock(&farm_lock);
-    if (check_ids_locked(ids, n, &err) != 0) {
-        pthread_mutex_unlock(&farm_lock);
-        return client_fail(&err);
-    }
-    for (;;) {
-        int present = 0;
-        for (int i = 0; i < n; i++) {
-            call_obj *k = find_locked(ids[i]);
-            if (k == NULL) continue;
-            present = 1;
-            if (k->state != CALL_DONE) continue;
-            if (id) *id = k->id;
-            int rc = retire_locked(k, &err);
-            pthread_mutex_unlock(&farm_lock);
-            return report(rc, &err);
-        }
-        if (!present) { /* every one was returned to other waiters */
-            pthread_mutex_unlock(&farm_lock);
-            err_set(&err, NUMRPC_EINVAL, "numrpc_wait_or: every call of the list was returned to another waiter");
-            return client_fail(&err);
-        }
-        pthread_cond_wait(&done_cv, &farm_lock);
-    }
+    return wait_list(ids, n, CALLTAB_OR, id, "numrpc_wait_or");
 }
 
 /* ---- Probing, cancelling, results ---- */
 
 int numrpc_probe(int id)
 {
-    pthread_mutex_lock(&farm_lock);
-    call_obj *k = find_locked(id);
-    int rc = k == NULL ? NUMRPC_EINVAL : k->state == CALL_DONE;
-    pthread_mutex_unlock(&farm_lock);
-    return rc == NUMRPC_EINVAL ? unknown_id(id) : rc;
+    calltab_facts f;
+    int state = calltab_facts_of(id, &f);
+    if (state == CALLTAB_RUNNING || state == CALLTAB_DONE) return state == CALLTAB_DONE;
+    return unknown_id(id);
 }
 
 int numrpc_probe_or(const int *ids, int n, int *id)
 {
-    err_t err;
-    if (id) *id = 0;
-    pthread_mutex_lock(&farm_lock);
-    if (check_ids_locked(ids, n, &err) != 0) {
-        pthread_mutex_unlock(&farm_lock);
-        return client_fail(&err);
-    }
-    int found = 0;
-    for (int i = 0; i < n && !found; i++) {
-        call_obj *k = find_locked(ids[i]);
-        if (k && k->state == CALL_DONE) {
-            found = 1;
-            if (id) *id = k->id;
-        }
-    }
-    pthread_mutex_unlock(&farm_lock);
-    return found;
+    return wait_list(ids, n, CALLTAB_PROBE_OR, id, "numrpc_probe_or");
 }
 
 int numrpc_cancel(int id)
 {
     pthread_mutex_lock(&farm_lock);
-    call_obj *k = find_locked(id);
+    call_obj *k = calltab_find_locked(id);
     if (k && k->state != CALL_DONE) farm_cancel_locked(k);
     pthread_mutex_unlock(&farm_lock);
     if (k == NULL) return unknown_id(id);
@@ -420,22 +208,15 @@ int numrpc_cancel(int id)
 
 int numrpc_get_error(int id)
 {
-    pthread_mutex_lock(&farm_lock);
-    call_obj *k = find_locked(id);
-    const retired_call *r = k ? NULL : find_retired_locked(id);
-    int rc = k ? (k->state == CALL_DONE ? k->err.code : NUMRPC_EPENDING) : r ? r->result : NUMRPC_EINVAL;
-    pthread_mutex_unlock(&farm_lock);
-    return rc;
+    calltab_facts f;
+    return calltab_facts_of(id, &f) == CALLTAB_UNKNOWN ? NUMRPC_EINVAL : f.rc;
 }
 
 int numrpc_call_info_of(int id, numrpc_call_info *info)
 {
+    calltab_facts f;
     if (info == NULL) return NUMRPC_EINVAL;
-    pthread_mutex_lock(&farm_lock);
-    call_obj *k = find_locked(id);
-    const retired_call *r = k ? NULL : find_retired_locked(id);
-    if (k) *info = k->info;
-    else if (r) *info = r->info;
-    pthread_mutex_unlock(&farm_lock);
-    return k || r ? NUMRPC_OK : NUMRPC_EINVAL;
+    if (calltab_facts_of(id, &f) == CALLTAB_UNKNOWN) return NUMRPC_EINVAL;
+    *info = f.info;
+    return NUMRPC_OK;
 }

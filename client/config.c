@@ -1,7 +1,6 @@
 /* config.c -- where libnumrpc sends calls: numrpc_init's configuration or
  * the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE), and numrpc:// URLs. */
-#include "client.h"
-#include "meta.h"
+#include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,7 @@ static struct {
     size_t packet_size;
 } config;
 
-static int load_config(const numrpc_config *c, err_t *err)
+int config_load(const numrpc_config *c, int commit, err_t *err)
 {
     const char *servers = c && c->servers ? c->servers : getenv("NUMRPC_SERVER");
     size_t packet = c && c->packet_size ? c->packet_size : 0;
@@ -34,45 +33,21 @@ static int load_config(const numrpc_config *c, err_t *err)
             packet = (size_t)v;
         }
     }
-    int meta_rc = meta_configure(getenv("NUMRPC_METASERVER"), err); /* meta.c */
-    if (meta_rc != 0) return meta_rc;
+    if (!commit) return 0;
     snprintf(config.servers, sizeof config.servers, "%s", servers ? servers : "");
     config.packet_size = packet ? packet : PROTO_DEFAULT_PACKET;
     config.initialised = 1;
     return 0;
 }
 
-int numrpc_init(const numrpc_config *c)
+int config_loaded(void)
 {
-    err_t err;
-    pthread_mutex_lock(&client_lock);
-    int rc = load_config(c, &err);
-    pthread_mutex_unlock(&client_lock);
-    if (rc != 0) return client_fail(&err);
-    farm_shutdown();
-    conn_pool_clear();
-    iface_cache_clear();
-    client_succeed();
-    return 0;
+    return config.initialised;
 }
 
-void numrpc_finalize(void)
+void config_forget(void)
 {
-    meta_flush(); /* reports of finished calls (meta.c) */
-    farm_shutdown();
-    conn_pool_clear();
-    iface_cache_clear();
-    pthread_mutex_lock(&client_lock);
     config.initialised = 0;
-    pthread_mutex_unlock(&client_lock);
-}
-
-int client_ensure_init(err_t *err)
-{
-    pthread_mutex_lock(&client_lock);
-    int rc = config.initialised ? 0 : load_config(NULL, err);
-    pthread_mutex_unlock(&client_lock);
-    return rc;
 }
 
 size_t client_packet_size(void)
@@ -88,7 +63,7 @@ int endpoint_set(endpoint *ep, const char *hostport, err_t *err)
     return 0;
 }
 
-int client_servers(endpoint *out, err_t *err)
+int config_servers(endpoint *out, err_t *err)
 {
     char list[1024];
     pthread_mutex_lock(&client_lock);
@@ -105,11 +80,6 @@ int client_servers(endpoint *out, err_t *err)
         }
         n++;
     }
-    if (n == 0) n = meta_last_servers(out, CLIENT_MAX_SERVERS); /* named by the metaserver lately */
-    if (n == 0)
-        return err_set(err, NUMRPC_ENOSERVER,
-                       "no server: set NUMRPC_SERVER=host:port, call numrpc_init, or name "
-                       "the routine numrpc://host:port/routine");
     return n;
 }
 

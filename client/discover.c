@@ -1,107 +1,145 @@
 /* discover.c -- what a server offers: the routine list and a routine's
- * interface rendered as IDL (numrpc_list, numrpc_describe). */
-#include "client.h"
-
+ * interface rendered as IDL or as a typed C wrapper (numrpc_list,
+ * numrpc_describe, numrpc_describe_c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "marshal.h"
+#include "iface_cache.h"
+#include "init.h"
+#include "lasterr.h"
 
-/* The endpoint for an optional "host:port" or URL, else the first server. */
-static int pick_endpoint(const char *where, endpoint *ep, char *routine, size_t len, err_t *err)
-{
-    int rc = client_ensure_init(err);
-    if (rc != 0) return rc;
-    if (routine) {
-        int is_url = client_parse_url(where, ep, routine, len, err);
-        if (is_url != 0) return is_url < 0 ? is_url : 0;
-    } else if (where) {
-        return endpoint_set(ep, where, err);
-    }
-    endpoint eps[CLIENT_MAX_SERVERS];
-    int n = client_servers(eps, err);
-    if (n < 0) return n;
-    *ep = eps[0];
-    return 0;
-}
+#define LIST_MAX (1u << 20) /* routines a server may list */
 
 static int read_list(client_conn *c, char **names_out, err_t *err)
 {
-    uint32_t call_id = client_next_call_id(), count;
-    wire_begin(&c->writer, PROTO_LIST, call_id);
-    int rc = wire_end(&c->writer, err);
-    if (rc == 0) rc = conn_read_reply_status(c, call_id, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &count, err);
-    if (rc != 0) return rc;
-    size_t cap = 256, used = 0;
-    char *out = malloc(cap);
-    if (out == NULL) return err_set(err, NUMRPC_ENOMEM, "routine list");
+    uint32_t call_id = client_next_call_id(), count = 0;
+    msg_routine_entry *items = NULL;
+    char *out = NULL;
+    int rc = msg_write_list(&c->m.writer, call_id, err);
+    if (rc == 0) rc = conn_finish_hello(c, err);
+    if (rc == 0) rc = msg_read_list_reply(&c->m.reader, call_id, c->m.label, LIST_MAX, &items, &count, err);
+    if (rc != 0) goto fail;
+    size_t cap = 1;
+    for (uint32_t i = 0; i < count; i++) cap += strlen(items[i].name) + 1;
+    out = malloc(cap);
+    if (out == NULL) {
+        rc = err_set(err, NUMRPC_ENOMEM, "routine list");
+        goto fail;
+    }
+    size_t used = 0;
     out[0] = '\0';
-    for (uint32_t i = 0; rc == 0 && i < count; i++) {
-        char *name = NULL;
-        uint64_t hash;
-        rc = wire_get_string(&c->reader, &name, IFACE_MAX_NAME, err);
-        if (rc == 0) rc = wire_get_u64(&c->reader, &hash, err);
-        if (rc == 0) {
-            size_t need = used + strlen(name) + 2;
-            if (need > cap) {
-                char *grown = realloc(out, need * 2);
-                if (grown == NULL) rc = err_set(err, NUMRPC_ENOMEM, "routine list");
-                else {
-                    out = grown;
-                    cap = need * 2;
-                }
-            }
-            if (rc == 0) used += (size_t)sprintf(out + used, "%s\n", name);
-        }
-        free(name);
-    }
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
-    if (rc != 0) {
-        free(out);
-        return rc;
-    }
+    for (uint32_t i = 0; i < count; i++) used += (size_t)sprintf(out + used, "%s\n", items[i].name);
     *names_out = out;
-    return 0;
+    out = NULL;
+fail:
+    free(out);
+    free(items);
+    return rc;
 }
 
 int numrpc_list(const char *server, char **names_out)
 {
     err_t err;
-    endpoint ep;
+    endpoint eps[CLIENT_MAX_SERVERS];
     client_conn *c = NULL;
-    int rc = names_out ? pick_endpoint(server, &ep, NULL, 0, &err)
-                       : err_set(&err, NUMRPC_EINVAL, "names_out is NULL");
-    if (rc == 0) rc = conn_acquire(&ep, &c, &err);
+    int rc = names_out ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "names_out is NULL");
+    if (rc == 0) rc = server ? endpoint_set(&eps[0], server, &err) : client_servers(eps, &err);
+    if (rc >= 0) rc = conn_acquire(&eps[0], &c, &err);
     if (rc == 0) rc = read_list(c, names_out, &err);
-    if (c) {
-        if (rc == 0) conn_release(c);
-        else conn_discard(c);
-    }
+    conn_done(c, rc);
     if (rc != 0) return client_fail(&err);
     client_succeed();
     return 0;
 }
 
+/* The interface of name (a routine or numrpc:// URL) from the first server
+ * it goes to: a reference (iface_cache_put). */
+static int describe_iface(const char *name, iface_ref **ref, err_t *err)
+{
+    endpoint eps[CLIENT_MAX_SERVERS];
+    char routine[IFACE_MAX_NAME + 1];
+    int pinned, n = client_locate(name, eps, routine, sizeof routine, &pinned, err);
+    return n < 0 ? n : iface_lookup(eps, 1, routine, ref, NULL, err);
+}
+
 int numrpc_describe(const char *name, char **idl_out)
 {
     err_t err;
-    endpoint ep;
-    char routine[IFACE_MAX_NAME + 1];
-    client_conn *c = NULL;
     iface_ref *ref = NULL;
-    int rc = name && idl_out ? pick_endpoint(name, &ep, routine, sizeof routine, &err)
+    int rc = name && idl_out ? describe_iface(name, &ref, &err)
                              : err_set(&err, NUMRPC_EINVAL, "name or idl_out is NULL");
-    if (rc == 0) rc = conn_acquire(&ep, &c, &err);
-    if (rc == 0) rc = iface_cache_get(c, routine, &ref, &err);
     if (rc == 0 && iface_render_idl(&ref->iface, idl_out) != 0)
-        rc = err_set(&err, NUMRPC_ENOMEM, "rendering %s", routine);
+        rc = err_set(&err, NUMRPC_ENOMEM, "rendering %s", ref->iface.name);
     if (ref) iface_cache_put(ref);
-    if (c) {
-        if (rc == 0 || rc == NUMRPC_ENOENT) conn_release(c);
-        else conn_discard(c);
+    if (rc != 0) return client_fail(&err);
+    client_succeed();
+    return 0;
+}
+
+/* The C type of a parameter in a wrapper's prototype. */
+static const char *c_type(const iface_param *p, char *buf, size_t len)
+{
+    static const char *const base[] = {
+        [NUMRPC_T_CHAR] = "char",    [NUMRPC_T_INT] = "int",
+        [NUMRPC_T_LONG] = "long",    [NUMRPC_T_FLOAT] = "float",
+        [NUMRPC_T_DOUBLE] = "double", [NUMRPC_T_SCOMPLEX] = "float _Complex",
+        [NUMRPC_T_DCOMPLEX] = "double _Complex"};
+    if (p->type == NUMRPC_T_STRING) { /* out strings: a buffer of bound + 1 bytes */
+        int in = p->mode == IFACE_IN;
+        if (p->rank == 0) return in ? "const char *" : "char *";
+        return in ? "const char *const *" : "char *const *";
     }
+    const char *t = p->type < sizeof base / sizeof *base && base[p->type] ? base[p->type] : "void";
+    int complex_scalar = p->type == NUMRPC_T_SCOMPLEX || p->type == NUMRPC_T_DCOMPLEX;
+    if (p->rank == 0 && p->mode == IFACE_IN && !complex_scalar) return t;
+    snprintf(buf, len, "%s%s *", p->mode == IFACE_IN ? "const " : "", t);
+    return buf;
+}
+
+static int render(const iface_t *f, char **out)
+{
+    size_t cap = 1024 + 160 * f->nparams;
+    char *text = malloc(cap);
+    if (text == NULL) return NUMRPC_ENOMEM;
+    size_t n = 0;
+#define EMIT(...) n += (size_t)snprintf(text + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    const char *about = f->description && f->description[0] && !strstr(f->description, "*/")
+                            ? f->description
+                            : "(no description)";
+    EMIT("/* %s: %s */\nstatic inline int numrpc_%s(", f->name, about, f->name);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        char buf[64];
+        const char *t = c_type(&f->params[i], buf, sizeof buf);
+        size_t tl = strlen(t);
+        EMIT("%s%s%s%s", i ? ", " : "", t, tl && t[tl - 1] == '*' ? "" : " ", f->params[i].name);
+    }
+    EMIT("%s)\n{\n    return numrpc_call(\"%s\"", f->nparams ? "" : "void", f->name);
+    for (uint32_t i = 0; i < f->nparams; i++) EMIT(", %s", f->params[i].name);
+    EMIT(");\n}\n");
+#undef EMIT
+    if (n >= cap) {
+        free(text);
+        return NUMRPC_ENOMEM;
+    }
+    *out = text;
+    return 0;
+}
+
+int numrpc_describe_c(const char *name, char **module_out, char **decl_out)
+{
+    err_t err;
+    iface_ref *ref = NULL;
+    int rc = name && module_out && decl_out
+                 ? describe_iface(name, &ref, &err)
+                 : err_set(&err, NUMRPC_EINVAL, "name, module_out or decl_out is NULL");
+    if (rc == 0 && render(&ref->iface, decl_out) != 0)
+        rc = err_set(&err, NUMRPC_ENOMEM, "rendering %s", ref->iface.name);
+    if (rc == 0 && (*module_out = strdup(ref->iface.module ? ref->iface.module : "")) == NULL) {
+        free(*decl_out);
+        rc = err_set(&err, NUMRPC_ENOMEM, "module name");
+    }
+    if (ref) iface_cache_put(ref);
     if (rc != 0) return client_fail(&err);
     client_succeed();
     return 0;

@@ -1,16 +1,21 @@
 /* farm.c -- where asynchronous calls run: servers chosen by least
  * outstanding work under an adaptive cap, pipelined connections with a
  * sending and a receiving thread each, retry while no reply byte landed. */
-#include "client.h"
-#include "meta.h"
+#include "farm.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/socket.h>
 
+#include "bind.h"
+#include "call.h"
+#include "callq.h"
+#include "calltab.h"
+#include "iface_cache.h"
 #include "marshal.h"
+#include "meta.h"
 #include "rank.h"
 #include "sock.h"
 
@@ -53,8 +58,8 @@ typedef struct aserver {
 struct aconn {
     aserver *srv;
     client_conn *c;            /* set by the writer once connected       */
-    call_obj *sendq, *sendq_tail;   /* to send                           */
-    call_obj *replyq, *replyq_tail; /* sent (or being sent), in order    */
+    callq sendq;               /* to send                                */
+    callq replyq;              /* sent (or being sent), in order         */
     call_obj *sending;         /* the writer works on it unlocked        */
     call_obj *reading;         /* the reader writes its results unlocked */
     int outstanding;           /* calls in sendq + replyq + sending      */
@@ -68,44 +73,13 @@ struct aconn {
 static struct {
     aserver *servers[FARM_SERVERS];
     int nservers;
-    call_obj *pending, *pending_tail; /* waiting for room on a server   */
+    callq pending;                    /* waiting for room on a server   */
     int threads;                      /* connection threads running     */
     int shutting;
     pthread_cond_t threads_cv;
 } farm = {.threads_cv = PTHREAD_COND_INITIALIZER};
 
 static void dispatch_locked(void);
-
-/* ---- Queues ---- */
-
-static void push_back(call_obj **head, call_obj **tail, call_obj *k)
-{
-    k->next = NULL;
-    if (*tail) (*tail)->next = k;
-    else *head = k;
-    *tail = k;
-}
-
-static void push_front(call_obj **head, call_obj **tail, call_obj *k)
-{
-    k->next = *head;
-    *head = k;
-    if (*tail == NULL) *tail = k;
-}
-
-static int unlink_call(call_obj **head, call_obj **tail, call_obj *k)
-{
-    call_obj *prev = NULL;
-    for (call_obj *x = *head; x; prev = x, x = x->next) {
-        if (x != k) continue;
-        if (prev) prev->next = x->next;
-        else *head = x->next;
-        if (*tail == x) *tail = prev;
-        x->next = NULL;
-        return 1;
-    }
-    return 0;
-}
 
 /* ---- Servers ---- */
 
@@ -213,7 +187,7 @@ static void requeue(call_obj *k, int rc, const err_t *err)
         async_complete_locked(k, e.code, &e);
         return;
     }
-    push_front(&farm.pending, &farm.pending_tail, k);
+    callq_push_front(&farm.pending, k);
 }
 
 /* ---- Connections ---- */
@@ -243,9 +217,9 @@ static void conn_fail_locked(aconn *a, int rc, const err_t *err)
             break;
         }
     }
-    if (a->c) shutdown(a->c->fd, SHUT_RDWR);
-    call_obj *lists[2] = {a->replyq, a->sendq};
-    a->replyq = a->replyq_tail = a->sendq = a->sendq_tail = NULL;
+    if (a->c) shutdown(a->c->m.tp.fd, SHUT_RDWR); /* wakes its reader */
+    call_obj *lists[2] = {a->replyq.head, a->sendq.head};
+    a->replyq = a->sendq = (callq){NULL, NULL};
     for (int l = 0; l < 2; l++) {
         call_obj *k = lists[l];
         while (k) {
@@ -269,7 +243,7 @@ static void conn_fail_locked(aconn *a, int rc, const err_t *err)
 /* The call the thread worked on unlocked, after the connection failed. */
 static void settle_after_failure(aconn *a, call_obj *k, int rc, const err_t *err)
 {
-    unlink_call(&a->replyq, &a->replyq_tail, k);
+    callq_unlink(&a->replyq, k);
     if (k->state == CALL_DONE) return;
     if (k->touched) finish(k, rc, err);
     else requeue(k, rc, err);
@@ -281,20 +255,12 @@ static void settle_after_failure(aconn *a, call_obj *k, int rc, const err_t *err
 static int iface_for(const aserver *s, const char *routine, iface_ref **out, err_t *err)
 {
     *out = iface_cache_peek(s->ep.label, routine);
-    if (*out) return 0;
-    client_conn *c = NULL;
-    int rc = conn_acquire(&s->ep, &c, err);
-    if (rc == 0) rc = iface_cache_get(c, routine, out, err);
-    if (c) {
-        if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
-        else conn_discard(c);
-    }
-    return rc;
+    return *out ? 0 : iface_lookup(&s->ep, 1, routine, out, NULL, err);
 }
 
 static call_obj *cancel_to_send(aconn *a)
 {
-    for (call_obj *k = a->replyq; k; k = k->next)
+    for (call_obj *k = a->replyq.head; k; k = k->next)
         if (k->cancel_requested && !k->cancel_sent && k->sent) return k;
     return NULL;
 }
@@ -315,21 +281,21 @@ static void *writer_main(void *arg)
     }
     while (!a->failed) {
         call_obj *x = NULL;
-        if (a->sendq == NULL && wire_writer_holding(&c->writer)) {
+        if (a->sendq.head == NULL && wire_writer_holding(&c->m.writer)) {
             /* Requests held to go out together: send them before waiting. */
             pthread_mutex_unlock(&farm_lock);
-            rc = wire_flush(&c->writer, &err);
+            rc = wire_flush(&c->m.writer, &err);
             pthread_mutex_lock(&farm_lock);
             if (rc != 0 && !a->failed) conn_fail_locked(a, NUMRPC_EIO, &err);
             continue;
         }
         int waited = 0;
-        while (!a->failed && a->sendq == NULL && (x = cancel_to_send(a)) == NULL) {
+        while (!a->failed && a->sendq.head == NULL && (x = cancel_to_send(a)) == NULL) {
             pthread_cond_wait(&a->cv, &farm_lock);
             waited = 1;
         }
         if (a->failed) break;
-        if (waited && x == NULL && a->sendq == a->sendq_tail) {
+        if (waited && x == NULL && a->sendq.head == a->sendq.tail) {
             /* Woken for one call: let the caller that queued it go on, so
              * that a burst of calls leaves in one write (on one vCPU the
              * wakeup would otherwise run this thread at once, per call). */
@@ -337,20 +303,20 @@ static void *writer_main(void *arg)
             sched_yield();
             pthread_mutex_lock(&farm_lock);
             if (a->failed) break;
-            if (a->sendq == NULL) continue;
+            if (a->sendq.head == NULL) continue;
         }
         if (x) {
             x->cancel_sent = 1;
             uint32_t id = x->wire_id;
             pthread_mutex_unlock(&farm_lock);
-            rc = wire_flush(&c->writer, &err); /* the call goes out before its cancel */
-            if (rc == 0) rc = wire_send_empty(&(transport){&transport_tcp_ops, c->fd, NULL}, PROTO_CANCEL, id, &err);
+            rc = wire_flush(&c->m.writer, &err); /* the call goes out before its cancel */
+            if (rc == 0) rc = msg_send_cancel(&c->m.tp, id, &err);
             pthread_mutex_lock(&farm_lock);
             if (rc != 0) conn_fail_locked(a, rc, &err);
             continue;
         }
-        call_obj *k = a->sendq;
-        unlink_call(&a->sendq, &a->sendq_tail, k);
+        call_obj *k = a->sendq.head;
+        callq_unlink(&a->sendq, k);
         a->sending = k;
         pthread_mutex_unlock(&farm_lock);
 
@@ -375,11 +341,11 @@ static void *writer_main(void *arg)
         k->wire_id = client_next_call_id();
         k->state = CALL_SENT;
         k->sent = 0;
-        if (a->replyq == NULL) a->head_since = sock_now();
-        push_back(&a->replyq, &a->replyq_tail, k);
+        if (a->replyq.head == NULL) a->head_since = sock_now();
+        callq_push_back(&a->replyq, k);
         pthread_cond_broadcast(&a->cv);
         /* More to send: hold this request to go out with the next ones. */
-        int hold = a->sendq != NULL;
+        int hold = a->sendq.head != NULL;
         pthread_mutex_unlock(&farm_lock);
 
         rc = call_write(k, c, &ref->iface, hold, &err);
@@ -412,10 +378,10 @@ static void *reader_main(void *arg)
     client_conn *c = a->c;
     while (!a->failed) {
         /* Waiters wake once per run of replies that arrived together. */
-        async_defer_wakeups_locked(a->replyq != NULL && wire_reader_has_message(&c->reader));
-        while (!a->failed && a->replyq == NULL) pthread_cond_wait(&a->cv, &farm_lock);
+        async_defer_wakeups_locked(a->replyq.head != NULL && wire_reader_has_message(&c->m.reader));
+        while (!a->failed && a->replyq.head == NULL) pthread_cond_wait(&a->cv, &farm_lock);
         if (a->failed) break;
-        call_obj *k = a->replyq;
+        call_obj *k = a->replyq.head;
         a->reading = k;
         pthread_mutex_unlock(&farm_lock);
 
@@ -432,14 +398,14 @@ static void *reader_main(void *arg)
             keep = rc == 0 && !a->failed;
         } else if (rc == 0 && keep) {
             pthread_mutex_unlock(&farm_lock);
-            rc = wire_skip_message(&c->reader, &err); /* cancelled: results dropped */
+            rc = wire_skip_message(&c->m.reader, &err); /* cancelled: results dropped */
             pthread_mutex_lock(&farm_lock);
             keep = rc == 0 && !a->failed;
             if (rc == 0) rc = err_set(&err, NUMRPC_ECANCELLED, "%s: cancelled (it had finished on %s; results dropped)",
                                       k->routine, a->srv->ep.label);
         }
         a->reading = NULL;
-        unlink_call(&a->replyq, &a->replyq_tail, k);
+        callq_unlink(&a->replyq, k);
         if (keep) {
             double now = sock_now(), took = now - a->head_since;
             a->srv->service = a->srv->service > 0 ? 0.8 * a->srv->service + 0.2 * took : took;
@@ -584,7 +550,7 @@ static aconn *pick_conn(aserver *s, const call_obj *k)
         aconn *a = s->conns[i];
         if (a->outstanding == 0) return a;
         if (any == NULL || a->outstanding < any->outstanding) any = a;
-        if (a->replyq && now - a->head_since > stall) continue;
+        if (a->replyq.head && now - a->head_since > stall) continue;
         fluid++;
         if (best == NULL || a->outstanding < best->outstanding) best = a;
         if (a->heavy == 0 && (light == NULL || a->outstanding < light->outstanding)) light = a;
@@ -606,7 +572,7 @@ static void dispatch_locked(void)
      * full one. */
     uint32_t no_room[4];
     int n_no_room = 0;
-    call_obj *k = farm.pending;
+    call_obj *k = farm.pending.head;
     while (k) {
         call_obj *next = k->next;
         int full, skip = 0;
@@ -619,7 +585,7 @@ static void dispatch_locked(void)
         if (s == NULL && full && !k->meta && n_no_room < 4) no_room[n_no_room++] = k->allowed;
         aconn *a = s ? pick_conn(s, k) : NULL;
         if (a) {
-            unlink_call(&farm.pending, &farm.pending_tail, k);
+            callq_unlink(&farm.pending, k);
             k->srv = s;
             k->conn = a;
             s->in_flight++;
@@ -632,10 +598,10 @@ static void dispatch_locked(void)
             a->outstanding++;
             a->heavy += !k->cheap;
             call_set_server(&k->info, s->ep.label);
-            push_back(&a->sendq, &a->sendq_tail, k);
+            callq_push_back(&a->sendq, k);
             pthread_cond_broadcast(&a->cv);
         } else if (s != NULL) {
-            unlink_call(&farm.pending, &farm.pending_tail, k);
+            callq_unlink(&farm.pending, k);
             err_t e;
             err_set(&e, NUMRPC_ENOMEM, "%s: no connection to %s could be opened", k->routine, s->ep.label);
             async_complete_locked(k, e.code, &e);
@@ -664,7 +630,7 @@ void farm_submit_locked(call_obj *k, const endpoint *eps, int n)
         async_complete_locked(k, e.code, &e);
         return;
     }
-    push_back(&farm.pending, &farm.pending_tail, k);
+    callq_push_back(&farm.pending, k);
     dispatch_locked();
 }
 
@@ -674,11 +640,11 @@ void farm_cancel_locked(call_obj *k)
     err_t e;
     err_set(&e, NUMRPC_ECANCELLED, "%s: cancelled before it was sent", k->routine);
     if (k->conn == NULL) {
-        if (unlink_call(&farm.pending, &farm.pending_tail, k)) async_complete_locked(k, e.code, &e);
+        if (callq_unlink(&farm.pending, k)) async_complete_locked(k, e.code, &e);
         return;
     }
     aconn *a = k->conn;
-    if (unlink_call(&a->sendq, &a->sendq_tail, k)) {
+    if (callq_unlink(&a->sendq, k)) {
         finish(k, e.code, &e);
         dispatch_locked();
         return;
@@ -692,9 +658,9 @@ void farm_shutdown(void)
     err_set(&e, NUMRPC_ECANCELLED, "the library was finalised or reconfigured while the call ran");
     pthread_mutex_lock(&farm_lock);
     farm.shutting = 1;
-    while (farm.pending) {
-        call_obj *k = farm.pending;
-        unlink_call(&farm.pending, &farm.pending_tail, k);
+    while (farm.pending.head) {
+        call_obj *k = farm.pending.head;
+        callq_unlink(&farm.pending, k);
         async_complete_locked(k, e.code, &e);
     }
     for (int i = 0; i < farm.nservers; i++)

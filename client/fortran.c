@@ -1,12 +1,14 @@
 /* fortran.c -- the C side of the Fortran module (include/numrpc.f90): turns
  * TS 29113 descriptors into a checked numrpc_callv call. */
-#include "client.h"
-
 #include <ISO_Fortran_binding.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind.h"
+#include "iface_cache.h"
+#include "init.h"
+#include "lasterr.h"
 #include "marshal.h"
 
 /* Dummy arguments a1..aN of the Fortran interfaces; numrpc.f90 must match. */
@@ -117,26 +119,8 @@ static int fetch_iface(const char *name, iface_ref **out, err_t *err)
 {
     endpoint eps[CLIENT_MAX_SERVERS];
     char routine[IFACE_MAX_NAME + 1];
-    int n = 1, rc = client_ensure_init(err);
-    if (rc == 0) {
-        int is_url = client_parse_url(name, &eps[0], routine, sizeof routine, err);
-        if (is_url < 0) rc = is_url;
-        else if (!is_url && (n = client_servers(eps, err)) < 0) rc = n;
-    }
-    for (int i = 0; rc == 0 && i < n; i++) {
-        client_conn *c = NULL;
-        rc = conn_acquire(&eps[i], &c, err);
-        if (rc == NUMRPC_ECONNECT && i + 1 < n) {
-            rc = 0;
-            continue;
-        }
-        if (rc != 0) break;
-        rc = iface_cache_get(c, routine, out, err);
-        if ((rc == 0 || rc == NUMRPC_ENOENT) && !c->hello_pending) conn_release(c);
-        else conn_discard(c);
-        break;
-    }
-    return rc;
+    int pinned, n = client_locate(name, eps, routine, sizeof routine, &pinned, err);
+    return n < 0 ? n : iface_lookup(eps, n, routine, out, NULL, err);
 }
 
 /* Binds argument i (descriptor d) to parameter p: checks its type, rank and
@@ -320,11 +304,7 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
         const iface_t *f = &ref->iface;
         if (nargs != (int)f->nparams) {
             char list[256];
-            size_t used = 0;
-            list[0] = '\0';
-            for (uint32_t i = 0; i < f->nparams && used < sizeof list; i++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                         f->params[i].name);
+            bind_list_params(f, list, sizeof list);
             const char *hint = "";
             if (!status_kw && nargs == (int)f->nparams + 1)
                 hint = " (give numrpc_call's status as status=...)";

@@ -1,12 +1,11 @@
 /* iface_cache.c -- interfaces fetched from servers, cached by server and
  * routine name, shared by reference count, refetched when stale. */
-#include "client.h"
+#include "iface_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "marshal.h"
 
 static iface_ref *cache; /* guarded by client_lock */
 
@@ -21,15 +20,11 @@ static void unref_locked(iface_ref *ref)
 static int fetch(client_conn *c, const char *name, iface_t *f, err_t *err)
 {
     uint32_t call_id = client_next_call_id();
-    wire_begin(&c->writer, PROTO_GET_IFACE, call_id);
-    int rc = wire_put_string(&c->writer, name, err);
-    if (rc == 0) rc = wire_end(&c->writer, err);
-    if (rc == 0) rc = conn_read_reply_status(c, call_id, err);
-    if (rc != 0) return rc;
     uint8_t *blob = NULL;
     uint32_t len = 0;
-    rc = wire_get_opaque(&c->reader, &blob, &len, IFACE_MAX_BLOB, err);
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
+    int rc = msg_write_get_iface(&c->m.writer, call_id, name, err);
+    if (rc == 0) rc = conn_finish_hello(c, err);
+    if (rc == 0) rc = msg_read_iface_reply(&c->m.reader, call_id, c->m.label, &blob, &len, err);
     if (rc == 0) rc = iface_decode(blob, len, f, err);
     free(blob);
     return rc;
@@ -39,7 +34,7 @@ int iface_cache_get(client_conn *c, const char *name, iface_ref **out, err_t *er
 {
     pthread_mutex_lock(&client_lock);
     for (iface_ref *r = cache; r; r = r->next) {
-        if (!r->stale && strcmp(r->label, c->label) == 0 && strcmp(r->iface.name, name) == 0) {
+        if (!r->stale && strcmp(r->label, c->m.label) == 0 && strcmp(r->iface.name, name) == 0) {
             r->refs++;
             pthread_mutex_unlock(&client_lock);
             *out = r;
@@ -55,7 +50,7 @@ int iface_cache_get(client_conn *c, const char *name, iface_ref **out, err_t *er
         free(ref);
         return rc;
     }
-    snprintf(ref->label, sizeof ref->label, "%s", c->label);
+    snprintf(ref->label, sizeof ref->label, "%s", c->m.label);
     ref->refs = 2; /* the cache's and the caller's */
     pthread_mutex_lock(&client_lock);
     ref->next = cache;
@@ -112,4 +107,19 @@ void iface_cache_clear(void)
         list = next;
     }
     pthread_mutex_unlock(&client_lock);
+}
+
+int iface_lookup(const endpoint *eps, int n, const char *routine, iface_ref **out, int *at,
+                 err_t *err)
+{
+    int rc = err_set(err, NUMRPC_ENOSERVER, "%s: no server to ask", routine);
+    for (int i = 0; i < n; i++) {
+        client_conn *c = NULL;
+        rc = conn_acquire(&eps[i], &c, err);
+        if (rc == 0) rc = iface_cache_get(c, routine, out, err);
+        conn_done(c, rc);
+        if (rc == 0 && at) *at = i;
+        if (rc != NUMRPC_ECONNECT && rc != NUMRPC_EIO) break;
+    }
+    return rc;
 }

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "iface_cache.h"
 #include "marshal.h"
 #include "msg_meta.h"
+#include "probe.h"
 #include "protocol.h"
 #include "rank.h"
 #include "sock.h"
@@ -127,7 +130,7 @@ static void push_report_locked(const meta_report *r)
 
 static void put_reports(client_conn *c, const meta_report *r, int n, err_t *err, int *rc)
 {
-    *rc = msg_write_meta_report(&c->writer, client_next_call_id(), r, (uint32_t)n, err);
+    *rc = msg_write_meta_report(&c->m.writer, client_next_call_id(), r, (uint32_t)n, err);
 }
 
 /* Takes the buffered reports (malloc'd copy in *out; the caller frees). */
@@ -165,9 +168,9 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
                         .max_servers = CLIENT_MAX_SERVERS};
     msg_meta_ranked ranked[CLIENT_MAX_SERVERS];
     snprintf(q.routine, sizeof q.routine, "%s", routine);
-    if (rc == 0) rc = msg_write_meta_query(&c->writer, id, &q, err);
+    if (rc == 0) rc = msg_write_meta_query(&c->m.writer, id, &q, err);
     if (rc == 0) rc = conn_read_reply_status(c, id, err);
-    if (rc == 0) rc = msg_read_meta_query_reply(&c->reader, &lease_ms, ranked, CLIENT_MAX_SERVERS, &count, err);
+    if (rc == 0) rc = msg_read_meta_query_reply(&c->m.reader, &lease_ms, ranked, CLIENT_MAX_SERVERS, &count, err);
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         const msg_meta_ranked *s = &ranked[i];
         meta_choice *ch = &l->choice[i];
@@ -474,7 +477,7 @@ void meta_flush(void)
     client_conn *c = NULL;
     int rc = n > 0 ? conn_acquire(&mep, &c, &err) : -1;
     if (rc == 0) put_reports(c, reports, n, &err, &rc);
-    if (rc == 0) rc = wire_flush(&c->writer, &err);
+    if (rc == 0) rc = wire_flush(&c->m.writer, &err);
     if (c) {
         /* A pooled connection must not carry an unanswered HELLO: read it. */
         if (rc == 0 && c->hello_pending) rc = conn_finish_hello(c, &err);
@@ -487,32 +490,32 @@ void meta_flush(void)
 
 /* ---- What call.c and async.c use ---- */
 
+/* Where a call goes when the metaserver ranked nothing (planned <= 0, its
+ * reason in err): NUMRPC_SERVER, else the servers it named lately; when
+ * none, the metaserver's reason stays the error. */
+static int unranked_servers(int planned, endpoint *eps, err_t *err)
+{
+    if (planned > 0) return planned;
+    err_t why = *err;
+    int n = config_servers(eps, err);
+    if (n == 0) n = meta_last_servers(eps, CLIENT_MAX_SERVERS);
+    if (n > 0) return n;
+    *err = why;
+    return why.code;
+}
+
 int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, double *pred, double *flops,
                           int *ranked, err_t *err)
 {
-    *ranked = 0;
     *flops = 0;
     int n = meta_plan_call(routine, src, eps, pred, flops, err);
-    if (n > 0) {
-        *ranked = 1;
-        return n;
-    }
-    err_t why = *err; /* NUMRPC_SERVER or the last list, else the metaserver's reason */
-    n = client_servers(eps, err);
-    if (n < 0) *err = why;
-    return n < 0 ? why.code : n;
+    *ranked = n > 0;
+    return unranked_servers(n, eps, err);
 }
 
 int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err)
 {
-    *bound = 0;
     int n = meta_plan_async(k, src, eps, err);
-    if (n > 0) {
-        *bound = 1;
-        return n;
-    }
-    err_t why = *err;
-    n = client_servers(eps, err);
-    if (n < 0) *err = why;
-    return n < 0 ? why.code : n;
+    *bound = n > 0;
+    return unranked_servers(n, eps, err);
 }

@@ -3,7 +3,9 @@
 #ifndef NUMRPC_CLIENT_META_H
 #define NUMRPC_CLIENT_META_H
 
-#include "client.h"
+#include "bind.h"
+#include "callobj.h"
+#include "config.h"
 
 /* Sets the metaserver from "host:port" (NULL or "" = none) and forgets
  * leases; called by the configuration (config.c) with client_lock held. */

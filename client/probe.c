@@ -1,32 +1,23 @@
 /* probe.c -- measures the link to a server (round-trip latency, then
  * throughput) with PROBE messages, for a metaserver ranking it unmeasured. */
-#include "client.h"
+#include "probe.h"
 
 #include <string.h>
 
-#include "marshal.h"
-#include "protocol.h"
+#include "conn.h"
 #include "sock.h"
 
 /* One probe: n bytes up, n bytes down; its wall time in *seconds. */
 static int probe_once(client_conn *c, uint32_t n, double *seconds, err_t *err)
 {
     uint32_t id = client_next_call_id();
-    double t0 = sock_now();
-    wire_begin(&c->writer, PROTO_PROBE, id);
-    int rc = wire_put_u32(&c->writer, n, err);
-    if (rc == 0) rc = wire_put_u64(&c->writer, n, err);
-    if (rc == 0) rc = wire_put_zeros(&c->writer, n, err);
-    if (rc == 0) rc = wire_pad8(&c->writer, err);
-    if (rc == 0) rc = wire_end(&c->writer, err);
-    if (rc == 0) rc = conn_read_reply_status(c, id, err);
     uint64_t back = 0;
-    if (rc == 0) rc = wire_get_u64(&c->reader, &back, err);
+    double t0 = sock_now();
+    int rc = msg_write_probe(&c->m.writer, id, n, n, err);
+    if (rc == 0) rc = conn_finish_hello(c, err);
+    if (rc == 0) rc = msg_read_probe_reply(&c->m.reader, id, c->m.label, &back, err);
     if (rc == 0 && back != n) rc = err_set(err, NUMRPC_EPROTO, "probe: %llu bytes back, %u asked",
                                           (unsigned long long)back, n);
-    if (rc == 0) rc = wire_skip(&c->reader, back, err);
-    if (rc == 0) rc = wire_skip_pad8(&c->reader, err);
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
     *seconds = sock_now() - t0;
     return rc;
 }
@@ -61,9 +52,6 @@ int probe_link(const endpoint *ep, probe_result *out, err_t *err)
         double moving = out->seconds - out->latency;
         out->bytes_per_second = (double)out->bytes / (moving > 1e-6 ? moving : 1e-6);
     }
-    if (c) {
-        if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
-        else conn_discard(c);
-    }
+    conn_done(c, rc);
     return rc;
 }

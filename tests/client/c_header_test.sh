@@ -11,7 +11,7 @@ trap '[[ -n "$server" ]] && kill $server; rm -rf "$tmp"' EXIT
 server=$!
 for _ in $(seq 200); do [[ -s "$tmp/port" ]] && break; sleep 0.05; done
 addr="127.0.0.1:$(cat "$tmp/port")"
-"$TOP_BUILDDIR/client/numrpc" describe --c-header linpack "$addr" > "$tmp/numrpc_linpack.h"
+"$TOP_BUILDDIR/cli/numrpc" describe --c-header linpack "$addr" > "$tmp/numrpc_linpack.h"
 cat > "$tmp/ok.c" <<'C'
 #include <math.h>
 #include <stdio.h>

@@ -1,18 +1,22 @@
 // errors_test.cc -- bad input of every kind gets a clear error, and the
 // server keeps serving: each case is followed by a good call that succeeds.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../support/server_proc.h"
 #include "numrpc.h"
 extern "C" {
 #include "marshal.h"
+#include "msg.h"
 #include "wire.h"
 }
 
@@ -308,6 +312,47 @@ TEST_F(BadInput, NoServerListening)
     EXPECT_NE(Detail().find("cannot connect to 127.0.0.1:1"), std::string::npos) << Detail();
     EXPECT_EQ(numrpc_call("numrpc://nohostport/ping"), NUMRPC_EINVAL);
     ExpectServerStillServes();
+}
+
+// A broken server that answers the HELLO with status +7 (no numrpc code):
+// the call fails with NUMRPC_ESERVER, never with the peer's positive number.
+TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(lfd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(lfd, (sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(listen(lfd, 4), 0);
+    ASSERT_EQ(getsockname(lfd, (sockaddr *)&a, &len), 0);
+    std::thread broken([lfd] {
+        int fd = accept(lfd, nullptr, nullptr);
+        if (fd < 0) return;
+        msg_conn c;
+        err_t err;
+        uint32_t type = 0, id = 0;
+        if (msg_conn_init(&c, 4096, &err) != 0) {
+            close(fd);
+            return;
+        }
+        msg_conn_attach(&c, transport_tcp(fd), "client");
+        if (wire_next_message(&c.reader, &type, &id, &err) == 0 && type == PROTO_HELLO &&
+            wire_skip_message(&c.reader, &err) == 0)
+            msg_reply_simple(&c.writer, id, 7, "seven", &err);
+        while (wire_next_message(&c.reader, &type, &id, &err) == 0 && wire_skip_message(&c.reader, &err) == 0) {
+        }
+        msg_conn_free(&c);
+    });
+    std::string url = "numrpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/ping";
+    int rc = numrpc_call(url.c_str());
+    EXPECT_EQ(rc, NUMRPC_ESERVER) << numrpc_last_error_detail();
+    EXPECT_NE(std::string(numrpc_last_error_detail()).find("status 7"), std::string::npos)
+        << numrpc_last_error_detail();
+    numrpc_finalize(); /* closes the pooled connections: the listener's thread ends */
+    broken.join();
+    close(lfd);
 }
 
 TEST(ErrorList, EveryCodeHasANameAndAMessage)

@@ -70,7 +70,7 @@ done
 
 # (b) the typed header of module lapack: a program compiles and solves; a
 # float array passed for a double one fails to compile.
-if "$TOP_BUILDDIR/client/numrpc" describe --c-header lapack "$NUMRPC_SERVER" \
+if "$TOP_BUILDDIR/cli/numrpc" describe --c-header lapack "$NUMRPC_SERVER" \
         > "$tmp/numrpc_lapack.h" 2> "$tmp/h.err"; then
     pass "describe --c-header lapack"
 else

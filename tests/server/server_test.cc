@@ -489,7 +489,7 @@ StatusProbe ProbeStatus(const std::string &addr, const std::string &dir)
 {
     StatusProbe p;
     const std::string err = dir + "/status.err";
-    std::string cmd = std::string(TOP_BUILDDIR "/client/numrpc status --json ") + addr + " 2>" + err;
+    std::string cmd = std::string(TOP_BUILDDIR "/cli/numrpc status --json ") + addr + " 2>" + err;
     FILE *f = popen(cmd.c_str(), "r");
     std::string out;
     char buf[4096];

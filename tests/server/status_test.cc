@@ -29,7 +29,7 @@ namespace {
 const std::string kFaults = TOP_BUILDDIR "/tests/server/.libs";
 const std::string kStubs = TOP_BUILDDIR "/stubs/.libs";
 const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";
-const std::string kCli = TOP_BUILDDIR "/client/numrpc";
+const std::string kCli = TOP_BUILDDIR "/cli/numrpc";
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAsan = true;

@@ -1,6 +1,6 @@
-/* files.c -- a call's files on the client: answering the server's reads of
+/* client_files.c -- a call's files on the client: answering the server's reads of
  * remote files while the reply is awaited, and writing OUT files. */
-#include "client.h"
+#include "client_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,62 +46,68 @@ static int open_rfile(client_conn *c, uint32_t index, err_t *e)
     return 0;
 }
 
-int client_files_serve(client_conn *c, uint32_t call_id, err_t *err)
+/* Answers one FILE_READ (its header read) from the attached call's file. */
+static int serve_read(client_conn *c, uint32_t call_id, err_t *err)
 {
-    uint32_t index, len;
-    uint64_t offset;
-    int rc = wire_get_u32(&c->reader, &index, err);
-    if (rc == 0) rc = wire_get_u64(&c->reader, &offset, err);
-    if (rc == 0) rc = wire_get_u32(&c->reader, &len, err);
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
+    msg_file_read q;
+    int rc = msg_read_file_read(&c->m.reader, &q, err);
     if (rc != 0) return rc;
-    if (len > FILES_MAX_READ)
-        return err_set(err, NUMRPC_EPROTO, "%s asked for %u bytes of a file at once", c->label, len);
+    if (q.length > FILES_MAX_READ)
+        return err_set(err, NUMRPC_EPROTO, "%s asked for %u bytes of a file at once", c->m.label, q.length);
     /* Failures to read the file go back to the routine as the answer. */
     err_t fail;
     err_clear(&fail);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = malloc(q.length ? q.length : 1);
     size_t got = 0;
-    if (buf == NULL) err_set(&fail, NUMRPC_ENOMEM, "file read of %u bytes", len);
-    if (fail.code == 0 && open_rfile(c, index, &fail) == 0) {
-        while (got < len) {
-            ssize_t k = pread(c->rfile_fd, buf + got, len - got, (off_t)(offset + got));
+    if (buf == NULL) err_set(&fail, NUMRPC_ENOMEM, "file read of %u bytes", q.length);
+    if (fail.code == 0 && open_rfile(c, q.param, &fail) == 0) {
+        while (got < q.length) {
+            ssize_t k = pread(c->rfile_fd, buf + got, q.length - got, (off_t)(q.offset + got));
             if (k < 0 && errno == EINTR) continue;
             if (k <= 0) break;
             got += (size_t)k;
         }
-        if (got < len)
+        if (got < q.length)
             err_set(&fail, NUMRPC_EIO, "%s: file %s ended or failed at byte %llu (it changed during the call?)",
-                    c->rfile_iface->name, c->rfile_iface->params[index].name,
-                    (unsigned long long)(offset + got));
+                    c->rfile_iface->name, c->rfile_iface->params[q.param].name,
+                    (unsigned long long)(q.offset + got));
     }
     if (fail.code == NUMRPC_EPROTO) {
         free(buf);
         *err = fail;
         return fail.code;
     }
-    wire_begin(&c->writer, PROTO_FILE_DATA, call_id);
-    rc = wire_put_u32(&c->writer, (uint32_t)fail.code, err);
-    if (rc == 0) rc = wire_put_string(&c->writer, fail.detail, err);
-    if (fail.code == 0) {
-        if (rc == 0) rc = wire_put_u64(&c->writer, len, err);
-        if (rc == 0) rc = wire_put(&c->writer, buf, len, err);
-        if (rc == 0) rc = wire_pad8(&c->writer, err);
-    }
-    if (rc == 0) rc = wire_end(&c->writer, err);
-    if (rc == 0 && fail.code == 0) c->rfile_bytes += len;
+    rc = msg_write_file_data(&c->m.writer, call_id, fail.code, fail.detail, buf, q.length, err);
+    if (rc == 0 && fail.code == 0) c->rfile_bytes += q.length;
     free(buf);
     return rc;
+}
+
+int client_files_await_reply(client_conn *c, uint32_t call_id, err_t *err)
+{
+    uint32_t type, id;
+    int rc = conn_finish_hello(c, err);
+    if (rc == 0) rc = wire_next_message(&c->m.reader, &type, &id, err);
+    /* The routine reads the call's remote files meanwhile. */
+    while (rc == 0 && type == PROTO_FILE_READ && id == call_id && c->rfile_iface != NULL) {
+        rc = serve_read(c, call_id, err);
+        if (rc == 0) rc = wire_next_message(&c->m.reader, &type, &id, err);
+    }
+    client_files_detach(c);
+    if (rc == NUMRPC_EIO && strcmp(err->detail, "closed") == 0)
+        err_set(err, NUMRPC_EIO, "%s closed the connection", c->m.label);
+    if (rc != 0) return rc;
+    return msg_reply_status(&c->m.reader, type, id, call_id, c->m.label, err);
 }
 
 int client_files_read_reply(client_conn *c, const iface_t *f, void *const *argv, err_t *err)
 {
     err_t call_err;
     err_clear(&call_err);
-    int rc = files_read(&c->reader, f, argv, MARSHAL_REPLY, UINT64_MAX - 1, NULL, NULL, &call_err,
+    int rc = files_read(&c->m.reader, f, argv, MARSHAL_REPLY, UINT64_MAX - 1, NULL, NULL, &call_err,
                         err);
     if (rc == 0 || call_err.code == 0) return rc;
-    rc = wire_skip_message(&c->reader, err);
+    rc = wire_skip_message(&c->m.reader, err);
     if (rc != 0) return rc;
     *err = call_err;
     return call_err.code;

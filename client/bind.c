@@ -1,0 +1,198 @@
+/* bind.c -- binds a caller's arguments (varargs or a tagged array) to a
+ * routine's interface: arity, types, NULL checks, copies for later sends. */
+#include "bind.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "marshal.h"
+#include "protocol.h"
+
+/* Scalars of mode in come by value; a string scalar of any mode comes as
+ * its char* (the caller's buffer of bound + 1 bytes for out and inout). */
+static int by_value(const iface_param *p)
+{
+    return p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING ||
+                            iface_type_is_file(p->type)); /* files: their path */
+}
+
+static void read_vararg(const iface_param *p, va_list *ap, value_slot *v, void **ptr)
+{
+    if (!by_value(p)) {
+        *ptr = va_arg(*ap, void *);
+        return;
+    }
+    switch (p->type) {
+    case NUMRPC_T_CHAR: v->c = (char)va_arg(*ap, int); break;
+    case NUMRPC_T_INT: v->i = va_arg(*ap, int); break;
+    case NUMRPC_T_LONG: v->l = va_arg(*ap, long); break;
+    case NUMRPC_T_FLOAT: v->f = (float)va_arg(*ap, double); break;
+    case NUMRPC_T_DOUBLE: v->d = va_arg(*ap, double); break;
+    case NUMRPC_T_SCOMPLEX: /* complex scalars come by pointer to their parts */
+    case NUMRPC_T_DCOMPLEX: {
+        const void *parts = va_arg(*ap, const void *);
+        if (parts) memcpy(v, parts, iface_type_size(p->type));
+        else memset(v, 0, sizeof *v);
+        break;
+    }
+    default: v->s = va_arg(*ap, const char *); break;
+    }
+    *ptr = v;
+}
+
+static int read_tagged(const iface_t *f, uint32_t i, const numrpc_arg *a, value_slot *v,
+                       void **ptr, err_t *err)
+{
+    const iface_param *p = &f->params[i];
+    if (a->type != NUMRPC_T_VOID && a->type != (numrpc_type)p->type)
+        return err_set(err, NUMRPC_EINVAL, "%s: argument %u (%s) is %s, a %s was given", f->name,
+                       i + 1, p->name, iface_type_name(p->type), iface_type_name(a->type));
+    if (!by_value(p)) {
+        *ptr = a->v.p;
+        return 0;
+    }
+    switch (p->type) {
+    case NUMRPC_T_CHAR: v->c = a->v.c; break;
+    case NUMRPC_T_INT: v->i = a->v.i; break;
+    case NUMRPC_T_LONG: v->l = a->v.l; break;
+    case NUMRPC_T_FLOAT: v->f = a->v.f; break;
+    case NUMRPC_T_DOUBLE: v->d = a->v.d; break;
+    case NUMRPC_T_STRING: v->s = a->v.s; break;
+    case NUMRPC_T_FILE:
+    case NUMRPC_T_RFILE: v->s = a->v.s; break; /* the file's path */
+    default: /* complex scalars in a tagged array are passed by pointer */
+        if (a->v.p == NULL) return err_set(err, NUMRPC_EINVAL, "%s: %s is NULL", f->name, p->name);
+        memcpy(v, a->v.p, iface_type_size(p->type));
+    }
+    *ptr = v;
+    return 0;
+}
+
+void bind_list_params(const iface_t *f, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < f->nparams && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", f->params[i].name);
+}
+
+static int bind_args(const iface_t *f, arg_source *src, value_slot *slots, void **argv,
+                     err_t *err)
+{
+    if (src->nargs != (int)f->nparams) {
+        char names[256];
+        bind_list_params(f, names, sizeof names);
+        return err_set(err, NUMRPC_EINVAL, "%s takes %u arguments (%s), %d given", f->name,
+                       f->nparams, names, src->nargs);
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        if (src->tagged) {
+            int rc = read_tagged(f, i, &src->tagged[i], &slots[i], &argv[i], err);
+            if (rc != 0) return rc;
+        } else {
+            read_vararg(&f->params[i], src->va, &slots[i], &argv[i]);
+        }
+        const iface_param *p = &f->params[i];
+        if (p->rank == 0 && p->mode != IFACE_IN && p->mode != IFACE_WORK && argv[i] == NULL)
+            return err_set(err, NUMRPC_EINVAL, "%s: %s is an output and needs a pointer, got NULL",
+                           f->name, p->name);
+    }
+    return 0;
+}
+
+
+int call_check_arrays(const iface_t *f, void *const *argv, const iface_shape *shapes, err_t *err)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->rank > 0 && p->mode != IFACE_WORK && shapes[i].wire_elems > 0 && argv[i] == NULL)
+            return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
+        if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
+        /* Output strings land in the caller's buffers: they must exist.  For
+         * a scalar argv[i] is the char* slot, for an array the table. */
+        char *const *table = argv[i];
+        for (uint64_t j = 0; j < (p->rank ? shapes[i].wire_elems : 1); j++) {
+            uint64_t at = p->rank ? (uint64_t)shapes[i].start[0] + j * (uint64_t)shapes[i].stride[0] : 0;
+            if (table[at] == NULL)
+                return err_set(err, NUMRPC_EINVAL,
+                               "%s: output string %s needs a buffer of %lld bytes, got NULL",
+                               f->name, p->name, (long long)shapes[i].bound + 1);
+        }
+    }
+    return marshal_check_strings(f, argv, shapes, MARSHAL_REQUEST, err);
+}
+
+int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
+{
+    return bind_args(f, src, k->slots, k->argv, err);
+}
+
+void call_tag_args(call_obj *k, const iface_t *f)
+{
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        const value_slot *v = &k->slots[i];
+        numrpc_arg *a = &k->args[i];
+        a->type = (numrpc_type)p->type;
+        k->vals[i].s = NULL;
+        if (!by_value(p)) {
+            a->v.p = k->argv[i];
+            continue;
+        }
+        switch (p->type) {
+        case NUMRPC_T_CHAR: a->v.c = v->c; break;
+        case NUMRPC_T_INT: a->v.i = v->i; break;
+        case NUMRPC_T_LONG: a->v.l = (long)v->l; break;
+        case NUMRPC_T_FLOAT: a->v.f = v->f; break;
+        case NUMRPC_T_DOUBLE: a->v.d = v->d; break;
+        case NUMRPC_T_FILE:
+        case NUMRPC_T_RFILE:
+        case NUMRPC_T_STRING: a->v.s = v->s; break;
+        default: /* complex: tagged arguments carry them by pointer */
+            k->vals[i] = *v;
+            a->v.p = &k->vals[i];
+        }
+    }
+    k->nargs = (int)f->nparams;
+}
+
+int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
+{
+    int rc = call_bind(k, f, src, err);
+    if (rc == 0) rc = marshal_eval_shapes(f, k->argv, k->shapes, err);
+    if (rc == 0) rc = call_check_arrays(f, k->argv, k->shapes, err);
+    if (rc != 0) return rc;
+    k->flops = marshal_complexity(f, k->argv);
+    k->cheap = f->complexity.nwords > 0 && k->flops < PROTO_CHEAP_FLOPS;
+    call_tag_args(k, f);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        numrpc_arg *a = &k->args[i];
+        /* In strings and file paths are copied; out strings are the
+         * caller's buffers, theirs until the call ends. */
+        if (!by_value(p) || !(p->type == NUMRPC_T_STRING || iface_type_is_file(p->type)) ||
+            (p->type == NUMRPC_T_STRING && p->mode != IFACE_IN))
+            continue;
+        char *copy = a->v.s ? strdup(a->v.s) : NULL;
+        if (a->v.s && copy == NULL) {
+            call_release_args(k);
+            return err_set(err, NUMRPC_ENOMEM, "%s: copy of string %s", f->name, p->name);
+        }
+        k->vals[i].s = copy;
+        a->v.s = copy;
+    }
+    return 0;
+}
+
+void call_release_args(call_obj *k)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        if ((k->args[i].type == NUMRPC_T_STRING || iface_type_is_file(k->args[i].type)) &&
+            k->vals[i].s) {
+            free((char *)k->vals[i].s);
+            k->vals[i].s = NULL;
+        }
+    }
+}
+

@@ -1,0 +1,38 @@
+/* bind.h -- binding a caller's arguments (a va_list or tagged array) to a
+ * routine's interface, into a call object (bind.c). */
+#ifndef NUMRPC_CLIENT_BIND_H
+#define NUMRPC_CLIENT_BIND_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "callobj.h"
+
+/* Where a call's arguments come from: a va_list or a tagged array. */
+typedef struct arg_source {
+    int nargs;
+    const numrpc_arg *tagged; /* NULL for varargs */
+    va_list *va;
+} arg_source;
+
+/* Binds src to f into k->argv/k->slots (checks arity and types); consumes
+ * a va_list. */
+int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
+/* After call_bind: the same arguments as a tagged array in k->args (in
+ * scalars by value, complex scalars by pointer to a copy in k->vals, the
+ * rest the caller's pointers; strings not copied), so that later binds
+ * read k->args instead of a va_list. */
+void call_tag_args(call_obj *k, const iface_t *f);
+/* Binds, then copies every in scalar into k->args/k->vals (strings are
+ * duplicated) and evaluates the shapes and the complexity: afterwards the
+ * call no longer reads the caller's argument list. */
+int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
+/* Frees what call_capture duplicated. */
+void call_release_args(call_obj *k);
+/* Checks the bound arrays against their shapes (none NULL that travels,
+ * output strings with buffers, strings within their bounds). */
+int call_check_arrays(const iface_t *f, void *const *argv, const iface_shape *shapes, err_t *err);
+/* "a, lda, n" : the parameter names of f, for messages. */
+void bind_list_params(const iface_t *f, char *buf, size_t len);
+
+#endif

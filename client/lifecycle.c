@@ -1,0 +1,33 @@
+/* lifecycle.c -- numrpc_init and numrpc_finalize: a new configuration,
+ * and every module (farm, pool, cache, metaserver reports) reset. */
+#include "conn.h"
+#include "farm.h"
+#include "iface_cache.h"
+#include "init.h"
+#include "lasterr.h"
+#include "meta.h"
+
+int numrpc_init(const numrpc_config *c)
+{
+    err_t err;
+    pthread_mutex_lock(&client_lock);
+    int rc = client_configure_locked(c, &err);
+    pthread_mutex_unlock(&client_lock);
+    if (rc != 0) return client_fail(&err);
+    farm_shutdown();
+    conn_pool_clear();
+    iface_cache_clear();
+    client_succeed();
+    return 0;
+}
+
+void numrpc_finalize(void)
+{
+    meta_flush(); /* reports of finished calls (meta.c) */
+    farm_shutdown();
+    conn_pool_clear();
+    iface_cache_clear();
+    pthread_mutex_lock(&client_lock);
+    config_forget();
+    pthread_mutex_unlock(&client_lock);
+}
