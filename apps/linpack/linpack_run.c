@@ -44,22 +44,30 @@ int run_local(struct problem *p, int repeat, double *best_s, double *resid)
     return 0;
 }
 
-static void print_call_failure(const char *routine, int n, int rc)
+/* The end of one remote call of routine: a failure (rc) or a LAPACK error
+ * (info) is reported on stderr and gives -1; the call's figures add to out. */
+static int call_done(const char *routine, int n, int rc, int info, struct row *out)
 {
-    fprintf(stderr, "numrpc-linpack: remote %s n=%d failed: %s (%s)",
-            routine, n, numrpc_strerror(rc), numrpc_errname(rc));
-    const char *detail = numrpc_last_error_detail();
-    if (detail && *detail)
-        fprintf(stderr, ": %s", detail);
-    fputc('\n', stderr);
-}
-
-static void add_call_info(struct row *acc, const numrpc_call_info *ci)
-{
-    acc->send_s += ci->send_seconds;
-    acc->compute_s += ci->compute_seconds;
-    acc->receive_s += ci->receive_seconds;
-    acc->bytes += ci->bytes_sent + ci->bytes_received;
+    if (rc != NUMRPC_OK) {
+        fprintf(stderr, "numrpc-linpack: remote %s n=%d failed: %s (%s)", routine, n,
+                numrpc_strerror(rc), numrpc_errname(rc));
+        const char *detail = numrpc_last_error_detail();
+        if (detail && *detail)
+            fprintf(stderr, ": %s", detail);
+        fputc('\n', stderr);
+        return -1;
+    }
+    numrpc_call_info ci;
+    numrpc_last_call_info(&ci);
+    out->send_s += ci.send_seconds;
+    out->compute_s += ci.compute_seconds;
+    out->receive_s += ci.receive_seconds;
+    out->bytes += ci.bytes_sent + ci.bytes_received;
+    if (info != 0) {
+        fprintf(stderr, "numrpc-linpack: remote %s n=%d: info=%d\n", routine, n, info);
+        return -1;
+    }
+    return 0;
 }
 
 /* One remote solve in the given mode; fills the time and call figures. */
@@ -67,7 +75,6 @@ static int remote_solve_once(struct problem *p, int mode, struct row *out)
 {
     const int n = p->n, lda = p->n;
     int info = 0, rc;
-    numrpc_call_info ci;
     memset(out, 0, sizeof *out);
     problem_reset(p);
 
@@ -76,41 +83,14 @@ static int remote_solve_once(struct problem *p, int mode, struct row *out)
         /* The whole remote solve: one line. */
         rc = numrpc_call("linpack", p->a, lda, n, p->ipvt, p->x, &info);
         out->remote_s = problem_now() - t0;
-        if (rc != NUMRPC_OK) {
-            print_call_failure("linpack", n, rc);
-            return -1;
-        }
-        numrpc_last_call_info(&ci);
-        add_call_info(out, &ci);
-        if (info != 0) {
-            fprintf(stderr, "numrpc-linpack: remote linpack n=%d: info=%d\n",
-                    n, info);
-            return -1;
-        }
-        return 0;
+        return call_done("linpack", n, rc, info, out);
     }
-
     rc = numrpc_call("dgefa", p->a, lda, n, p->ipvt, &info);
-    if (rc != NUMRPC_OK) {
-        print_call_failure("dgefa", n, rc);
+    if (call_done("dgefa", n, rc, info, out) != 0)
         return -1;
-    }
-    numrpc_last_call_info(&ci);
-    add_call_info(out, &ci);
-    if (info != 0) {
-        fprintf(stderr, "numrpc-linpack: remote dgefa n=%d: info=%d\n", n,
-                info);
-        return -1;
-    }
     rc = numrpc_call("dgesl", p->a, lda, n, p->ipvt, p->x, 0);
     out->remote_s = problem_now() - t0;
-    if (rc != NUMRPC_OK) {
-        print_call_failure("dgesl", n, rc);
-        return -1;
-    }
-    numrpc_last_call_info(&ci);
-    add_call_info(out, &ci);
-    return 0;
+    return call_done("dgesl", n, rc, 0, out);
 }
 
 int run_remote(struct problem *p, int mode, int repeat, struct row *row)
