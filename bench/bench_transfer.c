@@ -19,20 +19,7 @@
 #include "transfer_sweep.h"
 #include "transfer_report.h"
 
-struct transfer_options bench_opt;
-
 /* ---- options ---- */
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    while (*end == ' ') end++;
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    else if (*end == 'g' || *end == 'G') v *= 1024.0 * 1024 * 1024;
-    return v > 0 ? (size_t)v : 0;
-}
 
 static void usage(FILE *f)
 {
@@ -169,7 +156,7 @@ int main(int argc, char **argv)
         case 'S': bench_opt.server_netns = optarg; break;
         case 'L': bench_opt.link = optarg; break;
         case 'B': bench_opt.buffer_sweep = 1; break;
-        case 'y': bench_opt.sweep_bytes = parse_size(optarg); break;
+        case 'y': bench_opt.sweep_bytes = bench_parse_size(optarg); break;
         case 'k': sweep_packets_arg = optarg; break;
         case 'u': sweep_bufs_arg = optarg; break;
         case 'v': bench_opt.sweep_csv = optarg; break;
@@ -214,13 +201,13 @@ int main(int argc, char **argv)
         char *copy = strdup(sweep_packets_arg), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t && bench_opt.nsweep_packets < 16;
              t = strtok_r(NULL, ",", &save))
-            bench_opt.sweep_packets[bench_opt.nsweep_packets++] = parse_size(t);
+            bench_opt.sweep_packets[bench_opt.nsweep_packets++] = bench_parse_size(t);
         free(copy);
         copy = strdup(sweep_bufs_arg);
         for (char *t = strtok_r(copy, ",", &save); t && bench_opt.nsweep_bufs < 8;
              t = strtok_r(NULL, ",", &save))
             bench_opt.sweep_bufs[bench_opt.nsweep_bufs++] =
-                strcmp(t, "0") == 0 ? 0 : (int)parse_size(t);
+                strcmp(t, "0") == 0 ? 0 : (int)bench_parse_size(t);
         free(copy);
     }
     make_stubs_dir();
@@ -262,7 +249,7 @@ int main(int argc, char **argv)
         char *copy = strdup(sizes_arg), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t && bench_opt.nsizes < MAX_SIZES;
              t = strtok_r(NULL, ",", &save)) {
-            size_t v = parse_size(t);
+            size_t v = bench_parse_size(t);
             if (v == 0) {
                 fprintf(stderr, "numrpc-bench-transfer: bad size '%s'\n", t);
                 return 2;

@@ -1,4 +1,4 @@
-/* transfer_opt.h -- numrpc-bench-transfer's options (parsed in bench_transfer.c),
+/* transfer_opt.h -- numrpc-bench-transfer's options (filled in bench_transfer.c),
  * read by every layer: placement, measurement, sweeps and report. */
 #ifndef NUMRPC_BENCH_TRANSFER_OPT_H
 #define NUMRPC_BENCH_TRANSFER_OPT_H
@@ -39,7 +39,9 @@ struct transfer_options {
     const char *stubs_given; /* the stubs dir the links point into */
 };
 
-/* The one set of options of this run (defined in bench_transfer.c). */
+/* The one set of options of this run. */
 extern struct transfer_options bench_opt;
+/* "8", "64K", "8M", "1G" (powers of 1024) in bytes; 0 when not positive. */
+size_t bench_parse_size(const char *s);
 
 #endif
