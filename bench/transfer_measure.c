@@ -64,11 +64,16 @@ int measure_verify_failures(void)
 int measure_alloc_buffers(size_t maxbytes)
 {
     xbuf = malloc(maxbytes);
+    if (!xbuf) goto fail;
     ybuf = malloc(maxbytes);
-    if (!xbuf || !ybuf) return -1;
+    if (!ybuf) goto fail;
     for (size_t i = 0; i < maxbytes / 8; i++) xbuf[i] = (double)i * 0.5 + 1.0 / (double)(i + 3);
     memset(ybuf, 0, maxbytes);
     return 0;
+fail:
+    free(xbuf);
+    xbuf = NULL;
+    return -1;
 }
 
 /* Marks the array so that a stale destination cannot pass verification. */
