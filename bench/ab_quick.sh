@@ -7,7 +7,7 @@
 #       AB_TIMEOUT  seconds one benchmark run may take (default 600)
 set -euo pipefail
 
-usage() { sed -n 4,8p "$0" >&2; exit 2; }
+usage() { sed -n 4,7p "$0" >&2; exit 2; }
 [[ $# -ge 2 && $# -le 3 ]] || usage
 rounds=${3:-3}
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "ab_quick.sh: ROUNDS is 1..99, not '$rounds'" >&2; exit 2; }
@@ -22,6 +22,7 @@ after=$(git -C "$top" rev-parse --verify --quiet "$2^{commit}") ||
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-ab-XXXXXX")
 out=${AB_OUT:-$tmp/runs}
 mkdir -p "$cache" "$out"
+cache=$(cd "$cache" && pwd)
 worktrees=()
 child=
 cleanup() {
@@ -31,13 +32,17 @@ cleanup() {
         kill -TERM -- "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null || true
         wait "$child" 2>/dev/null || true
         for d in /tmp/numrpc-bench-stubs-*; do
-            [[ -L $d/benchsink.so && $(readlink "$d/benchsink.so") == "$cache"/* ]] && rm -rf "$d"
+            if [[ -L $d/benchsink.so && $(readlink "$d/benchsink.so") == "$cache"/* ]]; then
+                rm -rf "$d"
+            fi
         done
     fi
     for wt in "${worktrees[@]+"${worktrees[@]}"}"; do
-        git -C "$top" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
+        if ! git -C "$top" worktree remove --force "$wt" 2>/dev/null; then
+            rm -rf "$wt"
+            git -C "$top" worktree prune 2>/dev/null || true
+        fi
     done
-    git -C "$top" worktree prune 2>/dev/null || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -49,7 +54,7 @@ bounded() {
     shift
     timeout -k 10 "$limit" "$@" &
     child=$!
-    # Polled rather than one long wait, so that a signal's trap runs at once.
+    # Polled: when a signal's trap runs, $child still names what the cleanup must stop.
     while kill -0 "$child" 2>/dev/null; do sleep 0.2; done
     wait "$child" || rc=$?
     child=
