@@ -29,7 +29,7 @@ static int meta_open(msg_conn *c, const char *where)
     int port;
     err_t err;
     if (sock_parse_hostport(where, host, sizeof host, &port, &err) != 0) return -1;
-    return msg_meta_open(c, host, port, 5000, 0, &err) == 0 ? 0 : -1;
+    return msg_conn_open(c, host, port, 5000, 0, PROTO_DEFAULT_PACKET, &err) == 0 ? 0 : -1;
 }
 
 /* Reads the REPLY to id and its status: 0 when OK, the body follows. */

@@ -26,7 +26,7 @@ static int fetch_status(const char *where, uint32_t format, char **out, err_t *e
     int port = 0;
     msg_conn c;
     int rc = sock_parse_hostport(where, host, sizeof host, &port, err);
-    if (rc == 0) rc = msg_meta_open(&c, host, port, CONNECT_MS, IO_MS, err);
+    if (rc == 0) rc = msg_conn_open(&c, host, port, CONNECT_MS, IO_MS, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) return rc;
     uint32_t id = msg_conn_next_id(&c);
     rc = msg_write_meta_status(&c.writer, id, format, err);

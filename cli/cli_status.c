@@ -22,14 +22,10 @@ static int control_open(msg_conn *c, const char *server, err_t *err)
 {
     char host[256];
     int port = 0;
-    transport tp;
-    int rc = msg_conn_init(c, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0) rc = sock_parse_hostport(server, host, sizeof host, &port, err);
-    if (rc == 0) rc = transport_connect(&tp, &transport_tcp_ops, host, port, CONNECT_MS, err);
-    if (rc != 0) return rc;
-    sock_set_timeouts(tp.fd, IO_MS, IO_MS);
-    msg_conn_attach(c, tp, server);
-    return 0;
+    memset(c, 0, sizeof *c); /* msg_conn_free is safe on it */
+    int rc = sock_parse_hostport(server, host, sizeof host, &port, err);
+    if (rc == 0) rc = msg_conn_open(c, host, port, CONNECT_MS, IO_MS, PROTO_DEFAULT_PACKET, err);
+    return rc;
 }
 
 static int fail(const char *what, const err_t *err)

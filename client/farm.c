@@ -217,7 +217,7 @@ static void conn_fail_locked(aconn *a, int rc, const err_t *err)
             break;
         }
     }
-    if (a->c) shutdown(a->c->m.tp.fd, SHUT_RDWR); /* wakes its reader */
+    if (a->c) msg_conn_shutdown(&a->c->m); /* wakes its reader */
     call_obj *lists[2] = {a->replyq.head, a->sendq.head};
     a->replyq = a->sendq = (callq){NULL, NULL};
     for (int l = 0; l < 2; l++) {
@@ -310,7 +310,7 @@ static void *writer_main(void *arg)
             uint32_t id = x->wire_id;
             pthread_mutex_unlock(&farm_lock);
             rc = wire_flush(&c->m.writer, &err); /* the call goes out before its cancel */
-            if (rc == 0) rc = msg_send_cancel(&c->m.tp, id, &err);
+            if (rc == 0) rc = msg_send_cancel(&c->m, id, &err);
             pthread_mutex_lock(&farm_lock);
             if (rc != 0) conn_fail_locked(a, rc, &err);
             continue;

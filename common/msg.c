@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+
+#include "sock.h"
 
 /* ---- The connection ---- */
 
@@ -27,19 +30,20 @@ void msg_conn_attach(msg_conn *c, transport tp, const char *label)
     if (label != c->label) snprintf(c->label, sizeof c->label, "%s", label ? label : "");
 }
 
-int msg_conn_open(msg_conn *c, const char *host, int port, int timeout_ms, size_t packet_size,
-                  err_t *err)
+int msg_conn_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms,
+                  size_t packet_size, err_t *err)
 {
     transport tp;
     char label[MSG_LABEL_MAX];
     int rc = msg_conn_init(c, packet_size, err);
     if (rc != 0) return rc;
-    rc = transport_connect(&tp, &transport_tcp_ops, host, port, timeout_ms, err);
+    rc = transport_connect(&tp, &transport_tcp_ops, host, port, connect_ms, err);
     if (rc != 0) {
         msg_conn_free(c);
         return rc;
     }
     snprintf(label, sizeof label, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    if (io_ms > 0) sock_set_timeouts(tp.fd, io_ms, io_ms);
     msg_conn_attach(c, tp, label);
     return 0;
 }
@@ -66,6 +70,16 @@ uint32_t msg_conn_next_id(msg_conn *c)
 {
     if (c->next_id == 0) c->next_id = 1;
     return c->next_id++;
+}
+
+int msg_conn_fd(const msg_conn *c)
+{
+    return c->tp.fd;
+}
+
+void msg_conn_shutdown(msg_conn *c)
+{
+    if (c->tp.fd >= 0) shutdown(c->tp.fd, SHUT_RDWR);
 }
 
 /* ---- REPLY ---- */
@@ -339,9 +353,9 @@ int msg_read_iface_reply(wire_reader *r, uint32_t want_id, const char *label, ui
 
 /* ---- CANCEL ---- */
 
-int msg_send_cancel(const transport *t, uint32_t call_id, err_t *err)
+int msg_send_cancel(const msg_conn *c, uint32_t call_id, err_t *err)
 {
-    return wire_send_empty(t, PROTO_CANCEL, call_id, err);
+    return wire_send_empty(&c->tp, PROTO_CANCEL, call_id, err);
 }
 
 /* ---- PROBE ---- */

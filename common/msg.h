@@ -31,9 +31,11 @@ int msg_conn_init(msg_conn *c, size_t packet_size, err_t *err);
 /* Gives c the stream tp (which c now owns) and forgets everything of the
  * previous one, a message cut short included. */
 void msg_conn_attach(msg_conn *c, transport tp, const char *label);
-/* msg_conn_init, then a TCP connection to host:port (label "host:port"). */
-int msg_conn_open(msg_conn *c, const char *host, int port, int timeout_ms, size_t packet_size,
-                  err_t *err);
+/* msg_conn_init, then a TCP connection to host:port within connect_ms
+ * (label "host:port"), whose every send and receive then has a time limit
+ * of io_ms (0 = none). */
+int msg_conn_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms,
+                  size_t packet_size, err_t *err);
 /* Closes the stream, keeps the buffers (attach may follow). */
 void msg_conn_close(msg_conn *c);
 /* Closes the stream and frees the buffers; safe to repeat. */
@@ -43,6 +45,12 @@ void msg_conn_free(msg_conn *c);
 int msg_conn_idle(const msg_conn *c);
 /* A fresh call id for this connection (never 0). */
 uint32_t msg_conn_next_id(msg_conn *c);
+/* The socket, for poll(): readable means a message may be read (a kind
+ * that buffers decoded bytes reports them through its pending entry). */
+int msg_conn_fd(const msg_conn *c);
+/* Ends both directions without closing: a thread blocked reading c
+ * returns at once (its owner still frees c). */
+void msg_conn_shutdown(msg_conn *c);
 
 /* ---- REPLY: i32 status, string detail, then the body of its request ---- */
 /* Begins the reply to call_id; the caller writes the body and ends it. */
@@ -125,7 +133,7 @@ int msg_read_iface_reply(wire_reader *r, uint32_t want_id, const char *label, ui
                          uint32_t *len, err_t *err);
 
 /* ---- CANCEL: empty, one packet, names the call by its id ---- */
-int msg_send_cancel(const transport *t, uint32_t call_id, err_t *err);
+int msg_send_cancel(const msg_conn *c, uint32_t call_id, err_t *err);
 
 /* ---- PROBE: n bytes up, reply_bytes back (each <= PROTO_PROBE_MAX_BYTES) ---- */
 int msg_write_probe(wire_writer *w, uint32_t call_id, uint32_t reply_bytes, uint64_t n,

@@ -27,13 +27,6 @@ static int figure_ok(double v)
     return isfinite(v) && v >= 0;
 }
 
-int msg_meta_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms, err_t *err)
-{
-    int rc = msg_conn_open(c, host, port, connect_ms, PROTO_DEFAULT_PACKET, err);
-    if (rc == 0 && io_ms > 0) sock_set_timeouts(c->tp.fd, io_ms, io_ms);
-    return rc;
-}
-
 /* ---- Routine lists ---- */
 
 void msg_meta_routines_free(msg_meta_routine *list, uint32_t n)

@@ -20,12 +20,6 @@
 #define MSG_META_MAX_REPORTS  4096        /* calls in one META_REPORT                */
 #define MSG_META_MAX_STATUS   (64u << 20) /* bytes of a status text             */
 
-/* ---- A connection to a metaserver (or, for a joining server's helper,
- * to its own server) ---- */
-/* msg_conn_open (label "host:port"), then time limits on every send and
- * receive of io_ms (0 = none). */
-int msg_meta_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms, err_t *err);
-
 /* Readers run after wire_next_message gave the message's type (requests)
  * or after the REPLY's status was read as OK (replies: msg_read_reply in
  * msg.h, or the client's own), and end the message (wire_expect_end). */

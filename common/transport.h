@@ -59,7 +59,7 @@ transport transport_memory(const void *buf, size_t len);
  * stream of kind ops.  0, or a negative code with err set. */
 int transport_connect(transport *t, const transport_ops *ops, const char *host, int port,
                       int timeout_ms, err_t *err);
-/* Closes t (if open) and marks it closed. */
+/* Closes t (if open: a socket or a session) and marks it closed. */
 void transport_close(transport *t);
 
 #endif

@@ -66,6 +66,7 @@ int transport_connect(transport *t, const transport_ops *ops, const char *host, 
 
 void transport_close(transport *t)
 {
-    if (t->ops != NULL && t->fd >= 0) t->ops->close(t);
+    if (t->ops != NULL && (t->fd >= 0 || t->session != NULL)) t->ops->close(t);
     t->fd = -1;
+    t->session = NULL;
 }

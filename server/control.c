@@ -300,7 +300,7 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0)
         rc = type == PROTO_STATUS ? serve_status(ctx, call_id) : serve_admin(ctx, cs, call_id, peer);
     wire_reader_attach(ctx->reader, transport_none());
-    req.ops->close(&req); /* transport_close closes only streams with an fd */
+    transport_close(&req);
     free(msg);
     return rc;
 }

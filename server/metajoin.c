@@ -111,16 +111,10 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
 
-/* The socket under c, for poll() (msg.h has no accessor for it). */
-static int conn_fd(const msg_conn *c)
-{
-    return c->tp.fd;
-}
-
 /* Connects and says HELLO; on failure c is freed. */
 static int conn_open(msg_conn *c, const char *host, int port, err_t *err)
 {
-    int rc = msg_meta_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, err);
+    int rc = msg_conn_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) return rc;
     msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
     snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
@@ -380,7 +374,7 @@ static void metajoin_main(void)
                 sent_in_flight = sent_queued = sent_draining = -1;
             }
         }
-        struct pollfd pfd[2] = {{.fd = mj.efd, .events = POLLIN}, {.fd = linked ? conn_fd(&m) : -1, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = mj.efd, .events = POLLIN}, {.fd = linked ? msg_conn_fd(&m) : -1, .events = POLLIN}};
         int wait_ms = linked ? (int)heartbeat_ms : (int)(MJ_RETRY_SECONDS * 1000);
         int n = poll(pfd, linked ? 2 : 1, wait_ms);
         if (n < 0 && errno != EINTR) break;
