@@ -14,25 +14,7 @@
 #include <unistd.h>
 
 #include "numrpc.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "stats.h"
 
 /* One line on the local admin socket; the reply into buf. */
 static int admin(const char *sock, const char *line, char *buf, size_t len)
@@ -97,39 +79,39 @@ int main(int argc, char **argv)
     if (port == 0 || numrpc_init(&cfg) != NUMRPC_OK || !ping || !after || !reg || !reply) goto done;
     for (int i = 0; i < 100; i++) numrpc_call("ping"); /* warm */
     for (int i = 0; i < rounds * 10; i++) {
-        double t0 = now();
+        double t0 = bench_now();
         if (numrpc_call("ping") != NUMRPC_OK) goto done;
-        ping[i] = now() - t0;
+        ping[i] = bench_now() - t0;
     }
-    double warm = median(ping, rounds * 10);
+    double warm = bench_median(ping, (size_t)(rounds * 10));
     for (int i = 0; i < rounds; i++) {
         if (numrpc_call("crash", 1) != NUMRPC_ECRASHED) goto done;
-        double t0 = now();
+        double t0 = bench_now();
         if (numrpc_call("ping") != NUMRPC_OK) goto done;
-        after[i] = now() - t0 - warm;
+        after[i] = bench_now() - t0 - warm;
     }
     /* Register live1 and live2 in turn: each a new version of module live. */
     for (int i = 0; i < rounds; i++) {
         int want = 1 + i % 2, v = 0;
         snprintf(line, sizeof line, "register %s/live%d.so\n", argv[3], want);
-        double t0 = now();
+        double t0 = bench_now();
         if (admin(sock, line, buf, sizeof buf) != 0) {
             fprintf(stderr, "numrpc-bench-admin: %s", buf);
             goto done;
         }
-        reply[i] = now() - t0;
+        reply[i] = bench_now() - t0;
         for (int k = 0; k < 100000; k++) { /* bounded: until the new version answers */
             int rc = numrpc_call("live_version", &v);
             if (rc == NUMRPC_OK && v == want) break;
         }
         if (v != want) goto done;
-        reg[i] = now() - t0;
+        reg[i] = bench_now() - t0;
     }
     printf("%s worker(s); warm ping through a worker (median of %d): %.1f us\n", workers, rounds * 10, warm * 1e6);
     printf("crashed worker replaced: the next call waits %.2f ms more than a warm one (median of %d; target <= 10 ms)\n",
-           median(after, rounds) * 1e3, rounds);
+           bench_median(after, (size_t)(rounds)) * 1e3, rounds);
     printf("admin register: reply after %.2f ms, new version callable after %.2f ms (median of %d; target <= 100 ms)\n",
-           median(reply, rounds) * 1e3, median(reg, rounds) * 1e3, rounds);
+           bench_median(reply, (size_t)(rounds)) * 1e3, bench_median(reg, (size_t)(rounds)) * 1e3, rounds);
     status = 0;
 done:
     if (status) fprintf(stderr, "numrpc-bench-admin: failed: %s\n", numrpc_last_error_detail());
