@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "marshal.h"
 #include "msg.h"
 #include "msg_meta.h"
@@ -307,8 +308,8 @@ static int send_load(msg_conn *m, int in_flight, int queued, int draining, err_t
 
 static void log_note(const char *what, const err_t *err)
 {
-    if (!mj.cfg.quiet) fprintf(stderr, "numrpc-server: metaserver %s:%d: %s%s%s\n", mj.meta_host, mj.meta_port, what,
-                               err ? ": " : "", err ? err->detail : "");
+    server_log(&mj.cfg, LOG_LEVEL_NOTICE, "metaserver %s:%d: %s%s%s", mj.meta_host, mj.meta_port, what,
+               err ? ": " : "", err ? err->detail : "");
 }
 
 /* Asks this server what it serves (a fresh connection each time, so that
@@ -368,7 +369,7 @@ static void metajoin_main(void)
                 if (next_try == 0) log_note("cannot join (retrying every second)", &err);
                 next_try = now + MJ_RETRY_SECONDS;
             } else {
-                if (!mj.cfg.quiet) log_note("joined", NULL);
+                log_note("joined", NULL);
                 linked = 1;
                 last_sent = now;
                 sent_in_flight = sent_queued = sent_draining = -1;
