@@ -84,7 +84,14 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
 {
     msg_call_result res = {0, 0, 0}; /* the server's load, piggybacked */
     k->in0 = wire_reader_keepalives(&c->m.reader);
+    /* The server stops the routine at the deadline and says so; past it
+     * and a grace, the client stops waiting itself (a server that hangs,
+     * or sends keepalives forever). */
+    wire_reader_set_deadline(&c->m.reader, k->deadline > 0 ? k->deadline + CALL_DEADLINE_GRACE : 0);
     int rc = client_files_await_reply(c, k->wire_id, err);
+    if (rc == NUMRPC_ETIMEDOUT && wire_reader_broken(&c->m.reader))
+        err_set(err, NUMRPC_ETIMEDOUT, "%s: no answer from %s by the call's deadline (and %.0f s of grace); "
+                "the connection is closed", k->routine, c->m.label, CALL_DEADLINE_GRACE);
     if (rc == 0) rc = msg_read_call_result(&c->m.reader, &res, err);
     k->info.compute_seconds = res.compute_seconds;
     k->server_busy = res.in_flight + res.queued;

@@ -8,6 +8,10 @@
 #include "callobj.h"
 #include "conn.h"
 
+/* Seconds a client waits past a call's deadline for the server's own
+ * NUMRPC_ETIMEDOUT before it stops waiting and closes the connection. */
+#define CALL_DEADLINE_GRACE 1.0
+
 /* Evaluates the shapes of k (bound to f), checks them and the deadline. */
 int call_prepare(call_obj *k, const iface_t *f, err_t *err);
 /* Writes k's CALL on c with call id k->wire_id (after call_prepare); with
@@ -17,7 +21,9 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
 /* call_prepare, then call_write. */
 int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* Reads the reply's status and compute seconds (a failed status is the
- * server's error; the message is then ended). */
+ * server's error; the message is then ended).  No wait outlasts the
+ * call's deadline plus CALL_DEADLINE_GRACE (the connection is then
+ * broken: wire_reader_broken). */
 int call_receive_status(call_obj *k, client_conn *c, err_t *err);
 /* Records which server ran the call (a bounded copy of label). */
 void call_set_server(numrpc_call_info *info, const char *label);

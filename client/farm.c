@@ -389,7 +389,7 @@ static void *reader_main(void *arg)
 
         pthread_mutex_lock(&farm_lock);
         while (a->sending == k) pthread_cond_wait(&a->cv, &farm_lock); /* the writer's, until sent */
-        int keep = call_conn_usable(rc) && !a->failed;
+        int keep = call_conn_usable(rc) && !a->failed && !wire_reader_broken(&c->m.reader);
         if (rc == 0 && keep && !k->cancel_requested) {
             k->touched = 1; /* from here on, results land in the caller's memory */
             pthread_mutex_unlock(&farm_lock);

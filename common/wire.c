@@ -3,9 +3,12 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <rpc/xdr.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sock.h"
 
 #define WRITER_BATCH_BYTES (256u * 1024u)
 #define READER_BUFFER_BYTES (512u * 1024u)
@@ -297,6 +300,18 @@ void wire_reader_attach(wire_reader *r, transport tp)
     r->head = r->tail = 0;
     r->payload_left = 0;
     r->in_message = 0;
+    r->deadline = 0;
+    r->broken = 0;
+}
+
+void wire_reader_set_deadline(wire_reader *r, double deadline)
+{
+    r->deadline = deadline;
+}
+
+int wire_reader_broken(const wire_reader *r)
+{
+    return r->broken;
 }
 
 size_t wire_reader_buffered(const wire_reader *r)
@@ -336,7 +351,7 @@ uint64_t wire_reader_keepalives(const wire_reader *r)
 
 int wire_reader_idle(const wire_reader *r)
 {
-    return r->head == r->tail && !r->in_message;
+    return r->head == r->tail && !r->in_message && !r->broken;
 }
 
 int wire_reader_has_message(const wire_reader *r)
@@ -346,6 +361,21 @@ int wire_reader_has_message(const wire_reader *r)
     err_t ignored;
     if (wire_parse_header(r->buf + r->head, &type, &call_id, &flags, &len, &ignored) != 0) return 0;
     return (flags & PROTO_FLAG_END) && r->tail - r->head >= PROTO_HEADER_SIZE + (size_t)len;
+}
+
+/* Waits until the stream has bytes or r's deadline passes. */
+static int await_deadline(wire_reader *r, err_t *err)
+{
+    while (r->deadline > 0 && r->tp.ops->pending(&r->tp) == 0) {
+        double left = r->deadline - sock_now();
+        struct pollfd p = {r->tp.fd, POLLIN, 0};
+        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+        if (n > 0) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
+        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed while waiting for the peer");
+    }
+    return 0;
 }
 
 /* Makes at least `need` bytes (<= cap) available at buf + head. */
@@ -359,13 +389,20 @@ static int fill(wire_reader *r, size_t need, err_t *err)
         r->head = 0;
     }
     while (r->tail - r->head < need) {
+        int rc = await_deadline(r, err);
+        if (rc != 0) {
+            r->broken = 1;
+            return rc;
+        }
         ssize_t k = r->tp.ops->recv(&r->tp, r->buf + r->tail, r->cap - r->tail);
         if (k == 0) {
             int between = !r->in_message && r->tail == r->head;
+            r->broken = 1;
             return err_set(err, NUMRPC_EIO, between ? "closed" : "connection closed mid-message");
         }
         if (k < 0) {
             if (errno == EINTR) continue;
+            r->broken = 1;
             return io_error(err, "receive");
         }
         r->tail += (size_t)k;
@@ -380,11 +417,14 @@ static int read_header(wire_reader *r, uint32_t *type, uint32_t *call_id,
     int rc = fill(r, PROTO_HEADER_SIZE, err);
     if (rc != 0) return rc;
     rc = wire_parse_header(r->buf + r->head, type, call_id, flags, len, err);
-    if (rc != 0) return rc;
+    if (rc == 0 && *len > r->max_packet - PROTO_HEADER_SIZE)
+        rc = err_set(err, NUMRPC_EPROTO, "packet payload of %u bytes exceeds the limit of %zu", *len,
+                     r->max_packet - PROTO_HEADER_SIZE);
+    if (rc != 0) {
+        r->broken = 1; /* out of step with the stream */
+        return rc;
+    }
     r->head += PROTO_HEADER_SIZE;
-    if (*len > r->max_packet - PROTO_HEADER_SIZE)
-        return err_set(err, NUMRPC_EPROTO, "packet payload of %u bytes exceeds the limit of %zu",
-                       *len, r->max_packet - PROTO_HEADER_SIZE);
     return 0;
 }
 

@@ -92,6 +92,8 @@ typedef struct wire_reader {
     uint64_t bytes_in;     /* total bytes read from the socket         */
     uint64_t keepalives;   /* keepalive packets seen                   */
     size_t max_packet;     /* larger packet headers are a protocol error */
+    double deadline;       /* monotonic seconds a wait may last until; 0 = none */
+    int broken;            /* a receive failed: nothing more can be read */
 } wire_reader;
 
 int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
@@ -99,6 +101,13 @@ void wire_reader_free(wire_reader *r);
 /* Reads from tp from now on; whatever was buffered or half read from the
  * old stream is forgotten. */
 void wire_reader_attach(wire_reader *r, transport tp);
+/* Every wait for bytes ends by `deadline` (monotonic seconds, as
+ * sock_now(); 0 = only the socket's own time limits): past it a read fails
+ * with NUMRPC_ETIMEDOUT, whatever arrives meanwhile (keepalives too). */
+void wire_reader_set_deadline(wire_reader *r, double deadline);
+/* True once a receive failed (timed out, peer gone, garbage): the stream
+ * is out of step and the connection must be closed, never reused. */
+int wire_reader_broken(const wire_reader *r);
 /* Bytes read from the stream but not yet consumed (a pipelined request). */
 size_t wire_reader_buffered(const wire_reader *r);
 /* The current message: its type, call id and payload bytes consumed. */

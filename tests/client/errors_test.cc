@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -354,6 +355,98 @@ TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
     broken.join();
     close(lfd);
 }
+
+// A server that takes a call and never answers it: it replies to HELLO and
+// GET_IFACE (with the real interface of ping), then after the CALL sends
+// keepalives every 50 ms (or nothing at all) until the client leaves.
+struct HangingServer {
+    int lfd = -1;
+    int port = 0;
+    std::vector<uint8_t> ping_blob;
+    bool keepalives;
+    std::thread thread;
+
+    explicit HangingServer(bool send_keepalives) : keepalives(send_keepalives)
+    {
+        ServerProc real;
+        msg_conn c;
+        err_t err;
+        uint8_t *blob = nullptr;
+        uint32_t len = 0;
+        EXPECT_EQ(msg_conn_open(&c, "127.0.0.1", real.port(), 5000, 5000, 4096, &err), 0) << err.detail;
+        EXPECT_EQ(msg_write_get_iface(&c.writer, 1, "ping", &err), 0);
+        EXPECT_EQ(msg_read_iface_reply(&c.reader, 1, c.label, &blob, &len, &err), 0) << err.detail;
+        if (blob) ping_blob.assign(blob, blob + len);
+        free(blob);
+        msg_conn_free(&c);
+        lfd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t alen = sizeof a;
+        EXPECT_EQ(bind(lfd, (sockaddr *)&a, sizeof a), 0);
+        EXPECT_EQ(listen(lfd, 8), 0);
+        EXPECT_EQ(getsockname(lfd, (sockaddr *)&a, &alen), 0);
+        port = ntohs(a.sin_port);
+        thread = std::thread([this] { Serve(); });
+    }
+    ~HangingServer()
+    {
+        shutdown(lfd, SHUT_RDWR);
+        thread.join();
+        close(lfd);
+    }
+    void Serve()
+    {
+        for (;;) {
+            int fd = accept(lfd, nullptr, nullptr);
+            if (fd < 0) return;
+            msg_conn c;
+            err_t err;
+            uint32_t type = 0, id = 0;
+            if (msg_conn_init(&c, 4096, &err) != 0) return;
+            msg_conn_attach(&c, transport_tcp(fd), "client");
+            while (wire_next_message(&c.reader, &type, &id, &err) == 0 && wire_skip_message(&c.reader, &err) == 0) {
+                msg_hello h = {PROTO_VERSION, PROTO_MAX_PACKET, "hanging"};
+                if (type == PROTO_HELLO) msg_write_hello_reply(&c.writer, id, &h, &err);
+                if (type == PROTO_GET_IFACE)
+                    msg_write_iface_reply(&c.writer, id, ping_blob.data(), static_cast<uint32_t>(ping_blob.size()),
+                                          &err);
+                if (type != PROTO_CALL) continue;
+                // Until the client hangs up (bounded: 30 s).
+                for (int i = 0; i < 600; i++) {
+                    pollfd p = {fd, POLLIN, 0};
+                    if (poll(&p, 1, 50) > 0) break;
+                    if (keepalives && wire_send_empty(&c.tp, PROTO_KEEPALIVE, id, &err) != 0) break;
+                }
+                break;
+            }
+            msg_conn_free(&c);
+        }
+    }
+};
+
+class ClientDeadline : public ::testing::TestWithParam<bool> {};
+
+// A call's own deadline holds on the client, blocking or async, whether the
+// server falls silent or sends keepalives forever.
+TEST_P(ClientDeadline, AHungServerCannotHoldACallPastItsDeadline)
+{
+    HangingServer hung(GetParam());
+    ASSERT_FALSE(hung.ping_blob.empty());
+    std::string url = "numrpc://127.0.0.1:" + std::to_string(hung.port) + "/ping";
+    ASSERT_EQ(numrpc_set_timeout(0.5), NUMRPC_OK);
+    EXPECT_EQ(numrpc_call(url.c_str()), NUMRPC_ETIMEDOUT) << numrpc_last_error_detail();
+    EXPECT_NE(std::string(numrpc_last_error_detail()).find("no answer from"), std::string::npos)
+        << numrpc_last_error_detail();
+    int id = -1;
+    ASSERT_EQ(numrpc_call_async(&id, url.c_str()), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(numrpc_wait(id), NUMRPC_ETIMEDOUT) << numrpc_last_error_detail();
+    numrpc_set_timeout(0);
+    numrpc_finalize();
+}
+
+INSTANTIATE_TEST_SUITE_P(SilentOrKeepalives, ClientDeadline, ::testing::Values(false, true));
 
 TEST(ErrorList, EveryCodeHasANameAndAMessage)
 {

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 
 extern "C" {
 #include "msg.h"
+#include "sock.h"
 }
 
 namespace {
@@ -328,6 +330,33 @@ TEST(Messages, AttachForgetsAMessageCutShort)
     uint32_t first = msg_conn_next_id(&l.a), second = msg_conn_next_id(&l.a);
     EXPECT_NE(first, 0u);
     EXPECT_EQ(first + 1, second);
+}
+
+TEST(Messages, ADeadlineEndsAWaitThatKeepalivesWouldStretch)
+{
+    Link l;
+    err_t err;
+    std::thread keep([&] {
+        err_t e;
+        for (int i = 0; i < 20; i++) {
+            if (wire_send_empty(&l.b.tp, PROTO_KEEPALIVE, 0, &e) != 0) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    wire_reader_set_deadline(&l.a.reader, sock_now() + 0.1);
+    EXPECT_EQ(msg_read_reply(&l.a.reader, 1, l.a.label, &err), NUMRPC_ETIMEDOUT) << err.detail;
+    EXPECT_GT(wire_reader_keepalives(&l.a.reader), 0u) << "keepalives came, and did not extend the wait";
+    EXPECT_TRUE(wire_reader_broken(&l.a.reader));
+    EXPECT_FALSE(msg_conn_idle(&l.a)) << "a connection whose wait expired is never pooled";
+    keep.join();
+    // A fresh stream is whole again, without the old deadline.
+    int fd[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd), 0);
+    transport_close(&l.a.tp);
+    msg_conn_attach(&l.a, transport_tcp(fd[0]), "again");
+    EXPECT_FALSE(wire_reader_broken(&l.a.reader));
+    EXPECT_TRUE(msg_conn_idle(&l.a));
+    close(fd[1]);
 }
 
 }  // namespace
