@@ -52,6 +52,7 @@ typedef struct dispatcher {
     int argc;
     char **argv;
     int epfd, listen_fd, sig_fd, admin_fd;
+    int spare_fd;       /* /dev/null, given up to accept-and-refuse on EMFILE */
     module_list mods;    /* live registrations; workers inherit them     */
     unsigned generation; /* bumped by every change workers must reload   */
     double drain_until;  /* SIGTERM: monotonic seconds to give up at     */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,13 +27,56 @@
 #include "sock.h"
 #include "stats.h"
 
+/* Descriptors the dispatcher keeps for itself beyond two per worker
+ * (listening, epoll, signals, admin, metaserver link, spare, lingering). */
+#define DISPATCH_FD_RESERVE 32
+
 static void route(dispatcher *d, int c);
+
+/* Out of descriptors, a pending connection would keep the listening socket
+ * readable forever (a spinning loop): the spare descriptor makes room to
+ * take it and close it at once; its client sees the connection end. */
+static int shed_when_out_of_descriptors(dispatcher *d)
+{
+    if ((errno != EMFILE && errno != ENFILE) || d->spare_fd < 0) return 0;
+    close(d->spare_fd);
+    int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0) close(fd);
+    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    server_log(d->cfg, LOG_LEVEL_WARN, "out of file descriptors: a new connection was closed unanswered");
+    return fd >= 0;
+}
+
+/* The open-file limit raised to its hard limit, and --max-connections
+ * clamped under it with room for the workers' sockets and the
+ * dispatcher's own, so that accepting never runs out in the normal course. */
+static void fit_descriptors(server_config *cfg)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+    if (r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &r) != 0) getrlimit(RLIMIT_NOFILE, &r);
+    }
+    if (r.rlim_cur == RLIM_INFINITY) return;
+    long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE;
+    long room = (long)r.rlim_cur - reserve;
+    if (room < 1) room = 1;
+    if (cfg->max_connections > room) {
+        server_log(cfg, LOG_LEVEL_WARN, "--max-connections %d lowered to %ld: the open-file limit is %ld",
+                   cfg->max_connections, room, (long)r.rlim_cur);
+        cfg->max_connections = (int)room;
+    }
+}
 
 static void accept_all(dispatcher *d)
 {
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) return;
+        if (fd < 0) {
+            if (shed_when_out_of_descriptors(d)) continue;
+            return;
+        }
         char detail[160];
         if (d->stopping) {
             conn_refuse_fd(d, fd, NUMRPC_EBUSY, "server shutting down");
@@ -198,6 +242,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     d.argc = argc;
     d.argv = argv;
     d.listen_fd = listen_fd;
+    fit_descriptors(cfg);
+    d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     d.nconns_cap = cfg->max_connections + 1;
     d.nworkers_cap = cfg->max_workers;
     d.conns = calloc((size_t)d.nconns_cap, sizeof *d.conns);

@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -27,6 +29,9 @@
 #include "json_mini.h"
 #include "numrpc.h"
 #include "protocol.h"
+extern "C" {
+#include "msg.h"
+}
 
 namespace {
 
@@ -434,7 +439,8 @@ TEST(Limits, AClientThatHangsUpMidReplyLeavesItsWorkerSound)
 struct OwnServer {
     pid_t pid = -1;
     int port = 0;
-    explicit OwnServer(std::vector<std::string> args, const std::string &port_file)
+    // nofile > 0: the server starts under that open-file limit (soft and hard).
+    explicit OwnServer(std::vector<std::string> args, const std::string &port_file, rlim_t nofile = 0)
     {
         args.insert(args.begin(), {kServer, "--port", "0", "--bind", "127.0.0.1", "--port-file", port_file,
                                    "--quiet", "--blas-threads", "1"});
@@ -444,6 +450,8 @@ struct OwnServer {
             for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
             argv.push_back(nullptr);
             if (freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
+            rlimit lim = {nofile, nofile};
+            if (nofile > 0 && setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(127);
             execv(argv[0], argv.data());
             _exit(127);
         }
@@ -507,6 +515,47 @@ StatusProbe ProbeStatus(const std::string &addr, const std::string &dir)
 // count taken before the workers existed, and made its "late" call before
 // knowing the signal had been handled.  Now every step waits on what the
 // server reports.
+TEST(Limits, ConnectionsAreClampedUnderTheOpenFileLimit)
+{
+    TempDir dir;
+    // 64 descriptors and 2 workers leave room for 64 - (2 x 2 + 32) = 28
+    // connections; the default --max-connections (1024) would run out of
+    // descriptors first (the dispatcher then spun and new clients hung).
+    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none"},
+                     dir.path + "/port", 64);
+    ASSERT_GT(server.port, 0);
+    std::vector<int> fds;
+    for (int i = 0; i < 40; i++) {
+        int fd = connect_loopback(server.port);
+        ASSERT_GE(fd, 0);
+        fds.push_back(fd);
+    }
+    // The 12 beyond the limit are refused at once, by a reply naming it.
+    int refused = 0;
+    for (int round = 0; round < 100 && refused < 12; round++) {
+        for (int &fd : fds) {
+            pollfd p = {fd, POLLIN, 0};
+            if (fd < 0 || poll(&p, 1, 0) <= 0) continue;
+            msg_conn c;
+            err_t err;
+            ASSERT_EQ(msg_conn_init(&c, 4096, &err), 0);
+            msg_conn_attach(&c, transport_tcp(fd), "server");
+            EXPECT_EQ(msg_read_reply(&c.reader, 0, c.label, &err), NUMRPC_EBUSY) << err.detail;
+            EXPECT_TRUE(Contains(err.detail, "connection limit (28 connections)")) << err.detail;
+            msg_conn_free(&c);  // closes fd
+            fd = -1;
+            refused++;
+        }
+        SleepMs(20);
+    }
+    EXPECT_EQ(refused, 12);
+    for (int fd : fds)
+        if (fd >= 0) close(fd);
+    UseServer("127.0.0.1:" + std::to_string(server.port));
+    EXPECT_EQ(numrpc_call("ping"), NUMRPC_OK) << Detail();
+    numrpc_finalize();
+}
+
 TEST(Signals, SigtermFinishesAcceptedCallsRefusesNewOnesAndExitsZero)
 {
     TempDir dir;
