@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "msg.h"
 #include "sock.h"
 
 static void usage(FILE *out)
@@ -24,6 +26,8 @@ static void usage(FILE *out)
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
+            "  --max-connections N open connections at most; beyond, EBUSY (default 1024)\n"
+            "  --idle-timeout SECS close a connection idle this long (default 600)\n"
             "  --quiet             no log lines\n"
             "Servers join with numrpc-server --metaserver HOST:PORT; clients set\n"
             "NUMRPC_METASERVER=HOST:PORT.  See docs/metaserver.md.\n");
@@ -36,6 +40,8 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
     o->port = -1;
     o->drop_after = 3;
     o->lease_ms = 2000;
+    o->max_connections = 1024;
+    o->idle_timeout = 600;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -60,6 +66,16 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             if (*end || !(d >= 0.1 && d <= 3600))
                 return err_set(err, NUMRPC_EINVAL, "--drop-after %s: want seconds from 0.1 to 3600", v);
             o->drop_after = d;
+        } else if (strcmp(a, "--max-connections") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 65536)
+                return err_set(err, NUMRPC_EINVAL, "--max-connections %s: want 1..65536", v);
+            o->max_connections = (int)n;
+        } else if (strcmp(a, "--idle-timeout") == 0) {
+            double d = strtod(v, &end);
+            if (*end || !(d >= 0.1 && d <= 86400))
+                return err_set(err, NUMRPC_EINVAL, "--idle-timeout %s: want seconds from 0.1 to 86400", v);
+            o->idle_timeout = d;
         } else if (strcmp(a, "--lease-ms") == 0) {
             long l = strtol(v, &end, 10);
             if (*end || l < 0 || l > 3600000) return err_set(err, NUMRPC_EINVAL, "--lease-ms %s: want 0..3600000", v);
@@ -75,14 +91,35 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
 typedef struct conn_arg {
     int fd;
     char peer[64];
+    double idle_timeout;
 } conn_arg;
+
+static atomic_int open_connections; /* one thread each */
 
 static void *conn_main(void *p)
 {
     conn_arg *a = p;
-    serve_connection(a->fd, a->peer);
+    serve_connection(a->fd, a->peer, a->idle_timeout);
     free(a);
+    atomic_fetch_sub(&open_connections, 1);
     return NULL;
+}
+
+/* Beyond --max-connections: a REPLY with call id 0 says why, then close. */
+static void refuse(int fd, int limit)
+{
+    msg_conn c;
+    err_t err;
+    char detail[128];
+    snprintf(detail, sizeof detail, "metaserver at its connection limit (%d connections)", limit);
+    sock_set_timeouts(fd, 200, 0); /* never held by a client that does not read */
+    if (msg_conn_init(&c, PROTO_MIN_PACKET, &err) != 0) {
+        close(fd);
+        return;
+    }
+    msg_conn_attach(&c, transport_tcp(fd), "refused");
+    msg_reply_simple(&c.writer, 0, NUMRPC_EBUSY, detail, &err);
+    msg_conn_free(&c); /* closes fd */
 }
 
 static void *reaper_main(void *p)
@@ -155,19 +192,26 @@ int main(int argc, char **argv)
             return 1;
         }
         sock_tune(fd);
+        if (atomic_load(&open_connections) >= opt.max_connections) {
+            refuse(fd, opt.max_connections);
+            continue;
+        }
         conn_arg *a = calloc(1, sizeof *a);
         if (a == NULL) {
             close(fd);
             continue;
         }
         a->fd = fd;
+        a->idle_timeout = opt.idle_timeout;
         if (ss.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a->peer, sizeof a->peer);
         else if (ss.ss_family == AF_INET6)
             inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, a->peer, sizeof a->peer);
         else
             snprintf(a->peer, sizeof a->peer, "unknown");
+        atomic_fetch_add(&open_connections, 1);
         if (pthread_create(&t, &attr, conn_main, a) != 0) {
+            atomic_fetch_sub(&open_connections, 1);
             close(fd);
             free(a);
         }

@@ -25,6 +25,8 @@ typedef struct meta_options {
     char port_file[1024];
     double drop_after;  /* seconds of silence before a server is dropped */
     int lease_ms;       /* how long a client may reuse an answer          */
+    int max_connections; /* open connections (one thread each) at most    */
+    double idle_timeout; /* seconds a connection may wait between messages */
     int quiet;
 } meta_options;
 
@@ -127,6 +129,9 @@ void routines_free(meta_routine *r, uint32_t n);
 
 /* ---- serve.c ---- */
 /* Serves one connection until it closes (a thread's body); takes fd. */
-void serve_connection(int fd, const char *peer);
+/* Serves fd until it closes, breaks, or stays idle idle_timeout seconds
+ * between messages (a stalled message: META_IO_SECONDS). */
+#define META_IO_SECONDS 30
+void serve_connection(int fd, const char *peer, double idle_timeout);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "sock.h"
 #include "msg_meta.h"
 #include "protocol.h"
 #include "transport.h"
@@ -231,7 +232,7 @@ static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
     }
 }
 
-void serve_connection(int fd, const char *peer)
+void serve_connection(int fd, const char *peer, double idle_timeout)
 {
     serve_conn c = {.fd = fd, .peer = peer};
     err_t err;
@@ -240,10 +241,16 @@ void serve_connection(int fd, const char *peer)
         return;
     }
     msg_conn_attach(&c.mc, transport_tcp(fd), peer);
+    sock_set_timeouts(fd, META_IO_SECONDS * 1000, 0); /* a reader that never reads */
     for (;;) {
         uint32_t type, call_id;
+        /* Between messages a connection may idle this long (a joined
+         * server's heartbeats come far more often); inside one, a stall
+         * ends it after META_IO_SECONDS. */
+        wire_reader_set_deadline(&c.mc.reader, sock_now() + idle_timeout);
         int rc = wire_next_message(&c.mc.reader, &type, &call_id, &err);
         if (rc != 0) break;
+        wire_reader_set_deadline(&c.mc.reader, sock_now() + META_IO_SECONDS);
         rc = serve_one(&c, type, call_id, &err);
         /* A request (JOIN, QUERY) that is well framed but wrong gets its
          * error; anything else broken ends the connection. */
