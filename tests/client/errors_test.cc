@@ -18,6 +18,7 @@
 extern "C" {
 #include "marshal.h"
 #include "msg.h"
+#include "sock.h"
 #include "wire.h"
 }
 
@@ -319,15 +320,10 @@ TEST_F(BadInput, NoServerListening)
 // the call fails with NUMRPC_ESERVER, never with the peer's positive number.
 TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT_GE(lfd, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ASSERT_EQ(bind(lfd, (sockaddr *)&a, sizeof a), 0);
-    ASSERT_EQ(listen(lfd, 4), 0);
-    ASSERT_EQ(getsockname(lfd, (sockaddr *)&a, &len), 0);
+    int port = 0;
+    err_t lerr;
+    int lfd = sock_listen("127.0.0.1", 0, &port, &lerr);
+    ASSERT_GE(lfd, 0) << lerr.detail;
     std::thread broken([lfd] {
         int fd = accept(lfd, nullptr, nullptr);
         if (fd < 0) return;
@@ -346,7 +342,7 @@ TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
         }
         msg_conn_free(&c);
     });
-    std::string url = "numrpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/ping";
+    std::string url = "numrpc://127.0.0.1:" + std::to_string(port) + "/ping";
     int rc = numrpc_call(url.c_str());
     EXPECT_EQ(rc, NUMRPC_ESERVER) << numrpc_last_error_detail();
     EXPECT_NE(std::string(numrpc_last_error_detail()).find("status 7"), std::string::npos)
@@ -379,15 +375,8 @@ struct HangingServer {
         if (blob) ping_blob.assign(blob, blob + len);
         free(blob);
         msg_conn_free(&c);
-        lfd = socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t alen = sizeof a;
-        EXPECT_EQ(bind(lfd, (sockaddr *)&a, sizeof a), 0);
-        EXPECT_EQ(listen(lfd, 8), 0);
-        EXPECT_EQ(getsockname(lfd, (sockaddr *)&a, &alen), 0);
-        port = ntohs(a.sin_port);
+        lfd = sock_listen("127.0.0.1", 0, &port, &err);
+        EXPECT_GE(lfd, 0) << err.detail;
         thread = std::thread([this] { Serve(); });
     }
     ~HangingServer()
