@@ -164,13 +164,10 @@ static int put_hello(wire_writer *w, const msg_hello *h, err_t *err)
 /* Version, packet size and peer name, then the end of the message. */
 static int get_hello(wire_reader *r, msg_hello *h, err_t *err)
 {
-    char *peer = NULL;
     int rc = wire_get_u32(r, &h->version, err);
     if (rc == 0) rc = wire_get_u32(r, &h->packet_size, err);
-    if (rc == 0) rc = wire_get_string(r, &peer, MSG_PEER_MAX, err);
+    if (rc == 0) rc = wire_get_string_into(r, h->peer, sizeof h->peer, MSG_PEER_MAX, err);
     if (rc == 0) rc = wire_expect_end(r, err);
-    if (rc == 0) snprintf(h->peer, sizeof h->peer, "%s", peer);
-    free(peer);
     return rc;
 }
 
@@ -220,19 +217,9 @@ int msg_write_call_header(wire_writer *w, uint32_t call_id, const msg_call_heade
     return rc;
 }
 
-/* Reads a string field of at most max bytes into buf (max + 1 bytes). */
-static int get_name(wire_reader *r, char *buf, uint32_t max, err_t *err)
-{
-    char *s = NULL;
-    int rc = wire_get_string(r, &s, max, err);
-    if (rc == 0) snprintf(buf, (size_t)max + 1, "%s", s);
-    free(s);
-    return rc;
-}
-
 int msg_read_call_header(wire_reader *r, msg_call_header *h, err_t *err)
 {
-    int rc = get_name(r, h->name, IFACE_MAX_NAME, err);
+    int rc = wire_get_string_into(r, h->name, IFACE_MAX_NAME + 1, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_get_u64(r, &h->hash, err);
     if (rc == 0) rc = wire_get_u32(r, &h->deadline_ms, err);
     if (rc == 0) rc = wire_get_u32(r, &h->flags, err);
@@ -297,7 +284,7 @@ int msg_read_list_reply(wire_reader *r, uint32_t want_id, const char *label, uin
         goto fail;
     }
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
-        rc = get_name(r, list[i].name, IFACE_MAX_NAME, err);
+        rc = wire_get_string_into(r, list[i].name, IFACE_MAX_NAME + 1, IFACE_MAX_NAME, err);
         if (rc == 0) rc = wire_get_u64(r, &list[i].hash, err);
     }
     if (rc == 0) rc = wire_expect_end(r, err);
@@ -322,7 +309,7 @@ int msg_write_get_iface(wire_writer *w, uint32_t call_id, const char *name, err_
 
 int msg_read_get_iface(wire_reader *r, char *name, err_t *err)
 {
-    int rc = get_name(r, name, IFACE_MAX_NAME, err);
+    int rc = wire_get_string_into(r, name, IFACE_MAX_NAME + 1, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_expect_end(r, err);
     return rc;
 }

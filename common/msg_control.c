@@ -18,16 +18,6 @@ static int read_control_reply(wire_reader *r, uint32_t want_id, const char *labe
     return msg_reply_status(r, type, id, id == 0 ? 0 : want_id, label, err);
 }
 
-/* A string field of at most max bytes into buf (size bytes, truncated). */
-static int get_text(wire_reader *r, char *buf, size_t size, uint32_t max, err_t *err)
-{
-    char *s = NULL;
-    int rc = wire_get_string(r, &s, max, err);
-    if (rc == 0) snprintf(buf, size, "%s", s);
-    free(s);
-    return rc;
-}
-
 /* ---- STATUS ---- */
 
 int msg_write_status(wire_writer *w, uint32_t call_id, err_t *err)
@@ -62,8 +52,8 @@ static int put_status_routine(wire_writer *w, const msg_status_routine *x, err_t
 
 static int get_status_routine(wire_reader *r, msg_status_routine *x, err_t *err)
 {
-    int rc = get_text(r, x->name, sizeof x->name, IFACE_MAX_NAME, err);
-    if (rc == 0) rc = get_text(r, x->module, sizeof x->module, IFACE_MAX_NAME, err);
+    int rc = wire_get_string_into(r, x->name, sizeof x->name, IFACE_MAX_NAME, err);
+    if (rc == 0) rc = wire_get_string_into(r, x->module, sizeof x->module, IFACE_MAX_NAME, err);
     if (rc == 0) rc = wire_get_u64(r, &x->hash, err);
     if (rc == 0) rc = wire_get_u32(r, &x->offered, err);
     if (rc == 0) rc = wire_get_u64(r, &x->calls, err);
@@ -100,7 +90,7 @@ int msg_read_status_reply(wire_reader *r, uint32_t want_id, const char *label, m
     memset(s, 0, sizeof *s);
     uint32_t n = 0;
     int rc = read_control_reply(r, want_id, label, err);
-    if (rc == 0) rc = get_text(r, s->server, sizeof s->server, IFACE_MAX_TEXT, err);
+    if (rc == 0) rc = wire_get_string_into(r, s->server, sizeof s->server, IFACE_MAX_TEXT, err);
     if (rc == 0) rc = wire_get_double(r, &s->uptime, err);
     for (int i = 0; rc == 0 && i < 3; i++) rc = wire_get_double(r, &s->load[i], err);
     if (rc == 0) rc = wire_get_u32(r, &s->workers, err);

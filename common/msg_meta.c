@@ -9,17 +9,6 @@
 
 #include "msg.h"
 #include "protocol.h"
-#include "sock.h"
-
-/* A string field of at most size - 1 bytes into buf. */
-static int get_string_into(wire_reader *r, char *buf, size_t size, err_t *err)
-{
-    char *s = NULL;
-    int rc = wire_get_string(r, &s, (uint32_t)(size - 1), err);
-    if (rc == 0) snprintf(buf, size, "%s", s);
-    free(s);
-    return rc;
-}
 
 /* A figure a peer may send: finite and not negative. */
 static int figure_ok(double v)
@@ -52,7 +41,7 @@ static int put_routines(wire_writer *w, const msg_meta_routine *list, uint32_t n
 /* One entry: name, hash, descriptor, decoded and matched. */
 static int get_routine(wire_reader *r, msg_meta_routine *m, err_t *err)
 {
-    int rc = get_string_into(r, m->name, sizeof m->name, err);
+    int rc = wire_get_string_into(r, m->name, sizeof m->name, (uint32_t)sizeof m->name - 1, err);
     if (rc == 0) rc = wire_get_u64(r, &m->hash, err);
     if (rc == 0) rc = wire_get_opaque(r, &m->blob, &m->len, IFACE_MAX_BLOB, err);
     if (rc == 0) rc = iface_decode(m->blob, m->len, &m->iface, err);
@@ -122,9 +111,9 @@ int msg_read_meta_join(wire_reader *r, msg_meta_join *j, err_t *err)
 {
     uint32_t npoints = 0;
     memset(j, 0, sizeof *j);
-    int rc = get_string_into(r, j->host, sizeof j->host, err);
+    int rc = wire_get_string_into(r, j->host, sizeof j->host, (uint32_t)sizeof j->host - 1, err);
     if (rc == 0) rc = wire_get_u32(r, &j->port, err);
-    if (rc == 0) rc = get_string_into(r, j->name, sizeof j->name, err);
+    if (rc == 0) rc = wire_get_string_into(r, j->name, sizeof j->name, (uint32_t)sizeof j->name - 1, err);
     if (rc == 0) rc = wire_get_u32(r, &j->slots, err);
     if (rc == 0) rc = wire_get_u32(r, &npoints, err);
     if (rc == 0 && (npoints > RANK_MAX_POINTS || j->port == 0 || j->port > 65535 || j->slots == 0 ||
@@ -236,7 +225,7 @@ int msg_write_meta_query(wire_writer *w, uint32_t call_id, const msg_meta_query 
 
 int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err)
 {
-    int rc = get_string_into(r, q->routine, sizeof q->routine, err);
+    int rc = wire_get_string_into(r, q->routine, sizeof q->routine, (uint32_t)sizeof q->routine - 1, err);
     if (rc == 0) rc = wire_get_u64(r, &q->hash, err);
     if (rc == 0) rc = wire_get_double(r, &q->flops, err);
     if (rc == 0) rc = wire_get_u64(r, &q->bytes_in, err);
@@ -271,7 +260,7 @@ int msg_write_meta_query_reply(wire_writer *w, uint32_t call_id, uint32_t lease_
 
 static int get_ranked(wire_reader *r, msg_meta_ranked *s, err_t *err)
 {
-    int rc = get_string_into(r, s->host, sizeof s->host, err);
+    int rc = wire_get_string_into(r, s->host, sizeof s->host, (uint32_t)sizeof s->host - 1, err);
     if (rc == 0) rc = wire_get_u32(r, &s->port, err);
     if (rc == 0) rc = wire_get_u32(r, &s->slots, err);
     if (rc == 0) rc = wire_get_u32(r, &s->throughput_known, err);
@@ -327,8 +316,8 @@ int msg_write_meta_report(wire_writer *w, uint32_t call_id, const msg_meta_call 
 
 static int get_call(wire_reader *r, msg_meta_call *c, err_t *err)
 {
-    int rc = get_string_into(r, c->server, sizeof c->server, err);
-    if (rc == 0) rc = get_string_into(r, c->routine, sizeof c->routine, err);
+    int rc = wire_get_string_into(r, c->server, sizeof c->server, (uint32_t)sizeof c->server - 1, err);
+    if (rc == 0) rc = wire_get_string_into(r, c->routine, sizeof c->routine, (uint32_t)sizeof c->routine - 1, err);
     if (rc == 0) rc = wire_get_double(r, &c->flops, err);
     if (rc == 0) rc = wire_get_u64(r, &c->bytes_sent, err);
     if (rc == 0) rc = wire_get_u64(r, &c->bytes_received, err);

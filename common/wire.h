@@ -160,6 +160,9 @@ int wire_get_double(wire_reader *r, double *v, err_t *err);
 /* Strings and opaques longer than max are NUMRPC_ELIMIT.  *out is malloc'd
  * (NUL-terminated); the caller frees it. */
 int wire_get_string(wire_reader *r, char **out, uint32_t max, err_t *err);
+/* A string field of at most max bytes (more is NUMRPC_ELIMIT) copied into
+ * buf of size bytes, cut to fit when max >= size. */
+int wire_get_string_into(wire_reader *r, char *buf, size_t size, uint32_t max, err_t *err);
 int wire_get_opaque(wire_reader *r, uint8_t **out, uint32_t *len, uint32_t max, err_t *err);
 
 #endif

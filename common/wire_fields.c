@@ -3,6 +3,7 @@
 #include "wire.h"
 
 #include <rpc/xdr.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +104,13 @@ int wire_get_string(wire_reader *r, char **out, uint32_t max, err_t *err)
 {
     uint32_t len;
     return wire_get_opaque(r, (uint8_t **)out, &len, max, err);
+}
+
+int wire_get_string_into(wire_reader *r, char *buf, size_t size, uint32_t max, err_t *err)
+{
+    char *s = NULL;
+    int rc = wire_get_string(r, &s, max, err);
+    if (rc == 0) snprintf(buf, size, "%s", s);
+    free(s);
+    return rc;
 }
