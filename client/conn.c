@@ -49,11 +49,10 @@ int conn_acquire(const endpoint *ep, client_conn **out, err_t *err)
     }
     transport tp;
     msg_hello hello = {PROTO_VERSION, (uint32_t)packet, "libnumrpc " PACKAGE_VERSION};
-    int rc = NUMRPC_ENOMEM;
     c = calloc(1, sizeof *c);
     if (c == NULL) return err_set(err, NUMRPC_ENOMEM, "connection");
     c->rfile_fd = -1;
-    rc = msg_conn_init(&c->m, packet, err);
+    int rc = msg_conn_init(&c->m, packet, err);
     if (rc != 0) goto fail_free;
     rc = transport_connect(&tp, &transport_tcp_ops, ep->host, ep->port, CONNECT_TIMEOUT_MS, err);
     if (rc != 0) goto fail;
