@@ -22,7 +22,7 @@ static err_t routine_err; /* the running call's failure; one call per worker */
 static void service_fail(int code, const char *detail)
 {
     if (routine_err.code != 0) return;
-    if (code >= 0 || code < NUMRPC_EINTERNAL) code = NUMRPC_ESERVER;
+    if (code == NUMRPC_OK || !numrpc_error_valid(code)) code = NUMRPC_ESERVER; /* a failure of the list */
     err_set(&routine_err, code, "%s", detail ? detail : "the routine failed");
 }
 
