@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "msg.h"
+#include "msg_control.h"
 #include "sock.h"
 }
 
@@ -330,6 +331,45 @@ TEST(Messages, AttachForgetsAMessageCutShort)
     uint32_t first = msg_conn_next_id(&l.a), second = msg_conn_next_id(&l.a);
     EXPECT_NE(first, 0u);
     EXPECT_EQ(first + 1, second);
+}
+
+TEST(Messages, StatusRoundTripAndAServerClaimingTooManyRows)
+{
+    Link l;
+    err_t err;
+    ASSERT_EQ(msg_write_status(&l.a.writer, 70, &err), 0);
+    uint32_t type, id, version = 0;
+    l.Next(&type, &id);
+    EXPECT_EQ(type, static_cast<uint32_t>(PROTO_STATUS));
+    ASSERT_EQ(msg_read_status(&l.b.reader, &version, &err), 0);
+    EXPECT_EQ(version, PROTO_VERSION);
+    msg_status_routine rows[2] = {{"dgefa", "linpack", 11, 5, 1, 800, 900, 1, 0.5, 0.25},
+                                  {"ping", "", 12, 7, 0, 64, 64, 0, 0.001, 0.0002}};
+    msg_status st = {"numrpc-server test", 12.5, {0.5, 0.25, 0.125}, 4, 32, 1, 0, 3, 0, 2, 1, rows};
+    ASSERT_EQ(msg_write_status_reply(&l.b.writer, 70, &st, &err), 0) << err.detail;
+    msg_status got;
+    ASSERT_EQ(msg_read_status_reply(&l.a.reader, 70, l.a.label, &got, &err), 0) << err.detail;
+    EXPECT_STREQ(got.server, "numrpc-server test");
+    EXPECT_EQ(got.load[2], 0.125);
+    EXPECT_EQ(got.max_workers, 32u);
+    ASSERT_EQ(got.nroutines, 2u);
+    EXPECT_STREQ(got.rows[0].module, "linpack");
+    EXPECT_EQ(got.rows[0].bytes_out, 900u);
+    EXPECT_EQ(got.rows[1].p99_s, 0.0002);
+    msg_status_free(&got);
+
+    // A hostile server announcing more rows than any server has: refused
+    // by the count, before anything is allocated for them.
+    ASSERT_EQ(msg_reply_begin(&l.b.writer, 71, NUMRPC_OK, "", &err), 0);
+    wire_put_string(&l.b.writer, "liar", &err);
+    for (int i = 0; i < 4; i++) wire_put_double(&l.b.writer, 0, &err);
+    for (int i = 0; i < 2; i++) wire_put_u32(&l.b.writer, 1, &err);
+    wire_put_u64(&l.b.writer, 0, &err);
+    for (int i = 0; i < 4; i++) wire_put_u32(&l.b.writer, 0, &err);
+    wire_put_u32(&l.b.writer, MSG_STATUS_MAX_ROUTINES + 1, &err);
+    ASSERT_EQ(wire_end(&l.b.writer, &err), 0);
+    EXPECT_EQ(msg_read_status_reply(&l.a.reader, 71, l.a.label, &got, &err), NUMRPC_EPROTO);
+    EXPECT_EQ(got.rows, nullptr);
 }
 
 TEST(Messages, ADeadlineEndsAWaitThatKeepalivesWouldStretch)
