@@ -166,18 +166,14 @@ static void free_call_args(const iface_t *f, call_args *a)
 /* ---- Strings ---- */
 
 /* Gives every string array a table of mem_elems char* (NULL until the
- * request's strings or fit_output_strings fill them), within the limits. */
-static int allocate_string_tables(session *s, const iface_t *f, call_args *a, err_t *err)
+ * request's strings or fit_output_strings fill them), within the limits
+ * allocate_arrays checked. */
+static int allocate_string_tables(const iface_t *f, call_args *a, err_t *err)
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->type != NUMRPC_T_STRING || p->rank == 0) continue;
         uint64_t elems = a->shapes[i].mem_elems;
-        if (elems > s->cfg->max_array_elems)
-            return err_set(err, NUMRPC_ELIMIT,
-                           "%s: string array %s has %llu elements, over this server's limit of %llu",
-                           f->name, p->name, (unsigned long long)elems,
-                           (unsigned long long)s->cfg->max_array_elems);
         a->argv[i] = calloc(elems ? elems : 1, sizeof(char *));
         if (a->argv[i] == NULL)
             return err_set(err, NUMRPC_ENOMEM, "%s: table of string array %s", f->name, p->name);
@@ -236,30 +232,33 @@ static void trim_fortran_strings(const iface_t *f, call_args *a)
     }
 }
 
-/* Checks every array against the limits, then places all of them in the
- * worker's arena.  No byte of one caller may reach another: memory that the
- * request does not overwrite in full (out and work arrays, arrays with gaps
- * such as rows beyond n of an lda x n matrix) is zeroed. */
+/* Checks every array against the limits (a string array by its table of
+ * char*), then places all but the string tables in the worker's arena.  No
+ * byte of one caller may reach another: memory that the request does not
+ * overwrite in full (out and work arrays, arrays with gaps such as rows
+ * beyond n of an lda x n matrix) is zeroed. */
 static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *err)
 {
-    uint64_t total = 0;
+    uint64_t total = 0, in_arena = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0 || p->type == NUMRPC_T_STRING) continue;
+        if (p->rank == 0) continue;
+        size_t elem_size = p->type == NUMRPC_T_STRING ? sizeof(char *) : iface_type_size(p->type);
         uint64_t elems = a->shapes[i].mem_elems, bytes;
         if (elems > s->cfg->max_array_elems)
             return err_set(err, NUMRPC_ELIMIT,
                            "%s: array %s has %llu elements, over this server's limit of %llu",
                            f->name, p->name, (unsigned long long)elems,
                            (unsigned long long)s->cfg->max_array_elems);
-        if (__builtin_mul_overflow(elems, iface_type_size(p->type), &bytes) ||
+        if (__builtin_mul_overflow(elems, elem_size, &bytes) ||
             __builtin_add_overflow(total, arena_round(bytes), &total) ||
             total > s->cfg->max_call_bytes)
             return err_set(err, NUMRPC_ELIMIT,
                            "%s: arrays of this call need more than this server's limit of %llu bytes",
                            f->name, (unsigned long long)s->cfg->max_call_bytes);
+        if (p->type != NUMRPC_T_STRING) in_arena += arena_round(bytes);
     }
-    int rc = arena_reserve(&s->arena, (size_t)total, err);
+    int rc = arena_reserve(&s->arena, (size_t)in_arena, err);
     if (rc != 0) return rc;
     size_t offset = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
@@ -363,7 +362,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         if (f->params[i].rank > 0) a->argv[i] = NULL;
     if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
         allocate_arrays(s, f, a, &call_err) != 0 ||
-        allocate_string_tables(s, f, a, &call_err) != 0 ||
+        allocate_string_tables(f, a, &call_err) != 0 ||
         files_call_begin(&fc, &s->conn, s->slot, s->cfg->max_call_bytes, call_id, f, a->argv, &call_err) != 0) {
         files_call_end(&fc);
         free_call_args(f, a);
