@@ -19,18 +19,11 @@
 static int serve_one(wire_reader *r, int *joined, err_t *err)
 {
     uint32_t type, call_id;
+    char name[IFACE_MAX_NAME + 1];
     int rc = wire_next_message(r, &type, &call_id, err);
     if (rc != 0) return rc;
+    if ((rc = fuzz_read_peer_request(r, type, name, err)) != 1) return rc;
     switch (type) {
-    case PROTO_HELLO: {
-        msg_hello h;
-        return msg_read_hello(r, &h, err);
-    }
-    case PROTO_LIST: return wire_expect_end(r, err);
-    case PROTO_GET_IFACE: {
-        char name[IFACE_MAX_NAME + 1];
-        return msg_read_get_iface(r, name, err);
-    }
     case PROTO_META_JOIN: {
         msg_meta_join j;
         if (*joined) return err_set(err, NUMRPC_EPROTO, "joined already");

@@ -237,20 +237,14 @@ done:
 static int serve_one(wire_reader *r, err_t *err)
 {
     uint32_t type, call_id;
+    char name[IFACE_MAX_NAME + 1];
     int rc = wire_next_message(r, &type, &call_id, err);
     if (rc != 0) return rc;
-    switch (type) {
-    case PROTO_HELLO: {
-        msg_hello h;
-        return msg_read_hello(r, &h, err);
-    }
-    case PROTO_LIST: return wire_expect_end(r, err);
-    case PROTO_GET_IFACE: {
-        char name[IFACE_MAX_NAME + 1];
-        rc = msg_read_get_iface(r, name, err);
-        if (rc == 0) fuzz_iface_find(name);
+    if ((rc = fuzz_read_peer_request(r, type, name, err)) != 1) {
+        if (rc == 0 && type == PROTO_GET_IFACE) fuzz_iface_find(name);
         return rc;
     }
+    switch (type) {
     case PROTO_CALL: return serve_call(r, call_id, err);
     case PROTO_PROBE: {
         uint32_t reply_bytes;

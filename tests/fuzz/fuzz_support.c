@@ -8,6 +8,7 @@
 
 #include "ast.h"
 #include "marshal.h"
+#include "msg.h"
 #include "sema.h"
 #include "transport.h"
 
@@ -43,6 +44,17 @@ void fuzz_reader_feed(wire_reader *r, const uint8_t *data, size_t n)
 void fuzz_reader_close(void)
 {
     fed.ops->close(&fed);
+}
+
+int fuzz_read_peer_request(wire_reader *r, uint32_t type, char name[IFACE_MAX_NAME + 1], err_t *err)
+{
+    msg_hello h;
+    switch (type) {
+    case PROTO_HELLO: return msg_read_hello(r, &h, err);
+    case PROTO_LIST: return wire_expect_end(r, err);
+    case PROTO_GET_IFACE: return msg_read_get_iface(r, name, err);
+    default: return 1;
+    }
 }
 
 /* ---- The sink ---- */

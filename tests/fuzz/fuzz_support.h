@@ -19,6 +19,11 @@ void fuzz_reader_feed(wire_reader *r, const uint8_t *data, size_t n);
 /* Closes the stream fed last. */
 void fuzz_reader_close(void);
 
+/* Reads the body of a HELLO, LIST or GET_IFACE request (a server and the
+ * metaserver both answer them); name gets GET_IFACE's routine.  1 when type
+ * is none of them (nothing read), else the readers' code. */
+int fuzz_read_peer_request(wire_reader *r, uint32_t type, char name[IFACE_MAX_NAME + 1], err_t *err);
+
 /* ---- A stream that keeps what a writer sends ---- */
 typedef struct fuzz_sink {
     uint8_t *p; /* malloc'd, grown as needed (at most 64 MiB) */
