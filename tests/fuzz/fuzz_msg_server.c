@@ -124,7 +124,7 @@ static int allocate(call *k, err_t *call_err)
  * server's byte budget (fit_output_strings).  No reader runs on them: the
  * harness makes them only up to STRINGS_MAX bytes, to stay fast (a server
  * makes one calloc per string, up to --max-call-bytes of them). */
-#define STRINGS_MAX (16u << 20)
+#define STRINGS_MAX (64u << 10)
 
 static int fit_strings(call *k, err_t *call_err)
 {
