@@ -130,9 +130,12 @@ static int evaluate(const expr_t *e, expr_arg_fn arg, void *ctx, int real, int64
             continue;
         }
         if (sp < op_pops(op)) return err_set(err, NUMRPC_EPROTO, "malformed expression");
-        if (op == EXPR_NEG) {
-            dstack[sp - 1] = -dstack[sp - 1];
-            if (!real && istack[sp - 1] == INT64_MIN)
+        if (op == EXPR_NEG) { /* the stack of the other mode is left alone */
+            if (real) {
+                dstack[sp - 1] = -dstack[sp - 1];
+                continue;
+            }
+            if (istack[sp - 1] == INT64_MIN)
                 return err_set(err, NUMRPC_EINVAL, "size expression overflows 64 bits");
             istack[sp - 1] = -istack[sp - 1];
             continue;
