@@ -10,6 +10,8 @@
 # One process per target (no -jobs/-workers: the 2-core machine is shared),
 # from the seed corpus, new inputs kept in BUILD_DIR/fuzz-long/TARGET.  A
 # target stops at its first crash; its input is kept there and counted.
+# -timeout=60 catches a hang; on a loaded shared machine a 10 s limit stopped
+# units that take milliseconds alone, so the table gives the slowest unit.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -19,6 +21,7 @@ out=${FUZZ_OUT:-$top/bench/results-fuzz/fuzz-long.md}
 bin=$build/tests/fuzz-bin
 work=$build/fuzz-long
 
+commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')
 "$top/tests/fuzz/build.sh" "$bin" || exit 1
 mkdir -p "$(dirname "$out")" "$work"
 rows=()
@@ -30,12 +33,13 @@ for t in $targets; do
     rm -rf "$dir" && mkdir -p "$dir/corpus"
     echo "fuzz_long: $t, $runs executions ($(date '+%H:%M:%S'))"
     start=$(date +%s)
-    "$bin/$t" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$bin/$t" -runs="$runs" -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$dir/" "${opts[@]}" "$dir/corpus" "$top/tests/fuzz/corpus/$t" >"$dir/log" 2>&1
     rc=$?
     seconds=$(($(date +%s) - start))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
     rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$dir/log")
+    slowest=$(sed -n 's/^stat::slowest_unit_time_sec: *//p' "$dir/log")
     # The last status line: "#N DONE cov: C ft: F corp: U/SIZE ..."
     last=$(grep -E '^#[0-9]+' "$dir/log" | tail -1)
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
@@ -44,7 +48,7 @@ for t in $targets; do
     [[ $rc != 0 && $crashes == 0 ]] && crashes="exit $rc"
     [[ $crashes != 0 ]] && total_crashes=$((total_crashes + 1))
     rate=$(( ${execs:-0} / (seconds > 0 ? seconds : 1) ))
-    rows+=("| $t | ${execs:-?} | ${corp:-?} | ${cov:-?} | $crashes | $seconds | $rate | ${rss:-?} |")
+    rows+=("| $t | ${execs:-?} | ${corp:-?} | ${cov:-?} | $crashes | $seconds | $rate | ${slowest:-?} | ${rss:-?} |")
     echo "fuzz_long: $t: ${execs:-?} executions in $seconds s, corpus ${corp:-?}, crashes $crashes"
 done
 
@@ -52,13 +56,13 @@ done
     echo "<!-- fuzz-long.md -- written by bench/fuzz_long.sh: the long run of every fuzz target. -->"
     echo "# Long fuzzing run"
     echo
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'),"
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit,"
     echo "$(nproc) cores ($(sed -n 's/^model name\t*: //p' /proc/cpuinfo | head -1)), $(${FUZZ_CC:-clang-14} --version 2>/dev/null | head -1)."
-    echo "Each target alone, one process: \`TARGET -runs=$runs -timeout=10 -rss_limit_mb=2048 CORPUS tests/fuzz/corpus/TARGET\`"
+    echo "Each target alone, one process: \`TARGET -runs=$runs -timeout=60 -rss_limit_mb=2048 CORPUS tests/fuzz/corpus/TARGET\`"
     echo "(fuzz_idlc also \`-max_len=1024 -dict=tests/fuzz/idl.dict\`), ASan + UBSan, leaks checked."
     echo
-    echo "| target | executions | corpus at end (inputs/bytes) | edges covered | crashes | seconds | exec/s | peak RSS MB |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| target | executions | corpus at end (inputs/bytes) | edges covered | crashes | seconds | exec/s | slowest unit (s) | peak RSS MB |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
 } >"$out"
 echo "fuzz_long: table in $out"
