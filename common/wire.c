@@ -301,12 +301,19 @@ void wire_reader_attach(wire_reader *r, transport tp)
     r->payload_left = 0;
     r->in_message = 0;
     r->deadline = 0;
+    r->pace_started = 0;
     r->broken = 0;
 }
 
 void wire_reader_set_deadline(wire_reader *r, double deadline)
 {
     r->deadline = deadline;
+}
+
+void wire_reader_set_pace(wire_reader *r, double grace_s, double rate)
+{
+    r->pace_grace = grace_s;
+    r->pace_rate = rate;
 }
 
 int wire_reader_broken(const wire_reader *r)
@@ -378,6 +385,20 @@ static int await_deadline(wire_reader *r, err_t *err)
     return 0;
 }
 
+/* The pace, checked as bytes come (a silent sender meets the socket's own
+ * time limit instead): the message so far took longer than its grace plus
+ * one second per pace_rate bytes. */
+static int check_pace(const wire_reader *r, err_t *err)
+{
+    if (r->pace_rate <= 0 || r->pace_started <= 0) return 0;
+    double took = sock_now() - r->pace_started;
+    uint64_t got = r->bytes_in - r->pace_base;
+    if (took <= r->pace_grace + (double)got / r->pace_rate) return 0;
+    return err_set(err, NUMRPC_ETIMEDOUT,
+                   "request too slow: %llu bytes in %.1f s, under this server's minimum of %.0f bytes/s after %.1f s",
+                   (unsigned long long)got, took, r->pace_rate, r->pace_grace);
+}
+
 /* Makes at least `need` bytes (<= cap) available at buf + head. */
 static int fill(wire_reader *r, size_t need, err_t *err)
 {
@@ -407,6 +428,10 @@ static int fill(wire_reader *r, size_t need, err_t *err)
         }
         r->tail += (size_t)k;
         r->bytes_in += (uint64_t)k;
+        if (r->tail - r->head < need && check_pace(r, err) != 0) {
+            r->broken = 1;
+            return err->code;
+        }
     }
     return 0;
 }
@@ -432,6 +457,10 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
                       err_t *err)
 {
     NR_ASSERT(!r->in_message);
+    if (r->pace_rate > 0) {
+        r->pace_started = sock_now();
+        r->pace_base = r->bytes_in - (r->tail - r->head);
+    }
     for (;;) {
         uint32_t t, id, flags, len;
         int rc = read_header(r, &t, &id, &flags, &len, err);
@@ -564,6 +593,7 @@ int wire_expect_end(wire_reader *r, err_t *err)
                        (unsigned long long)extra);
     }
     r->in_message = 0;
+    r->pace_started = 0;
     return 0;
 }
 
@@ -586,5 +616,6 @@ int wire_skip_message(wire_reader *r, err_t *err)
         r->payload_left = len;
     }
     r->in_message = 0;
+    r->pace_started = 0;
     return 0;
 }

@@ -93,6 +93,10 @@ typedef struct wire_reader {
     uint64_t keepalives;   /* keepalive packets seen                   */
     size_t max_packet;     /* larger packet headers are a protocol error */
     double deadline;       /* monotonic seconds a wait may last until; 0 = none */
+    double pace_grace;     /* a message may take this long, then ...    */
+    double pace_rate;      /* ... must arrive at this many bytes/s (0 = off) */
+    double pace_started;   /* monotonic seconds its current message began */
+    uint64_t pace_base;    /* bytes_in then, less what was buffered       */
     int broken;            /* a receive failed: nothing more can be read */
 } wire_reader;
 
@@ -105,6 +109,12 @@ void wire_reader_attach(wire_reader *r, transport tp);
  * sock_now(); 0 = only the socket's own time limits): past it a read fails
  * with NUMRPC_ETIMEDOUT, whatever arrives meanwhile (keepalives too). */
 void wire_reader_set_deadline(wire_reader *r, double deadline);
+/* A sender's pace: reading a message (from wire_next_message to its end)
+ * may take grace_s seconds plus one second per rate bytes that arrived for
+ * it; a slower sender fails with NUMRPC_ETIMEDOUT when its next bytes come
+ * (one that sends nothing meets the socket's receive limit).  rate 0 turns
+ * it off.  Kept across attach (a policy of the owner, not of a stream). */
+void wire_reader_set_pace(wire_reader *r, double grace_s, double rate);
 /* True once a receive failed (timed out, peer gone, garbage): the stream
  * is out of step and the connection must be closed, never reused. */
 int wire_reader_broken(const wire_reader *r);

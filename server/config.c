@@ -42,8 +42,10 @@ static const option_def options[] = {
     {"workers", 0, OPT_INT, F(min_workers), "N", "pre-forked workers (default 4)"},
     {"max-workers", 0, OPT_INT, F(max_workers), "N", "concurrent calls at most (default 32)"},
     {"max-connections", 0, OPT_INT, F(max_connections), "N", "open connections at most (default 1024)"},
+    {"max-connections-per-peer", 0, OPT_INT, F(max_connections_per_peer), "N",
+     "open connections from one address (an IPv6 /64) at most (default 0 = a quarter of --max-connections)"},
     {"max-queue", 0, OPT_INT, F(max_queue), "N",
-     "new connections waiting for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
+     "requests waiting whole for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
     {"max-call-bytes", 0, OPT_U64, F(max_call_bytes), "B", "array memory of one call at most (default 8 GiB)"},
     {"max-array-elems", 0, OPT_U64, F(max_array_elems), "N", "elements of one array at most (default 2^30)"},
     {"max-call-seconds", 0, OPT_INT, F(max_call_seconds), "S", "wall time of one routine at most (default 0 = none)"},
@@ -53,6 +55,10 @@ static const option_def options[] = {
     {"drain-timeout", 0, OPT_INT, F(drain_timeout_ms), "MS",
      "after SIGTERM, calls in flight get this long (default 600000)"},
     {"io-timeout", 0, OPT_INT, F(io_timeout_ms), "MS", "a stalled transfer inside a call fails (default 60000)"},
+    {"request-timeout", 0, OPT_INT, F(request_timeout_ms), "MS",
+     "a request's first packet (and a new connection's first request) arrives whole within this (default 10000)"},
+    {"min-rate", 0, OPT_SIZE, F(min_rate), "B",
+     "bytes per second a request arrives at, at least, once --request-timeout has passed (default 16K, 0 = any)"},
     {"blas-threads", 0, OPT_INT, F(blas_threads), "N", "BLAS threads per call (default: all cores)"},
     {"keepalive-ms", 0, OPT_INT, F(keepalive_ms), "MS", "keepalive period while a routine computes (default 5000)"},
     {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "errors only in the log (as --log-level error)"},
@@ -79,6 +85,8 @@ void config_defaults(server_config *cfg)
     cfg->idle_timeout_ms = 600000;
     cfg->drain_timeout_ms = 600000;
     cfg->io_timeout_ms = 60000;
+    cfg->request_timeout_ms = 10000;
+    cfg->min_rate = 16 << 10;
     cfg->keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000;
     cfg->log_level = LOG_LEVEL_NOTICE;
 }
@@ -254,6 +262,7 @@ void config_normalise(server_config *cfg)
     if (cfg->min_workers < 1) cfg->min_workers = 1;
     if (cfg->max_workers < cfg->min_workers) cfg->max_workers = cfg->min_workers;
     if (cfg->max_connections < 1) cfg->max_connections = 1;
+    if (cfg->request_timeout_ms < 1) cfg->request_timeout_ms = 1;
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
     if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 }

@@ -26,7 +26,8 @@ typedef struct server_config {
     int min_workers;           /* pre-forked workers                         */
     int max_workers;           /* workers at most (concurrent calls)         */
     int max_connections;       /* open connections at most                   */
-    int max_queue;             /* connections waiting for a worker (0 = any) */
+    int max_connections_per_peer; /* from one address (0 = a quarter of all) */
+    int max_queue;             /* requests waiting for a worker (0 = any)    */
     uint64_t max_call_bytes;   /* array memory of one call at most           */
     uint64_t max_array_elems;  /* elements of one array at most              */
     int max_call_seconds;      /* wall time of one routine (0 = no limit)    */
@@ -34,6 +35,8 @@ typedef struct server_config {
     int idle_timeout_ms;       /* an idle connection is closed (0 = never)   */
     int drain_timeout_ms;      /* SIGTERM: calls in flight get this long     */
     int io_timeout_ms;         /* a stalled read or write inside a call      */
+    int request_timeout_ms;    /* a request's first packet arrives whole     */
+    size_t min_rate;           /* bytes/s of a request after that (0 = any)  */
     int blas_threads;          /* BLAS threads per call (0 = cores)          */
     int keepalive_ms;          /* keepalive period while a routine computes  */
     int quiet;

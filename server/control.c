@@ -295,8 +295,6 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     err_t err;
     int rc = -1;
     wire_reader_attach(ctx->reader, req);
-    sock_set_timeouts(fd, 200, 0); /* a reader that stalls cannot hold the dispatcher */
-    wire_writer_attach(ctx->writer, transport_tcp(fd));
     if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0)
         rc = type == PROTO_STATUS ? serve_status(ctx, call_id) : serve_admin(ctx, cs, call_id, peer);
     wire_reader_attach(ctx->reader, transport_none());

@@ -32,7 +32,8 @@ typedef struct status_view {
 typedef struct control_ctx {
     const server_config *cfg;
     status_view view;
-    wire_writer *writer; /* the dispatcher's reply writer */
+    wire_writer *writer; /* the dispatcher's, framing into memory: the
+                            dispatcher sends it without blocking */
     wire_reader *reader; /* the dispatcher's, for a packet read whole */
     /* Runs a checked admin command line ("register /abs/path.so",
      * "unregister NAME", "list"); the reply "ok ..." or "error ...". */

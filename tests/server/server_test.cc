@@ -135,6 +135,19 @@ std::vector<uint8_t> Packet(uint8_t type, uint32_t call_id, uint32_t flags, cons
     return p;
 }
 
+// Sends a whole HELLO on a raw socket (fd stays the caller's).
+bool SendHello(int fd)
+{
+    wire_writer w;
+    err_t err;
+    if (wire_writer_init(&w, -1, 4096, &err) != 0) return false;
+    wire_writer_attach(&w, transport_tcp(fd));
+    msg_hello h = {PROTO_VERSION, 4096, "server_test"};
+    bool ok = msg_write_hello(&w, 1, &h, &err) == 0;
+    wire_writer_free(&w);
+    return ok;
+}
+
 // Reads one REPLY's status from a raw socket; INT32_MIN when none came.
 int32_t ReadReplyStatus(int fd)
 {
@@ -350,8 +363,11 @@ TEST(Limits, QueueBeyondBusyWorkersIsBounded)
     std::thread holder([&] { held_rc = numrpc_call("hold", gate.c_str()); });
     ASSERT_TRUE(WaitFor([&] { return Exists(gate + ".started"); }));
     const int base = CountSockets(server.pid());
-    int waiting = connect_loopback(server.port());  // takes the one queue place
+    // A whole request takes the one queue place (a silent connection
+    // would not: it waits in no queue).
+    int waiting = connect_loopback(server.port());
     ASSERT_GE(waiting, 0);
+    ASSERT_TRUE(SendHello(waiting));
     ASSERT_TRUE(WaitFor([&] { return CountSockets(server.pid()) > base; }));
     EXPECT_EQ(numrpc_call("ping"), NUMRPC_EBUSY);
     EXPECT_TRUE(Contains(Detail(), "server busy")) << Detail();
@@ -521,7 +537,8 @@ TEST(Limits, ConnectionsAreClampedUnderTheOpenFileLimit)
     // 64 descriptors and 2 workers leave room for 64 - (2 x 2 + 32) = 28
     // connections; the default --max-connections (1024) would run out of
     // descriptors first (the dispatcher then spun and new clients hung).
-    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none"},
+    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none",
+                      "--max-connections-per-peer", "1000"},
                      dir.path + "/port", 64);
     ASSERT_GT(server.port, 0);
     std::vector<int> fds;
