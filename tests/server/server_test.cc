@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/raw_peer.h"
 #include "../support/server_proc.h"
 #include "json_mini.h"
 #include "numrpc.h"
@@ -119,62 +120,6 @@ int CountSockets(pid_t pid)
     }
     closedir(d);
     return n;
-}
-
-// One packet: header then payload (big-endian fields).
-std::vector<uint8_t> Packet(uint8_t type, uint32_t call_id, uint32_t flags, const std::vector<uint8_t> &payload)
-{
-    std::vector<uint8_t> p = {0x4E, 0x52, PROTO_VERSION, type};
-    auto u32 = [&p](uint32_t v) {
-        for (int s = 24; s >= 0; s -= 8) p.push_back(static_cast<uint8_t>(v >> s));
-    };
-    u32(call_id);
-    u32(flags);
-    u32(static_cast<uint32_t>(payload.size()));
-    p.insert(p.end(), payload.begin(), payload.end());
-    return p;
-}
-
-// Sends a whole HELLO on a raw socket (fd stays the caller's).
-bool SendHello(int fd)
-{
-    wire_writer w;
-    err_t err;
-    if (wire_writer_init(&w, -1, 4096, &err) != 0) return false;
-    wire_writer_attach(&w, transport_tcp(fd));
-    msg_hello h = {PROTO_VERSION, 4096, "server_test"};
-    bool ok = msg_write_hello(&w, 1, &h, &err) == 0;
-    wire_writer_free(&w);
-    return ok;
-}
-
-// Reads one REPLY's status from a raw socket; INT32_MIN when none came.
-int32_t ReadReplyStatus(int fd)
-{
-    timeval tv{20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    uint8_t buf[20];
-    size_t got = 0;
-    while (got < sizeof buf) {
-        ssize_t k = recv(fd, buf + got, sizeof buf - got, 0);
-        if (k <= 0) return INT32_MIN;
-        got += static_cast<size_t>(k);
-    }
-    if (buf[3] != 7) return INT32_MIN;
-    return static_cast<int32_t>(uint32_t(buf[16]) << 24 | uint32_t(buf[17]) << 16 | uint32_t(buf[18]) << 8 | buf[19]);
-}
-
-// True when the peer closes the connection (within a safety bound).
-bool ClosedByPeer(int fd)
-{
-    timeval tv{20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char c[256];
-    for (;;) {
-        ssize_t k = recv(fd, c, sizeof c, 0);
-        if (k == 0) return true;
-        if (k < 0) return errno == ECONNRESET;
-    }
 }
 
 // ---- Faults stay in their worker ----
