@@ -62,6 +62,9 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     memcpy(h.name, f->name, len);
     h.name[len] = '\0';
     k->out0 = wire_writer_bytes(w);
+    /* A server that stops reading cannot hold the send past the deadline
+     * (and its grace) either; the connection is then closed. */
+    wire_writer_set_deadline(w, k->deadline > 0 ? k->deadline + CALL_DEADLINE_GRACE : 0);
     double t0 = sock_now();
     if (k->t_start == 0) k->t_start = t0;
     int rc = msg_write_call_header(w, k->wire_id, &h, err);

@@ -76,6 +76,7 @@ void conn_release(client_conn *c)
         return;
     }
     wire_reader_set_deadline(&c->m.reader, 0); /* the last call's */
+    wire_writer_set_deadline(&c->m.writer, 0);
     pthread_mutex_lock(&client_lock);
     c->next = idle_pool;
     idle_pool = c;

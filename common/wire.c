@@ -55,10 +55,28 @@ static int io_error(err_t *err, const char *what)
     return err_set(err, NUMRPC_EIO, "%s: %s", what, strerror(errno));
 }
 
+/* Waits until the socket under t takes bytes, or deadline (monotonic
+ * seconds; 0 = only the socket's own time limit) passes. */
+static int await_room(const transport *t, double deadline, err_t *err)
+{
+    while (deadline > 0) {
+        double left = deadline - sock_now();
+        struct pollfd p = {t->fd, POLLOUT, 0};
+        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+        if (n > 0) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
+        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed while the peer took no more bytes");
+    }
+    return 0;
+}
+
 static int send_all(const transport *t, const uint8_t *p, size_t n, uint64_t *counter,
-                    err_t *err)
+                    double deadline, err_t *err)
 {
     while (n > 0) {
+        int rc = await_room(t, deadline, err);
+        if (rc != 0) return rc;
         ssize_t k = t->ops->send((transport *)t, p, n);
         if (k < 0) {
             if (errno == EINTR) continue;
@@ -84,7 +102,8 @@ static size_t clamp_packet(size_t packet_size)
 static int flush_batch(wire_writer *w, err_t *err)
 {
     uint64_t sent = 0;
-    int rc = send_all(&w->tp, w->buf, w->pkt, &sent, err);
+    int rc = send_all(&w->tp, w->buf, w->pkt, &sent, w->deadline, err);
+    if (rc != 0) w->broken = 1; /* part of a packet may have gone */
     w->pkt = 0;
     w->pos = PROTO_HEADER_SIZE;
     return rc;
@@ -121,9 +140,16 @@ int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err)
 void wire_writer_attach(wire_writer *w, transport tp)
 {
     w->tp = tp;
+    w->deadline = 0;
+    w->broken = 0;
     w->in_message = 0;
     w->pkt = 0;
     w->pos = PROTO_HEADER_SIZE;
+}
+
+void wire_writer_set_deadline(wire_writer *w, double deadline)
+{
+    w->deadline = deadline;
 }
 
 size_t wire_writer_packet_size(const wire_writer *w)
@@ -138,7 +164,7 @@ uint64_t wire_writer_bytes(const wire_writer *w)
 
 int wire_writer_idle(const wire_writer *w)
 {
-    return !w->in_message;
+    return !w->in_message && !w->broken;
 }
 
 void wire_writer_free(wire_writer *w)
@@ -272,7 +298,7 @@ int wire_send_empty(const transport *t, uint32_t type, uint32_t call_id, err_t *
     uint8_t header[PROTO_HEADER_SIZE];
     uint64_t sent = 0;
     encode_header(header, type, call_id, PROTO_FLAG_END, 0);
-    return send_all(t, header, sizeof header, &sent, err);
+    return send_all(t, header, sizeof header, &sent, 0, err);
 }
 
 /* ---- Reader ---- */

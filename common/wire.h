@@ -35,6 +35,8 @@ typedef struct wire_writer {
     int in_message;
     uint64_t msg_bytes; /* payload bytes of the current message          */
     uint64_t bytes_out; /* total bytes framed for the socket (sent or held) */
+    double deadline;    /* monotonic seconds a send may wait until; 0 = none */
+    int broken;         /* a send failed: the stream is out of step        */
 } wire_writer;
 
 /* Allocates the batch buffer; packet_size is clamped to the protocol's
@@ -44,11 +46,15 @@ void wire_writer_free(wire_writer *w);
 /* Writes to tp from now on; a message cut short on the old stream (its
  * peer left mid-reply) and any held one are forgotten. */
 void wire_writer_attach(wire_writer *w, transport tp);
+/* Every wait for the peer to take bytes ends by `deadline` (monotonic
+ * seconds, 0 = only the socket's own time limit): past it a send fails with
+ * NUMRPC_ETIMEDOUT and the message is cut (the stream is then unusable). */
+void wire_writer_set_deadline(wire_writer *w, double deadline);
 /* The packet size messages are cut into now. */
 size_t wire_writer_packet_size(const wire_writer *w);
 /* Bytes framed for the stream so far (sent or held). */
 uint64_t wire_writer_bytes(const wire_writer *w);
-/* True between messages. */
+/* True between messages on a stream whose every send went whole. */
 int wire_writer_idle(const wire_writer *w);
 int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err);
 
