@@ -55,18 +55,19 @@ static int io_error(err_t *err, const char *what)
     return err_set(err, NUMRPC_EIO, "%s: %s", what, strerror(errno));
 }
 
-/* Waits until the socket under t takes bytes, or deadline (monotonic
- * seconds; 0 = only the socket's own time limit) passes. */
-static int await_room(const transport *t, double deadline, err_t *err)
+/* Waits until fd is ready for events (POLLIN or POLLOUT), or deadline
+ * (monotonic seconds; 0 = no wait here: the socket's own time limit holds)
+ * passes; what_timed_out names the wait in the error. */
+static int await_fd(int fd, short events, double deadline, const char *what_timed_out, err_t *err)
 {
     while (deadline > 0) {
         double left = deadline - sock_now();
-        struct pollfd p = {t->fd, POLLOUT, 0};
+        struct pollfd p = {fd, events, 0};
         int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
         if (n > 0) return 0;
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
-        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed while the peer took no more bytes");
+        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed %s", what_timed_out);
     }
     return 0;
 }
@@ -75,7 +76,7 @@ static int send_all(const transport *t, const uint8_t *p, size_t n, uint64_t *co
                     double deadline, err_t *err)
 {
     while (n > 0) {
-        int rc = await_room(t, deadline, err);
+        int rc = await_fd(t->fd, POLLOUT, deadline, "while the peer took no more bytes", err);
         if (rc != 0) return rc;
         ssize_t k = t->ops->send((transport *)t, p, n);
         if (k < 0) {
@@ -399,16 +400,8 @@ int wire_reader_has_message(const wire_reader *r)
 /* Waits until the stream has bytes or r's deadline passes. */
 static int await_deadline(wire_reader *r, err_t *err)
 {
-    while (r->deadline > 0 && r->tp.ops->pending(&r->tp) == 0) {
-        double left = r->deadline - sock_now();
-        struct pollfd p = {r->tp.fd, POLLIN, 0};
-        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
-        if (n > 0) return 0;
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
-        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed while waiting for the peer");
-    }
-    return 0;
+    if (r->tp.ops->pending(&r->tp) > 0) return 0;
+    return await_fd(r->tp.fd, POLLIN, r->deadline, "while waiting for the peer", err);
 }
 
 /* The pace, checked as bytes come (a silent sender meets the socket's own
