@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,10 +39,11 @@ void conn_unwatch(dispatcher *d, int fd)
     epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* In epoll (IDLE or WRITING): its registration goes before its socket. */
+/* In epoll (IDLE, or WRITING with bytes the socket has not taken): its
+ * registration goes before its socket. */
 static int in_epoll(const conn *k)
 {
-    return k->state == CONN_IDLE || k->state == CONN_WRITING;
+    return k->state == CONN_IDLE || (k->state == CONN_WRITING && k->out_watched);
 }
 
 /* Forgets c's state and frees its slot; its socket is closed by the caller. */
@@ -83,6 +85,14 @@ wire_writer *conn_writer(dispatcher *d, int c)
     return &d->notice;
 }
 
+/* Bytes the kernel holds for the peer, sent or not, that it has not
+ * acknowledged: what a peer that does not read lets pile up. */
+static int unread_by_peer(int fd)
+{
+    int n = 0;
+    return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : 0;
+}
+
 void conn_send(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
@@ -95,22 +105,31 @@ void conn_send(dispatcher *d, int c)
         if (n == 0) break;
         k->out_sent += (size_t)n;
     }
-    if (k->out_sent < k->out.len) {
+    int unsent = k->out_sent < k->out.len;
+    /* All sent, but the peer has not read what went before: it is neither
+     * answered nor read from until it has (conn_tick looks again); the
+     * kernel's buffers do not fill up for it. */
+    if (unsent || unread_by_peer(k->fd) > (int)CONN_UNREAD_MAX) {
+        if (k->state == CONN_IDLE) conn_unwatch(d, k->fd);
         if (k->state != CONN_WRITING) {
-            if (k->state == CONN_IDLE) conn_unwatch(d, k->fd);
             k->state = CONN_WRITING;
+            k->out_watched = 0;
             k->out_since = sock_now();
-            watch_for(d, k->fd, EPOLLOUT, EV_CONN, c);
+        }
+        if (unsent != k->out_watched) { /* room for the rest is an event */
+            if (unsent) watch_for(d, k->fd, EPOLLOUT, EV_CONN, c);
+            else conn_unwatch(d, k->fd);
+            k->out_watched = unsent;
         }
         return;
     }
-    if (k->state == CONN_WRITING) conn_unwatch(d, k->fd);
+    if (k->state == CONN_WRITING && k->out_watched) conn_unwatch(d, k->fd);
+    k->out_watched = 0;
     k->state = CONN_QUEUED; /* in the dispatcher's hands again */
     transport_bytes_free(&k->out);
     k->out_sent = 0;
     conn_back(d, c, sock_now());
 }
-
 
 /* Answers whatever the peer sent (or will send) first with an error, then
  * closes.  The call id comes from the first packet's header if it is there;
@@ -280,6 +299,8 @@ void conn_tick(dispatcher *d, double now)
             server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: its peer read no reply for %.0f s (--io-timeout)",
                        c, now - k->out_since);
             conn_close(d, c);
+        } else if (k->state == CONN_WRITING && !k->out_watched) {
+            conn_send(d, c); /* has the peer read its backlog? */
         } else if (k->state != CONN_IDLE) {
             continue;
         } else if (k->request_since > 0 && now - k->request_since > due) {

@@ -30,6 +30,9 @@ enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LIN
 /* A reply the dispatcher writes (STATUS, ADMIN, a crash notice) is framed
  * whole in memory, at most this large, then sent without blocking. */
 #define CONN_OUT_MAX (4u << 20)
+/* A peer that leaves more than this unread in the kernel gets no further
+ * reply from the dispatcher until it reads (its requests wait unread). */
+#define CONN_UNREAD_MAX (64u << 10)
 
 /* Connections from one peer are counted by this key: an IPv4 address, or
  * the /64 prefix of an IPv6 one (one host's usual share). */
@@ -53,6 +56,8 @@ typedef struct conn {
     control_state ctl;   /* a STATUS or ADMIN being read; admin challenge */
     transport_bytes out; /* a reply not yet taken by the socket (WRITING) */
     size_t out_sent;     /* bytes of out already sent                     */
+    int out_watched;     /* WRITING, in epoll for room (bytes unsent); else
+                            all sent and waiting for the peer to read    */
     double out_since;    /* monotonic seconds WRITING began               */
 } conn;
 

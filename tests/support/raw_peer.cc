@@ -90,10 +90,11 @@ bool ClosedByPeer(int fd)
     }
 }
 
-int ConnectFrom(const char *from, int port)
+int ConnectFrom(const char *from, int port, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
+    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in src = {}, dst = {};
     src.sin_family = dst.sin_family = AF_INET;
     dst.sin_port = htons(static_cast<uint16_t>(port));

@@ -20,7 +20,8 @@ int32_t ReadReplyStatus(int fd, std::string *detail = nullptr);
 // True when the peer closes the connection (within a safety bound of 20 s).
 bool ClosedByPeer(int fd);
 // A TCP connection from source address `from` (any 127.x.y.z: all of
-// 127/8 is loopback) to 127.0.0.1:port; -1 on failure.
-int ConnectFrom(const char *from, int port);
+// 127/8 is loopback) to 127.0.0.1:port, with a receive buffer of rcvbuf
+// bytes if not 0 (set before connecting: the window it offers); -1 on failure.
+int ConnectFrom(const char *from, int port, int rcvbuf = 0);
 
 #endif
