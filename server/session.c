@@ -391,9 +391,13 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     double compute_s = 0;
     files_routine_begin();
     run_routine(s, r, call_id, a, h.deadline_ms, &compute_s);
-    if (files_call_broken(&fc)) {
-        rc = err_set(err, NUMRPC_EIO, "%s: the connection failed while the routine read a remote file",
-                     f->name);
+    /* Exchanges a child of the routine made are the call's bytes too. */
+    uint64_t child_in, child_out;
+    files_call_child_bytes(&child_in, &child_out);
+    s->rec.in0 -= child_in;
+    s->rec.out0 -= child_out;
+    if (files_call_broken(&fc, err)) {
+        rc = err->code; /* the worker closes the connection, no reply */
         goto broken;
     }
     if (files_routine_failed(&call_err)) { /* stub_services.fail */
