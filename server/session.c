@@ -312,9 +312,12 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     slot->deadline = deadline;
     atomic_store(&slot->state, SLOT_COMPUTING);
     r->thunk(a->argv);
-    /* The dispatcher may be writing a keepalive packet: wait for it. */
+    /* The dispatcher may be writing a keepalive packet: wait for it.  A
+     * remote-file exchange a routine's child left cut short (it died) left
+     * the slot reading files: the exchange is over, and marked broken. */
     int expected = SLOT_COMPUTING;
     while (!atomic_compare_exchange_weak(&slot->state, &expected, SLOT_REPLYING)) {
+        if (expected == SLOT_FILEIO && atomic_compare_exchange_strong(&slot->state, &expected, SLOT_REPLYING)) break;
         expected = SLOT_COMPUTING;
         usleep(50);
     }
