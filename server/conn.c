@@ -299,6 +299,8 @@ void conn_tick(dispatcher *d, double now)
             server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: its peer read no reply for %.0f s (--io-timeout)",
                        c, now - k->out_since);
             conn_close(d, c);
+        } else if (k->state == CONN_WRITING && !k->out_watched && d->stopping) {
+            conn_close(d, c); /* its reply is with the kernel; nothing more comes */
         } else if (k->state == CONN_WRITING && !k->out_watched) {
             conn_send(d, c); /* has the peer read its backlog? */
         } else if (k->state != CONN_IDLE) {
