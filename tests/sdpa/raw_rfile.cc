@@ -121,6 +121,7 @@ const char *FileAnswerName(FileAnswer a)
     case FileAnswer::kShort: return "short";
     case FileAnswer::kOversized: return "oversized";
     case FileAnswer::kTruncated: return "truncated";
+    case FileAnswer::kNever: return "never";
     }
     return "?";
 }
@@ -164,6 +165,7 @@ RawOutcome RawRfileCall(int port, const char *routine, void **argv, FileAnswer a
             if (rc != 0) break;
             out.file_reads++;
             bool last = q.offset + q.length >= static_cast<uint64_t>(st.st_size);
+            if (last && answer == FileAnswer::kNever) continue;
             rc = WriteAnswer(&c.writer, last ? answer : FileAnswer::kGood, ReadAt(path, q.offset, q.length), &err);
             if (rc == 0 && last && probe == Probe::kWithAnswer) {
                 rc = msg_write_probe(&c.writer, kProbeId, 0, 0, &err); /* one write with the answer */

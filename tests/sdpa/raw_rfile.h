@@ -1,5 +1,5 @@
-// raw_rfile.h -- a test client that speaks the protocol itself (message
-// layer) for a CALL with an rfile, and answers the server's FILE_READs well or not.
+// raw_rfile.h -- a test client that speaks the protocol itself (message layer) for
+// a CALL with an rfile, and answers the server's FILE_READs well, badly or not at all.
 #ifndef NUMRPC_TESTS_SDPA_RAW_RFILE_H
 #define NUMRPC_TESTS_SDPA_RAW_RFILE_H
 
@@ -16,6 +16,7 @@ enum class FileAnswer {
     kShort,        // 8 bytes fewer than asked, announced so
     kOversized,    // 8 bytes more than asked, announced so
     kTruncated,    // the full count announced, half the bytes, message ended
+    kNever,        // no answer: the client reads on until the end or its deadline
 };
 
 const char *FileAnswerName(FileAnswer a);

@@ -1,8 +1,10 @@
-/* rfile_routines.c -- the library behind rfilemod.idl: sums a remote file's
- * bytes in the worker, or in a forked child the way stubs/sdpa_solve.cc does. */
+/* rfile_routines.c -- the library behind rfilemod.idl: sums a remote file's bytes in the
+ * worker or in a forked child (as stubs/sdpa_solve.cc), or kills a child mid-read. */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@ __attribute__((visibility("default"))) const stub_services *numrpc_stub_services
 
 void rfilemod_sum(numrpc_rfile *data, long *bytes, long *sum);
 void rfilemod_sum_forked(numrpc_rfile *data, long *bytes, long *sum);
+void rfilemod_child_dies(numrpc_rfile *data, int wait_ms);
 
 /* Reads the whole file in 64 KiB pieces; -1 when a read fails (the server
  * has then set the call's error). */
@@ -69,4 +72,30 @@ void rfilemod_sum_forked(numrpc_rfile *data, long *bytes, long *sum)
     }
     *bytes = r[0];
     *sum = r[1];
+}
+
+/* The child asks for the file's last byte (the client is to leave that
+ * FILE_READ unanswered) and is killed wait_ms later, waiting for the data. */
+void rfilemod_child_dies(numrpc_rfile *data, int wait_ms)
+{
+    if (data->size == 0 || wait_ms < 0) {
+        numrpc_stub_services->fail(NUMRPC_EINVAL, "rfile_child_dies: an empty file or a negative wait");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsigned char last;
+        _exit(data->pread(data, &last, 1, data->size - 1) == 1 ? 0 : 2);
+    }
+    if (pid < 0) {
+        numrpc_stub_services->fail(NUMRPC_ESERVER, "rfile_child_dies: no child");
+        return;
+    }
+    struct timespec left = {wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    numrpc_stub_services->fail(NUMRPC_ESERVER, "rfile_child_dies: the child was killed");
 }

@@ -1,6 +1,5 @@
-// rfile_test.cc -- remote files read by a routine in the worker and by a
-// child it forks (tests/sdpa/rfilemod.idl): a good exchange, a client that
-// cannot read its file, and a malformed FILE_DATA, each in both paths.
+// rfile_test.cc -- remote files read by a routine in the worker and by a child it forks
+// (tests/sdpa/rfilemod.idl): good, failed and malformed exchanges, and a child killed mid-exchange.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,7 +17,8 @@ namespace {
 // Two blocks of the server's cache (FILES_BLOCK is 1 MiB): two exchanges.
 const size_t kFileBytes = (1u << 20) + 4000;
 
-class RfileTest : public ::testing::TestWithParam<const char *> {
+// One server and one file for the tests of a suite.
+class RfileServer : public ::testing::Test {
   protected:
     static void SetUpTestSuite()
     {
@@ -30,6 +30,7 @@ class RfileTest : public ::testing::TestWithParam<const char *> {
         path_ = tmpl;
         std::vector<unsigned char> bytes(kFileBytes);
         uint32_t x = 12345;
+        sum_ = 0;
         for (auto &b : bytes) {
             x = x * 1103515245u + 12345u;
             b = static_cast<unsigned char>(x >> 23);
@@ -46,18 +47,10 @@ class RfileTest : public ::testing::TestWithParam<const char *> {
     }
     void TearDown() override { EXPECT_TRUE(server_->alive()); }
 
-    // A raw call of the routine under test; *bytes and *sum get its results.
-    RawOutcome Raw(FileAnswer answer, Probe probe, long *bytes, long *sum)
+    // A summing routine called by the client library on a fresh connection.
+    void ExpectRealCallSums(const char *routine)
     {
-        char *path = const_cast<char *>(path_.c_str());
-        *bytes = *sum = -1;
-        void *argv[] = {&path, bytes, sum};
-        return RawRfileCall(server_->port(), GetParam(), argv, answer, probe);
-    }
-    // The same routine called by the client library on a fresh connection.
-    void ExpectRealCallSums()
-    {
-        std::string url = "numrpc://" + server_->address() + "/" + GetParam();
+        std::string url = "numrpc://" + server_->address() + "/" + routine;
         long bytes = -1, sum = -1;
         ASSERT_EQ(numrpc_call(url.c_str(), path_.c_str(), &bytes, &sum), NUMRPC_OK)
             << numrpc_last_error_detail();
@@ -70,9 +63,22 @@ class RfileTest : public ::testing::TestWithParam<const char *> {
     static long sum_;
 };
 
-ServerProc *RfileTest::server_;
-std::string RfileTest::path_;
-long RfileTest::sum_;
+ServerProc *RfileServer::server_;
+std::string RfileServer::path_;
+long RfileServer::sum_;
+
+// The tests of each summing routine.
+class RfileTest : public RfileServer, public ::testing::WithParamInterface<const char *> {
+  protected:
+    // A raw call of the routine under test; *bytes and *sum get its results.
+    RawOutcome Raw(FileAnswer answer, Probe probe, long *bytes, long *sum)
+    {
+        char *path = const_cast<char *>(path_.c_str());
+        *bytes = *sum = -1;
+        void *argv[] = {&path, bytes, sum};
+        return RawRfileCall(server_->port(), GetParam(), argv, answer, probe);
+    }
+};
 
 TEST_P(RfileTest, GoodExchangeSumsTheFileAndTheConnectionGoesOn)
 {
@@ -83,7 +89,7 @@ TEST_P(RfileTest, GoodExchangeSumsTheFileAndTheConnectionGoesOn)
     EXPECT_EQ(bytes, static_cast<long>(kFileBytes));
     EXPECT_EQ(sum, sum_);
     EXPECT_TRUE(o.probe_answered) << o.end;
-    ExpectRealCallSums();
+    ExpectRealCallSums(GetParam());
 }
 
 // The client's own failure (status EIO in FILE_DATA) is the call's error,
@@ -112,7 +118,7 @@ TEST_P(RfileTest, MalformedFileDataClosesTheConnection)
         EXPECT_EQ(o.status, -1) << FileAnswerName(a) << ": a reply on a connection out of step: "
                                 << o.detail;
         EXPECT_FALSE(o.probe_answered) << FileAnswerName(a);
-        ExpectRealCallSums();
+        ExpectRealCallSums(GetParam());
     }
 }
 
@@ -131,7 +137,7 @@ TEST_P(RfileTest, PingPipelinedBehindTheDataIsAnsweredOrTheConnectionCloses)
         EXPECT_EQ(sum, sum_);
         EXPECT_TRUE(o.probe_answered);
     }
-    ExpectRealCallSums();
+    ExpectRealCallSums(GetParam());
 }
 
 // The bytes of the exchanges are the call's in the server's counters, made
@@ -141,7 +147,7 @@ TEST_P(RfileTest, StatusCountsTheExchangesAsTheCallsBytes)
 {
     uint64_t in0 = 0, out0 = 0, in1 = 0, out1 = 0;
     ASSERT_TRUE(RoutineBytes(server_->port(), GetParam(), &in0, &out0));
-    ExpectRealCallSums();
+    ExpectRealCallSums(GetParam());
     ASSERT_TRUE(RoutineBytes(server_->port(), GetParam(), &in1, &out1));
     EXPECT_GE(in1 - in0, kFileBytes);
     EXPECT_LE(static_cast<double>(in1 - in0), 1.01 * kFileBytes);
@@ -154,5 +160,28 @@ INSTANTIATE_TEST_SUITE_P(InWorkerAndInChild, RfileTest,
                          [](const ::testing::TestParamInfo<const char *> &p) {
                              return std::string(p.param);
                          });
+
+using RfileChildDies = RfileServer;
+
+// A child of the routine killed after its FILE_READ went out, before any
+// FILE_DATA came, cuts the exchange short: the worker closes the connection
+// (no reply) instead of waiting for ever for the slot, and serves on.
+TEST_F(RfileChildDies, WorkerClosesTheConnectionAndServesTheNextCall)
+{
+    char *path = const_cast<char *>(path_.c_str());
+    RawOutcome o;
+    // A child killed before it asked (a busy machine) makes a plain failure
+    // of the routine: then it is given longer.
+    for (int wait_ms = 200; wait_ms <= 5000 && o.file_reads == 0; wait_ms *= 5) {
+        void *argv[] = {&path, &wait_ms};
+        o = RawRfileCall(server_->port(), "rfile_child_dies", argv, FileAnswer::kNever, Probe::kNone);
+    }
+    ASSERT_EQ(o.file_reads, 1) << o.end;
+    EXPECT_FALSE(o.timed_out) << "the worker still holds the connection: " << o.end;
+    EXPECT_TRUE(o.closed) << o.end;
+    EXPECT_EQ(o.status, -1) << "a reply on a connection out of step: " << o.detail;
+    ExpectRealCallSums("rfile_sum_forked");
+    ExpectRealCallSums("rfile_sum");
+}
 
 }  // namespace
