@@ -316,6 +316,20 @@ TEST_F(BadInput, NoServerListening)
     ExpectServerStillServes();
 }
 
+// A hostile server's side of an accepted connection fd: c speaks on it
+// (and owns it) once true; on false fd is closed.
+bool AcceptPeer(int fd, msg_conn *c)
+{
+    err_t err;
+    if (fd < 0) return false;
+    if (msg_conn_init(c, 4096, &err) != 0) {
+        close(fd);
+        return false;
+    }
+    msg_conn_attach(c, transport_tcp(fd), "client");
+    return true;
+}
+
 // A broken server that answers the HELLO with status +7 (no numrpc code):
 // the call fails with NUMRPC_ESERVER, never with the peer's positive number.
 TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
@@ -325,16 +339,10 @@ TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
     int lfd = sock_listen("127.0.0.1", 0, &port, &lerr);
     ASSERT_GE(lfd, 0) << lerr.detail;
     std::thread broken([lfd] {
-        int fd = accept(lfd, nullptr, nullptr);
-        if (fd < 0) return;
         msg_conn c;
         err_t err;
         uint32_t type = 0, id = 0;
-        if (msg_conn_init(&c, 4096, &err) != 0) {
-            close(fd);
-            return;
-        }
-        msg_conn_attach(&c, transport_tcp(fd), "client");
+        if (!AcceptPeer(accept(lfd, nullptr, nullptr), &c)) return;
         if (wire_next_message(&c.reader, &type, &id, &err) == 0 && type == PROTO_HELLO &&
             wire_skip_message(&c.reader, &err) == 0)
             msg_reply_simple(&c.writer, id, 7, "seven", &err);
@@ -418,11 +426,7 @@ struct HangingServer {
         msg_conn c;
         err_t err;
         uint32_t type = 0, id = 0;
-        if (msg_conn_init(&c, 4096, &err) != 0) {
-            close(fd);
-            return;
-        }
-        msg_conn_attach(&c, transport_tcp(fd), "client");
+        if (!AcceptPeer(fd, &c)) return;
         while (wire_next_message(&c.reader, &type, &id, &err) == 0) {
             if (type == PROTO_CALL && hang == Hang::kStopsReading) { // not a byte more is read
                 Hold(fd, &c, id);
