@@ -10,8 +10,8 @@
 
 /* Bytes an arena keeps mapped from one call to the next; what a call used
  * beyond them goes back to the system when it ends.  A 64 MiB round trip
- * uses 128 MiB: faulting half of it in again took 30-45 % longer per call
- * (docs/benchmarks.md, "Memory"). */
+ * uses 128 MiB: faulting half of it in again made each call 1.3-2.9x as long
+ * (docs/benchmarks.md, "Memory of what does not travel"). */
 #define ARENA_KEEP_BYTES ((size_t)256 << 20)
 
 typedef struct call_arena {
