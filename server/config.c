@@ -50,7 +50,8 @@ static const option_def options[] = {
     {"max-array-elems", 0, OPT_U64, F(max_array_elems), "N", "elements of one array at most (default 2^30)"},
     {"max-call-seconds", 0, OPT_INT, F(max_call_seconds), "S", "wall time of one routine at most (default 0 = none)"},
     {"max-worker-memory", 0, OPT_U64, F(max_worker_memory), "B",
-     "address space of a worker process at most (default 0 = none)"},
+     "address space of a worker process at most (default: twice the call bytes allowed, 256 MiB per BLAS "
+     "thread and 1 GiB; 0 = none)"},
     {"idle-timeout", 0, OPT_INT, F(idle_timeout_ms), "MS", "close connections idle this long (default 600000, 0 = never)"},
     {"drain-timeout", 0, OPT_INT, F(drain_timeout_ms), "MS",
      "after SIGTERM, calls in flight get this long (default 600000)"},
@@ -66,6 +67,12 @@ static const option_def options[] = {
      "error, warn, notice (default) or info (one line per call) or debug"},
     {"admin-secret-file", 0, OPT_STR, F(admin_secret_file), "FILE",
      "secret (mode 0600) for remote admin by challenge-response (default: remote admin off)"},
+    /* Memory of calls (docs/admin.md, "Memory"). */
+    {"max-untravelled-bytes", 0, OPT_U64, F(max_untravelled_bytes), "B",
+     "memory a call may ask for beyond the arrays it sends (out and work arrays, gaps), plus 4 times "
+     "what it sends (default 64 MiB)"},
+    {"max-server-memory", 0, OPT_U64, F(max_server_memory), "B",
+     "array memory of all calls in flight together; beyond, EBUSY (default 3/4 of physical memory, 0 = none)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -89,6 +96,9 @@ void config_defaults(server_config *cfg)
     cfg->min_rate = 16 << 10;
     cfg->keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000;
     cfg->log_level = LOG_LEVEL_NOTICE;
+    cfg->max_worker_memory = CONFIG_MEMORY_AUTO;
+    cfg->max_untravelled_bytes = 64ULL << 20;
+    cfg->max_server_memory = CONFIG_MEMORY_AUTO;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -257,6 +267,31 @@ static int apply_args(server_config *cfg, int argc, char **argv, int only_config
     return 0;
 }
 
+/* a + b, or 0 (no limit) when it does not fit. */
+static uint64_t sum_or_none(uint64_t a, uint64_t b)
+{
+    uint64_t s;
+    return __builtin_add_overflow(a, b, &s) ? 0 : s;
+}
+
+/* The memory limits left at their defaults, from this machine and the
+ * other options (docs/admin.md, "Memory"). */
+static void resolve_memory_defaults(server_config *cfg)
+{
+    if (cfg->max_server_memory == CONFIG_MEMORY_AUTO) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        cfg->max_server_memory = pages > 0 && page > 0 ? (uint64_t)pages / 4 * 3 * (uint64_t)page : 0;
+    }
+    if (cfg->max_worker_memory == CONFIG_MEMORY_AUTO) {
+        /* A call's arrays twice over (the routine may copy them), OpenBLAS's
+         * buffers, malloc arena and stack per thread, the process itself. */
+        uint64_t call = cfg->max_call_bytes;
+        if (cfg->max_server_memory && cfg->max_server_memory < call) call = cfg->max_server_memory;
+        uint64_t threads = (uint64_t)(cfg->blas_threads > 0 ? cfg->blas_threads : 1) << 28;
+        cfg->max_worker_memory = call > UINT64_MAX / 2 ? 0 : sum_or_none(2 * call, sum_or_none(threads, 1ULL << 30));
+    }
+}
+
 void config_normalise(server_config *cfg)
 {
     if (cfg->min_workers < 1) cfg->min_workers = 1;
@@ -265,6 +300,7 @@ void config_normalise(server_config *cfg)
     if (cfg->request_timeout_ms < 1) cfg->request_timeout_ms = 1;
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
     if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    resolve_memory_defaults(cfg);
 }
 
 int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *err)

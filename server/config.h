@@ -42,7 +42,14 @@ typedef struct server_config {
     int quiet;
     int log_level;             /* enum log_level (default notice)           */
     char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
+    /* Memory of calls (callmem.c): what one call may ask for beyond what
+     * it sends, and what all calls in flight may hold (0 = no limit). */
+    uint64_t max_untravelled_bytes;
+    uint64_t max_server_memory;
 } server_config;
+
+/* A memory limit left at its default, computed by config_normalise. */
+#define CONFIG_MEMORY_AUTO UINT64_MAX
 
 /* The defaults of every option. */
 void config_defaults(server_config *cfg);

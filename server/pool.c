@@ -201,7 +201,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             else if (code == NUMRPC_ECANCELLED)
                 snprintf(detail, sizeof detail, "%s was cancelled by the client and stopped", slot->routine);
             else if (d->cfg->max_worker_memory && WIFSIGNALED(status) &&
-                     (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
+                     (WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
                 snprintf(detail, sizeof detail,
                          "%s crashed: %s (a worker may use %llu MiB of memory on this server; the routine may have run out)",
                          slot->routine, how, (unsigned long long)(d->cfg->max_worker_memory >> 20));
@@ -226,6 +226,7 @@ static void worker_exited(dispatcher *d, int w, int status)
     wk->state = WORKER_DEAD;
     wk->conn = -1;
     atomic_store(&slot->state, SLOT_IDLE); /* calls in flight count the busy slots */
+    slots_keep_memory(slot, 0);            /* and the memory they hold */
     if (!d->stopping && pool_count(d) < d->cfg->min_workers) pool_spawn(d, w);
     pool_schedule(d);
 }

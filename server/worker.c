@@ -18,6 +18,20 @@
 #include "sock.h"
 #include "stats.h"
 
+/* A worker idle this long gives back the memory its calls left. */
+#define WORKER_IDLE_TRIM_MS 2000
+
+/* poll(), with the idle worker's memory given back when nothing comes
+ * for WORKER_IDLE_TRIM_MS after a call. */
+static int wait_events(session *s, struct pollfd *p, nfds_t n)
+{
+    for (;;) {
+        int k = poll(p, n, session_trim_pending(s) ? WORKER_IDLE_TRIM_MS : -1);
+        if (k != 0) return k;
+        session_trim(s);
+    }
+}
+
 static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 {
     ctl_msg m = {kind, conn_id};
@@ -69,7 +83,7 @@ static void serve_connection(session *s, int ctl_fd, int fd)
     for (;;) {
         if (wire_reader_idle(r)) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {fd, POLLIN, 0}};
-            int n = poll(p, 2, -1);
+            int n = wait_events(s, p, 2);
             if (n < 0 && errno == EINTR) continue;
             if (p[0].revents) {
                 ctl_msg m;
@@ -117,12 +131,14 @@ static void serve_connection(session *s, int ctl_fd, int fd)
 }
 
 /* --max-worker-memory: the worker's address space, once its modules are
- * loaded.  Not under AddressSanitizer, whose shadow memory is terabytes. */
+ * loaded (by default twice the call bytes allowed, 256 MiB per BLAS thread
+ * and 1 GiB: config.c).  Not under AddressSanitizer, whose shadow memory is
+ * terabytes. */
 static void limit_memory(const server_config *cfg)
 {
 #if defined(__SANITIZE_ADDRESS__)
     if (cfg->max_worker_memory)
-        server_log(cfg, LOG_LEVEL_NOTICE, "--max-worker-memory ignored in an AddressSanitizer build");
+        server_log(cfg, LOG_LEVEL_DEBUG, "--max-worker-memory ignored in an AddressSanitizer build");
 #else
     if (cfg->max_worker_memory == 0) return;
     struct rlimit lim = {cfg->max_worker_memory, cfg->max_worker_memory};
@@ -159,6 +175,8 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     for (;;) {
         ctl_msg m;
         int fd;
+        struct pollfd ctl = {ctl_fd, POLLIN, 0};
+        wait_events(&s, &ctl, 1);
         ssize_t k = sock_recv_fd(ctl_fd, &fd, &m, sizeof m);
         if (k <= 0) _exit(0);
         if (m.kind != CTL_ASSIGN || fd < 0) {
