@@ -144,7 +144,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
 static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
 {
     client_conn *c = NULL;
-    int rc = conn_acquire(ep, &c, err);
+    int rc = conn_acquire(ep, k->deadline, &c, err);
     for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
         iface_ref *ref = NULL;
         k->touched = 0;
@@ -175,7 +175,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
         if (reconnect) {
             conn_discard(c);
             c = NULL;
-            rc = conn_acquire(ep, &c, err);
+            rc = conn_acquire(ep, k->deadline, &c, err);
             continue;
         }
         break;
