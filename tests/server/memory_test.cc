@@ -152,7 +152,8 @@ TEST(Memory, SmallCallsAskingForHugeMemoryAreRefusedBeforeAnyIsTouched)
     ASSERT_TRUE(x && y && c);
     EXPECT_EQ(numrpc_call("dcopy", 2, x, inc, y, inc), NUMRPC_ELIMIT);
     EXPECT_TRUE(Contains(Detail(), "dcopy: the call asks for 1073741824 bytes")) << Detail();
-    EXPECT_EQ(numrpc_call("dgemm", 'N', 'N', 1, 8, 1, 1.0, &one, 1, b, 1, 0.0, c, ldc), NUMRPC_ELIMIT);
+    const std::vector<double> row(8, 1.0);  // B: 1 x 8
+    EXPECT_EQ(numrpc_call("dgemm", 'N', 'N', 1, 8, 1, 1.0, &one, 1, row.data(), 1, 0.0, c, ldc), NUMRPC_ELIMIT);
     EXPECT_TRUE(Contains(Detail(), "dgemm: the call asks for 1073741760 bytes")) << Detail();
     free(x);
     free(y);
