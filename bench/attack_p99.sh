@@ -147,14 +147,14 @@ done
     echo "client's: new connection, interface fetched again) with a ${timeout} s time limit, none started"
     echo "after ${budget} s. The attacker (reconnecting) comes from 8 addresses (127.0.0.2-9), or one"
     echo "(-1src); slow = 1 byte/s; statuspipe = 20 connections x 5000 STATUS never read. Latencies"
-    echo "count every call (a refusal is quick, a timeout is the limit). \`numrpc status\` is timed every"
-    echo "0.5 s during the calls. Cells: median of the rounds [min, max]."
+    echo "are those of right answers (refusals and errors are counted beside them; \"-\": none answered)."
+    echo "\`numrpc status\` is timed every 0.5 s during the calls. Cells: median of the rounds [min, max]."
     echo
-    echo "| mode | rounds | calls | refused | errors | wrong | p50 ms | p99 ms | p99 / p99 none | new client max ms | status p50 ms | status max ms | status failed | error codes |"
-    echo "|---|---:|---:|---:|---:|---:|---|---|---:|---|---|---|---:|---|"
+    echo "| mode | rounds | calls | answered | refused | errors | wrong | p50 ms | p99 ms | p99 / p99 none | new client max ms | status p50 ms | status max ms | status failed | error codes |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---|---:|---|"
     awk -F, 'NR > 1 {
             m = $2; if (!(m in n)) order[++k] = m
-            r = ++n[m]; calls[m] += $3; refused[m] += $5; errors[m] += $6; wrong[m] += $7; sfail[m] += $17
+            r = ++n[m]; calls[m] += $3; ok[m] += $4; refused[m] += $5; errors[m] += $6; wrong[m] += $7; sfail[m] += $17
             v["p50", m, r] = $9; v["p99", m, r] = $10; v["fresh", m, r] = $13; v["sp50", m, r] = $15; v["smax", m, r] = $16
             if ($14 != "-") { c = split($14, kv, ";"); for (j = 1; j <= c; j++) { split(kv[j], x, ":"); code[m, x[1]] += x[2]; names[x[1]] = 1 } }
         }
@@ -173,8 +173,8 @@ done
             base = ("none" in n) ? med("none", "p99") : 0
             for (i = 1; i <= k; i++) {
                 m = order[i]; r = med(m, "p99")
-                printf "| %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s |\n", m, n[m], calls[m],
-                    refused[m], errors[m], wrong[m], cell(m, "p50"), cell(m, "p99"),
+                printf "| %s | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s |\n", m, n[m], calls[m],
+                    ok[m], refused[m], errors[m], wrong[m], cell(m, "p50"), cell(m, "p99"),
                     (base > 0 && r != "-" ? sprintf("%.2f", r / base) : "-"), cell(m, "fresh"), cell(m, "sp50"),
                     cell(m, "smax"), sfail[m], codes_of(m)
             }

@@ -56,7 +56,8 @@ static void usage(void)
         "kind; with --go-file the program then prints \"warm\" and waits (at most 120 s) until\n"
         "PATH exists.  No call starts after --budget seconds of measuring; each has the time\n"
         "limit --timeout.  --csv appends label,proc,routine,n,fresh,code,wrong,seconds per call.\n"
-        "The last line is a summary; exit 1 when an answer was wrong or the warm-up failed.\n");
+        "The last line is a summary (latencies of right answers only); exit 1 when an answer\n"
+        "was wrong or the warm-up failed.\n");
     exit(2);
 }
 
@@ -149,15 +150,17 @@ static int wait_for_go_file(void)
     return -1;
 }
 
-/* The q-quantile (nearest rank) of v[0..n-1]; sorts v. */
-static double quantile(double *v, size_t n, double q)
+/* The q-quantile (nearest rank) of v[0..n-1] in milliseconds, as text in
+ * out ("-" when n is 0); sorts v. */
+static const char *quantile_ms(char out[32], double *v, size_t n, double q)
 {
-    if (n == 0) return 0.0;
+    if (n == 0) return "-";
     bench_median(v, n); /* sorts */
     size_t rank = (size_t)(q * (double)n + 0.999999);
     if (rank < 1) rank = 1;
     if (rank > n) rank = n;
-    return v[rank - 1];
+    snprintf(out, 32, "%.3f", v[rank - 1] * 1e3);
+    return out;
 }
 
 /* Prints the summary (and the CSV rows); returns the count of wrong answers. */
@@ -176,14 +179,15 @@ static long report(const call_record *records)
             skipped++;
             continue;
         }
-        lat[made++] = r->seconds;
-        if (r->fresh) fresh[nfresh++] = r->seconds;
-        if (r->rc == NUMRPC_OK)
-            ok += !r->wrong;
-        else if (r->rc == NUMRPC_EBUSY || r->rc == NUMRPC_ECONNECT)
+        made++;
+        if (r->rc == NUMRPC_OK && !r->wrong) { /* latencies of right answers only */
+            lat[ok++] = r->seconds;
+            if (r->fresh) fresh[nfresh++] = r->seconds;
+        } else if (r->rc == NUMRPC_EBUSY || r->rc == NUMRPC_ECONNECT) {
             refused++;
-        else
+        } else if (r->rc != NUMRPC_OK) {
             errors++;
+        }
         wrong += r->wrong;
         if (r->rc < 0 && -r->rc < MAX_CODES) by_code[-r->rc]++;
         if (csv)
@@ -198,13 +202,14 @@ static long report(const call_record *records)
         if (by_code[c] && at < sizeof codes - 40)
             at += (size_t)snprintf(codes + at, sizeof codes - at, "%s%s:%d", at ? ";" : "",
                                    checked_code_name(-c), by_code[c]);
-    double p50 = quantile(lat, (size_t)made, 0.50), p99 = quantile(lat, (size_t)made, 0.99);
-    double f50 = quantile(fresh, (size_t)nfresh, 0.50), fmax = quantile(fresh, (size_t)nfresh, 1.0);
-    printf("summary label=%s calls=%ld ok=%ld refused=%ld errors=%ld wrong=%ld skipped=%ld "
-           "p50_ms=%.3f "
-           "p99_ms=%.3f fresh=%ld fresh_p50_ms=%.3f fresh_max_ms=%.3f codes=%s\n",
-           opt.label, made, ok, refused, errors, wrong, skipped, p50 * 1e3, p99 * 1e3, nfresh,
-           f50 * 1e3, fmax * 1e3, codes);
+    char p50[32], p99[32], f50[32], fmax[32];
+    printf(
+        "summary label=%s calls=%ld ok=%ld refused=%ld errors=%ld wrong=%ld skipped=%ld p50_ms=%s "
+        "p99_ms=%s fresh=%ld fresh_p50_ms=%s fresh_max_ms=%s codes=%s\n",
+        opt.label, made, ok, refused, errors, wrong, skipped,
+        quantile_ms(p50, lat, (size_t)ok, 0.5), quantile_ms(p99, lat, (size_t)ok, 0.99), nfresh,
+        quantile_ms(f50, fresh, (size_t)nfresh, 0.5), quantile_ms(fmax, fresh, (size_t)nfresh, 1.0),
+        codes);
     free(lat);
     free(fresh);
     return wrong;
