@@ -8,7 +8,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/procs.sh"
-rounds=3 calls=400 conns=1000 out="" build=${NUMRPC_BUILD:-}
+rounds=5 calls=400 conns=1000 out="" build=${NUMRPC_BUILD:-}
 modes="none silent slow slowhello statuspipe silent-1src slow-1src"
 while [[ $# -gt 0 ]]; do
     case $1 in
