@@ -181,6 +181,7 @@ done
         }' "$out/$stem.rounds.csv"
     echo
     echo "Raw data: \`$stem.rounds.csv\` (one row per round, with the attacker's last counts),"
-    echo "\`$stem.calls.csv\` (one row per call)."
+    echo "\`$stem.calls.csv.gz\` (one row per call)."
 } > "$out/$stem.md"
+gzip -9 "$out/$stem.calls.csv"
 cat "$out/$stem.md"
