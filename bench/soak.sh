@@ -5,21 +5,23 @@
 # and silent connections in two windows.  Table: calls, errors by cause,
 # latency of good calls with and without the attacker, RSS at start and end.
 # usage: soak.sh [--seconds S] [--clients N] [--attack-connections N]
-#                [--think-ms M] [--out DIR] [--keep] [BUILD_DIR]
-# Exit 0 when no answer was wrong and no call was lost; the figures are printed.
+#                [--think-ms M] [--call-timeout S] [--out DIR] [--keep] [BUILD_DIR]
+# Exit 0 when no answer was wrong and no call was lost (none past its time
+# limit + 5 s, none past the clients' watchdog); the figures are printed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/procs.sh"
-seconds=600 clients=32 attack=1000 think=50 out="" keep="" build=${NUMRPC_BUILD:-}
+seconds=600 clients=32 attack=1000 think=50 limit=20 out="" keep="" build=${NUMRPC_BUILD:-}
 while [[ $# -gt 0 ]]; do
     case $1 in
     --seconds) seconds=$2; shift ;;
     --clients) clients=$2; shift ;;
     --attack-connections) attack=$2; shift ;;
     --think-ms) think=$2; shift ;;
+    --call-timeout) limit=$2; shift ;;
     --out) out=$2; shift ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n 2,9p "$0"; exit 0 ;;
+    -h | --help) sed -n 2,11p "$0"; exit 0 ;;
     *) build=$1 ;;
     esac
     shift
@@ -121,7 +123,8 @@ t0=$(now_ms)
 event start
 for i in $(seq 0 $((clients - 1))); do
     "$build/bench/numrpc-soak-client" --client "$i" --seconds "$seconds" --think-ms "$think" \
-        --records "$run/client-$i.rec" 2> "$run/client-$i.err" &
+        --call-timeout "$limit" --watchdog $((limit + 40)) --records "$run/client-$i.rec" \
+        2> "$run/client-$i.err" &
     client_pids+=($!)
 done
 at() { echo $((t0 + $1 * seconds * 10)); } # at PERCENT: ms since the epoch
@@ -142,7 +145,7 @@ clients_left() {
     for p in "${client_pids[@]}"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
     echo $n
 }
-hard_end=$((t0 + seconds * 1000 + 90000)) # the clients' watchdog (60 s) and some
+hard_end=$((t0 + (seconds + limit + 70) * 1000)) # the clients' watchdog and some
 while [[ $(clients_left) -gt 0 && $(now_ms) -lt $hard_end ]]; do
     now=$(now_ms)
     if (( now >= next_register )); then register_live; next_register=$((next_register + 10000)); fi

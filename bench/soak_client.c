@@ -73,7 +73,7 @@ static void usage(void)
         "and dgemm checked against local BLAS, dcopy of 8 MiB, live_version (1 or 2), crash(1)\n"
         "(ECRASHED), an unknown routine (ENOENT), hold() cancelled (ECANCELLED) or past a\n"
         "time limit of --short-timeout (ETIMEDOUT); every other call has --call-timeout.\n"
-        "One line per call in FILE: unix_ms kind expected code wrong seconds server (of a\n"
+        "One line per call in FILE: unix_ms kind expected code wrong seconds limit server (of a\n"
         "success) and, when the outcome was not the expected one, its detail; then \"end\".\n"
         "A call still running after --watchdog s writes \"lost\" and ends the client (exit 3).\n");
     exit(2);
@@ -235,8 +235,9 @@ int main(int argc, char **argv)
         double t = bench_now() - t0;
         numrpc_call_info info = {0};
         numrpc_last_call_info(&info);
-        fprintf(out, "%.0f %s %s %s %d %.6f %s%s%s\n", t_unix, kinds[k].name,
+        fprintf(out, "%.0f %s %s %s %d %.6f %g %s%s%s\n", t_unix, kinds[k].name,
                 checked_code_name(kinds[k].expect), checked_code_name(rc), wrong, t,
+                k == K_TIMEOUT ? opt.short_timeout : opt.call_timeout,
                 rc == NUMRPC_OK && info.server[0] ? info.server : "-",
                 rc != kinds[k].expect ? " " : "",
                 rc != kinds[k].expect ? numrpc_last_error_detail() : "");

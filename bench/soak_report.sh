@@ -50,7 +50,7 @@ soak_errors_by_phase() {
 
 # One detail per unexpected code and phase, as the client library gave it.
 soak_error_details() {
-    awk '$5 != $4 && !seen[$1, $5]++ { d = ""; for (i = 9; i <= NF; i++) d = d (d ? " " : "") $i
+    awk '$5 != $4 && !seen[$1, $5]++ { d = ""; for (i = 10; i <= NF; i++) d = d (d ? " " : "") $i
             printf "- %s, %s (%s): %s\n", $1, $5, $3, d }' "$run/phased" | sort | head -30
 }
 
@@ -104,19 +104,23 @@ soak_rss_table() {
 }
 
 soak_report() {
-    local lost lost_lines missing wrong f
+    local lost lost_lines missing late wrong f
     lost_lines=$(cat "$run"/client-*.rec | grep -c "^lost " || true)
     missing=0
     for f in "$run"/client-*.rec; do grep -q "^end " "$f" || missing=$((missing + 1)); done
-    lost=$((lost_lines + (missing > lost_lines ? missing - lost_lines : 0)))
     soak_phases > "$run/phased"
+    # Returned, but past its own time limit and the library's grace by 5 s:
+    # the call did not keep its deadline (lost for as long).
+    late=$(awk '$7 > $8 + 5' "$run/phased" | wc -l)
+    lost=$((lost_lines + (missing > lost_lines ? missing - lost_lines : 0) + late))
     wrong=$(awk '{s += $6} END {print s + 0}' "$run/phased")
     echo "# Soak: $clients clients, $seconds s, 2 servers behind the metaserver ($(date -u +%Y-%m-%dT%H:%MZ), $rev)"
     echo
     echo "Timeline (percent of the run): warm-up 0-10; attacker ($attack connections, slow and silent,"
     echo "4 source addresses, reconnecting) 20-40 and 70-85; server b SIGKILLed and restarted at 55;"
     echo "module \`live\` re-registered on both servers every 10 s (live1/live2 in turn). Clients think"
-    echo "${think} ms (0.5-1.5x) between calls; good calls have a 20 s time limit."
+    echo "${think} ms (0.5-1.5x) between calls; calls have a ${limit} s time limit (0.3 s for \`timeout\`),"
+    echo "and a watchdog of $((limit + 40)) s."
     echo
     echo "## Calls by kind"
     echo
@@ -152,6 +156,14 @@ soak_report() {
         echo '```'
         echo
     fi
-    echo "wrong answers: $wrong; lost calls: $lost (watchdog lines $lost_lines, clients without an end $missing)"
+    if [[ $late -gt 0 ]]; then
+        echo "## Calls that returned more than 5 s past their time limit"
+        echo
+        awk '$7 > $8 + 5 { d = ""; for (i = 10; i <= NF; i++) d = d (d ? " " : "") $i
+            printf "- %s, %s: %s after %.1f s (limit %s s): %s\n", $1, $3, $5, $7, $8, d }' "$run/phased" | head -20
+        echo
+    fi
+    echo "wrong answers: $wrong; lost calls: $lost (watchdog lines $lost_lines, clients without an end" \
+        "$missing, returned past their limit + 5 s $late)"
     if [[ $wrong == 0 && $lost == 0 ]]; then echo "VERDICT: pass"; else echo "VERDICT: FAIL"; fi
 }

@@ -7,7 +7,7 @@ set -uo pipefail
 : "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$TOP_SRCDIR/bench/soak.sh" --seconds 60 --out "$out" "$TOP_BUILDDIR" > "$out/log" 2>&1
+"$TOP_SRCDIR/bench/soak.sh" --seconds 60 --call-timeout 5 --out "$out" "$TOP_BUILDDIR" > "$out/log" 2>&1
 table=$(ls "$out"/soak-*.md 2>/dev/null | head -1)
 events=${table%.md}.events
 passed=0 failed=0
