@@ -103,8 +103,14 @@ soak_rss_table() {
             if ($1 == "ready") s = kb; else { w++; printf "| attacker (window %d) | - | %.1f | %.1f | %.2f |\n", w, s / 1024, kb / 1024, (s > 0 ? kb / s : 0) } }'
 }
 
+# Sanitizer reports in the processes' stderr: from each report's first line
+# (ASan, LeakSanitizer) or UBSan's "runtime error" line, 12 lines.
+soak_sanitizer_reports() {
+    grep -H -A11 -E "ERROR: [A-Za-z]*Sanitizer|runtime error:" "$run"/*.err "$run"/*.log 2>/dev/null
+}
+
 soak_report() {
-    local lost lost_lines missing late wrong f
+    local lost lost_lines missing late wrong died f
     lost_lines=$(cat "$run"/client-*.rec | grep -c "^lost " || true)
     missing=0
     for f in "$run"/client-*.rec; do grep -q "^end " "$f" || missing=$((missing + 1)); done
@@ -114,6 +120,7 @@ soak_report() {
     late=$(awk '$7 > $8 + 5' "$run/phased" | wc -l)
     lost=$((lost_lines + (missing > lost_lines ? missing - lost_lines : 0) + late))
     wrong=$(awk '{s += $6} END {print s + 0}' "$run/phased")
+    died=$(grep -c " died " "$run/events")
     echo "# Soak: $clients clients, $seconds s, 2 servers behind the metaserver ($(date -u +%Y-%m-%dT%H:%MZ), $rev)"
     echo
     echo "Timeline (percent of the run): warm-up 0-10; attacker ($attack connections, slow and silent,"
@@ -148,11 +155,13 @@ soak_report() {
     grep -E "^(ready|done) " "$run/attacker.log" 2>/dev/null
     echo '```'
     echo
-    if cat "$run"/*.err "$run"/*.log 2>/dev/null | grep -q -E "Sanitizer|runtime error"; then
-        echo "## Sanitizer reports (first lines)"
+    local reports
+    reports=$(soak_sanitizer_reports)
+    if [[ -n $reports ]]; then
+        echo "## Sanitizer reports"
         echo
         echo '```'
-        grep -h -E -A3 "Sanitizer|runtime error" "$run"/*.err "$run"/*.log | head -40
+        echo "$reports" | head -60
         echo '```'
         echo
     fi
@@ -165,5 +174,6 @@ soak_report() {
     fi
     echo "wrong answers: $wrong; lost calls: $lost (watchdog lines $lost_lines, clients without an end" \
         "$missing, returned past their limit + 5 s $late)"
-    if [[ $wrong == 0 && $lost == 0 ]]; then echo "VERDICT: pass"; else echo "VERDICT: FAIL"; fi
+    echo "processes that died by themselves (metaserver, servers): $died"
+    if [[ $wrong == 0 && $lost == 0 && $died == 0 ]]; then echo "VERDICT: pass"; else echo "VERDICT: FAIL"; fi
 }

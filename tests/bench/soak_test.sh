@@ -24,6 +24,7 @@ check "the soak wrote its table" test -s "${table:-/nonexistent}"
 [[ -s ${table:-} ]] || { cat "$out/log"; echo "soak_test: $passed passed, $((failed + 1)) failed"; exit 1; }
 check "no wrong answer" test "$(figure "wrong answers")" = 0
 check "no lost call" test "$(figure "lost calls")" = 0
+check "the metaserver and both servers lived to the end" test "$(figure "processes that died by themselves (metaserver, servers)")" = 0
 for kind in dcopy dgemm live dcopy8M crash noroutine cancel timeout; do
     read -r calls expected <<< "$(row "$kind")"
     check "$kind calls were made and some ended as expected" test "${calls:-0}" -gt 0 -a "${expected:-0}" -gt 0
