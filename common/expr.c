@@ -2,6 +2,7 @@
  * complexity bytecode. */
 #include "expr.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,14 @@ static double apply_real(int64_t op, double a, double b)
     case EXPR_SUB: return a - b;
     case EXPR_MUL: return a * b;
     case EXPR_DIV: return b == 0 ? 0 : a / b;
-    case EXPR_MOD: return b == 0 ? 0 : (double)((int64_t)a % (int64_t)b);
+    /* In doubles throughout: a value beyond 64 bits must not be converted
+     * back to an integer (undefined, and INT64_MIN % -1 traps). */
+    case EXPR_MOD: return b == 0 ? 0 : fmod(a, b);
     case EXPR_MIN: return a < b ? a : b;
     case EXPR_MAX: return a > b ? a : b;
     case EXPR_POW: {
         double acc = 1;
-        for (int64_t i = 0; i < (int64_t)b && i < 64; i++) acc *= a;
+        for (int i = 0; i < 64 && i < b; i++) acc *= a;
         return acc;
     }
     case EXPR_EQ: return a == b;

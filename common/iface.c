@@ -122,9 +122,28 @@ int iface_decode(const uint8_t *blob, size_t len, iface_t *f, err_t *err)
     return rc;
 }
 
+/* Frees field by field: xdr_free keeps a string longer than its XDR limit
+ * (and what follows it), and idlc builds descriptors with any names. */
 void iface_free(iface_t *f)
 {
-    xdr_free((xdrproc_t)xdr_iface, (char *)f);
+    free(f->name);
+    free(f->module);
+    free(f->description);
+    free(f->library);
+    free(f->symbol);
+    for (uint32_t i = 0; f->params != NULL && i < f->nparams; i++) {
+        iface_param *p = &f->params[i];
+        free(p->name);
+        for (int d = 0; d < IFACE_MAX_RANK; d++) {
+            expr_free(&p->dims[d].size);
+            expr_free(&p->dims[d].count);
+            expr_free(&p->dims[d].start);
+            expr_free(&p->dims[d].stride);
+        }
+        expr_free(&p->bound);
+    }
+    free(f->params);
+    expr_free(&f->complexity);
     memset(f, 0, sizeof *f);
 }
 

@@ -506,6 +506,29 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
     }
 }
 
+/* Reads the header of the current message's next packet (keepalives
+ * skipped); a packet with ABORT ends the message: it is dropped whole. */
+static int continue_message(wire_reader *r, err_t *err)
+{
+    uint32_t t, id, flags, len;
+    int rc;
+    do {
+        rc = read_header(r, &t, &id, &flags, &len, err);
+        if (rc != 0) return rc;
+    } while (t == PROTO_KEEPALIVE && len == 0);
+    if (t != r->type || id != r->call_id)
+        return err_set(err, NUMRPC_EPROTO, "packet of message %u/%u inside message %u/%u", t, id,
+                       r->type, r->call_id);
+    r->flags = flags;
+    r->payload_left = len;
+    if (flags & PROTO_FLAG_ABORT) {
+        int skip = wire_skip_message(r, err);
+        if (skip != 0) return skip;
+        return err_set(err, NUMRPC_ECANCELLED, "the sender aborted the message");
+    }
+    return 0;
+}
+
 /* Moves to the message's next packet once the current payload is used. */
 static int next_packet(wire_reader *r, err_t *err)
 {
@@ -513,24 +536,8 @@ static int next_packet(wire_reader *r, err_t *err)
         if (r->flags & PROTO_FLAG_END)
             return err_set(err, NUMRPC_EPROTO, "message ends early (after %llu bytes)",
                            (unsigned long long)r->msg_offset);
-        uint32_t t, id, flags, len;
-        int rc = read_header(r, &t, &id, &flags, &len, err);
+        int rc = continue_message(r, err);
         if (rc != 0) return rc;
-        if (t == PROTO_KEEPALIVE && len == 0) {
-            r->keepalives++;
-            continue;
-        }
-        if (t != r->type || id != r->call_id)
-            return err_set(err, NUMRPC_EPROTO, "packet of message %u/%u inside message %u/%u",
-                           t, id, r->type, r->call_id);
-        r->flags = flags;
-        r->payload_left = len;
-        if (flags & PROTO_FLAG_ABORT) {
-            r->flags |= PROTO_FLAG_ABORT;
-            int skip = wire_skip_message(r, err);
-            if (skip != 0) return skip;
-            return err_set(err, NUMRPC_ECANCELLED, "the sender aborted the message");
-        }
     }
     return 0;
 }
@@ -595,14 +602,8 @@ int wire_skip(wire_reader *r, uint64_t n, err_t *err)
 int wire_expect_end(wire_reader *r, err_t *err)
 {
     while (r->payload_left == 0 && !(r->flags & PROTO_FLAG_END)) {
-        uint32_t t, id, flags, len;
-        int rc = read_header(r, &t, &id, &flags, &len, err);
+        int rc = continue_message(r, err);
         if (rc != 0) return rc;
-        if (t == PROTO_KEEPALIVE && len == 0) continue;
-        if (t != r->type || id != r->call_id)
-            return err_set(err, NUMRPC_EPROTO, "packet of another message inside message %u", r->call_id);
-        r->flags = flags;
-        r->payload_left = len;
     }
     if (r->payload_left != 0) {
         uint64_t extra = r->payload_left;

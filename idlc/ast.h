@@ -4,6 +4,7 @@
 #define NUMRPC_IDLC_AST_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "iface.h"
 
@@ -119,5 +120,8 @@ void *ast_alloc(size_t size);
  * file was read (syntax errors are counted in file->nerrors) or -1 when it
  * cannot be opened. */
 int ast_parse_file(ast_file *file);
+/* The same on an open stream (the caller closes it); file->path only names
+ * it in diagnostics.  -1 when the scanner cannot start. */
+int ast_parse_stream(ast_file *file, FILE *in);
 
 #endif

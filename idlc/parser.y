@@ -413,20 +413,23 @@ void yyerror(YYLTYPE *lloc, void *scanner, ast_file *f, const char *msg)
 }
 
 /* The lexer feeds the parser; neither calls back into the other. */
-int ast_parse_file(ast_file *file)
+int ast_parse_stream(ast_file *file, FILE *in)
 {
-    FILE *in = fopen(file->path, "r");
-    if (in == NULL) return -1;
     void *scanner;
-    if (yylex_init_extra(file, &scanner) != 0) {
-        fclose(in);
-        return -1;
-    }
+    if (yylex_init_extra(file, &scanner) != 0) return -1;
     yyset_in(in, scanner);
     /* yyparse starts yylloc at 1:1 for first and last; advance() reads last. */
     int rc = yyparse(scanner, file);
     if (rc == 2) ast_error(file, (ast_loc){0, 0}, "out of parser memory");
     yylex_destroy(scanner);
-    fclose(in);
     return 0;
+}
+
+int ast_parse_file(ast_file *file)
+{
+    FILE *in = fopen(file->path, "r");
+    if (in == NULL) return -1;
+    int rc = ast_parse_stream(file, in);
+    fclose(in);
+    return rc;
 }

@@ -8,6 +8,7 @@ packages=(
   libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
   omniidl libomniorb4-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc gnuplot-nox iproute2
   sdpa libsdpa-dev
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -141,4 +141,30 @@ TEST_F(Strings, DescribeShowsBounds)
     EXPECT_NE(text.find("INOUT string<24> words[1+((k-1)*step):k:step]"), std::string::npos) << text;
 }
 
+// Found by tests/fuzz/fuzz_msg_server: a string array's table of char*
+// (one per element of its extent, however few travel) was outside the
+// server's --max-call-bytes, so a request of a few bytes made a worker
+// allocate and walk up to 8 GiB of table.
+TEST(StringLimits, StringTablesCountAgainstTheCallBytes)
+{
+    ServerProc server({"--stubs", TOP_BUILDDIR "/tests/client/.libs", "--max-call-bytes", "64K"});
+    std::string addr = server.address();
+    numrpc_config cfg{addr.c_str(), 0};
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
+    const int k = 2, step = 100000; // a table of 100001 pointers: 800 KB
+    std::vector<char> first(25, '\0'), last(25, '\0');
+    std::vector<char *> words(1 + (k - 1) * step, nullptr);
+    words.front() = first.data();
+    words.back() = last.data();
+    EXPECT_EQ(numrpc_call("reverse_every", k, step, words.data()), NUMRPC_ELIMIT);
+    EXPECT_NE(std::string(numrpc_last_error_detail()).find("limit of 65536 bytes"), std::string::npos)
+        << numrpc_last_error_detail();
+    // A table within the limit is served.
+    std::copy_n("ab", 2, first.data());
+    std::vector<char *> few = {first.data(), nullptr, nullptr, last.data()};
+    EXPECT_EQ(numrpc_call("reverse_every", k, 3, few.data()), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_STREQ(first.data(), "ba");
+    numrpc_finalize();
+}
+
 }  // namespace

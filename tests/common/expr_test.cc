@@ -78,6 +78,24 @@ TEST(Expr, RealEvaluationDoesNotOverflow)
     EXPECT_DOUBLE_EQ(out, 2.0 * 1e21 / 3.0);
 }
 
+// Found by tests/fuzz/fuzz_expr: MOD and POW converted doubles beyond 64
+// bits back to integers (undefined; INT64_MIN % -1 killed the process).
+TEST(Expr, RealModuloAndPowerTakeOperandsBeyond64Bits)
+{
+    std::vector<int64_t> none;
+    double out = -1;
+    err_t err;
+    Program big_mod({EXPR_CONST, 10, EXPR_CONST, 19, EXPR_POW, EXPR_CONST, 3, EXPR_MOD});
+    ASSERT_EQ(expr_eval_real(&big_mod.e, ArgsFrom, &none, &out, &err), 0);
+    EXPECT_EQ(out, 1.0); // 10^19 = 3 * 3333333333333333333 + 1
+    Program min_mod({EXPR_CONST, INT64_MIN, EXPR_CONST, -1, EXPR_MOD});
+    ASSERT_EQ(expr_eval_real(&min_mod.e, ArgsFrom, &none, &out, &err), 0);
+    EXPECT_EQ(out, 0.0);
+    Program huge_pow({EXPR_CONST, 2, EXPR_CONST, INT64_MAX, EXPR_POW});
+    ASSERT_EQ(expr_eval_real(&huge_pow.e, ArgsFrom, &none, &out, &err), 0);
+    EXPECT_EQ(out, 18446744073709551616.0); // the exponent is capped at 64
+}
+
 TEST(Expr, ValidationRejectsHostilePrograms)
 {
     err_t err;

@@ -154,6 +154,37 @@ TEST(Framing, AbortedMessageIsReported)
     wire_reader_free(&r);
 }
 
+// Found by tests/fuzz/fuzz_wire: a message aborted after its last byte went
+// out in a full packet was taken whole by wire_expect_end.
+TEST(Framing, MessageAbortedAfterItsLastFullPacketIsDropped)
+{
+    Pair p;
+    err_t err;
+    wire_writer w;
+    wire_writer_init(&w, p.fd[0], 64, &err);  // 48-byte payloads
+    std::vector<uint8_t> data(48, 7);
+    uint8_t *room;
+    size_t avail;
+    wire_begin(&w, PROTO_REPLY, 3);
+    wire_put(&w, data.data(), data.size(), &err);
+    ASSERT_EQ(wire_reserve(&w, &room, &avail, &err), 0);  // the full packet is cut
+    ASSERT_EQ(wire_abort(&w, &err), 0);
+    wire_begin(&w, PROTO_LIST, 4);
+    ASSERT_EQ(wire_end(&w, &err), 0);
+    wire_reader r;
+    wire_reader_init(&r, p.fd[1], 0, &err);
+    uint32_t type, id;
+    ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0);
+    EXPECT_EQ(id, 3u);
+    std::vector<uint8_t> got(48);
+    ASSERT_EQ(wire_get(&r, got.data(), got.size(), &err), 0) << err.detail;
+    EXPECT_EQ(wire_expect_end(&r, &err), NUMRPC_ECANCELLED);
+    ASSERT_EQ(wire_next_message(&r, &type, &id, &err), 0) << err.detail;
+    EXPECT_EQ(id, 4u);
+    wire_writer_free(&w);
+    wire_reader_free(&r);
+}
+
 TEST(Framing, BadHeadersAreRejected)
 {
     Pair p;

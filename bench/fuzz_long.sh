@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# fuzz_long.sh -- the long fuzzing run: every libFuzzer target of tests/fuzz,
+# one at a time, for 10^7 executions; writes bench/results-fuzz/fuzz-long.md.
+#
+#   bench/fuzz_long.sh [BUILD_DIR]      (default build/; targets in BUILD_DIR/tests/fuzz-bin)
+#   FUZZ_RUNS=N       executions per target (default 10000000)
+#   FUZZ_TARGETS="fuzz_wire fuzz_expr"   a subset
+#   FUZZ_OUT=FILE     the table (default bench/results-fuzz/fuzz-long.md)
+#
+# One process per target (no -jobs/-workers: the 2-core machine is shared),
+# from the seed corpus, new inputs kept in BUILD_DIR/fuzz-long/TARGET.  A
+# target stops at its first crash; its input is kept there and counted.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+runs=${FUZZ_RUNS:-10000000}
+targets=${FUZZ_TARGETS:-fuzz_wire fuzz_msg_server fuzz_msg_client fuzz_iface fuzz_expr fuzz_meta fuzz_idlc}
+out=${FUZZ_OUT:-$top/bench/results-fuzz/fuzz-long.md}
+bin=$build/tests/fuzz-bin
+work=$build/fuzz-long
+
+"$top/tests/fuzz/build.sh" "$bin" || exit 1
+mkdir -p "$(dirname "$out")" "$work"
+rows=()
+total_crashes=0
+for t in $targets; do
+    opts=()
+    [[ $t == fuzz_idlc ]] && opts=(-max_len=1024 -dict="$top/tests/fuzz/idl.dict" -close_fd_mask=2)
+    dir=$work/$t
+    rm -rf "$dir" && mkdir -p "$dir/corpus"
+    echo "fuzz_long: $t, $runs executions ($(date '+%H:%M:%S'))"
+    start=$(date +%s)
+    "$bin/$t" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$dir/" "${opts[@]}" "$dir/corpus" "$top/tests/fuzz/corpus/$t" >"$dir/log" 2>&1
+    rc=$?
+    seconds=$(($(date +%s) - start))
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$dir/log")
+    # The last status line: "#N DONE cov: C ft: F corp: U/SIZE ..."
+    last=$(grep -E '^#[0-9]+' "$dir/log" | tail -1)
+    cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+    corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$last")
+    crashes=$(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+    [[ $rc != 0 && $crashes == 0 ]] && crashes="exit $rc"
+    [[ $crashes != 0 ]] && total_crashes=$((total_crashes + 1))
+    rate=$(( ${execs:-0} / (seconds > 0 ? seconds : 1) ))
+    rows+=("| $t | ${execs:-?} | ${corp:-?} | ${cov:-?} | $crashes | $seconds | $rate | ${rss:-?} |")
+    echo "fuzz_long: $t: ${execs:-?} executions in $seconds s, corpus ${corp:-?}, crashes $crashes"
+done
+
+{
+    echo "<!-- fuzz-long.md -- written by bench/fuzz_long.sh: the long run of every fuzz target. -->"
+    echo "# Long fuzzing run"
+    echo
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'),"
+    echo "$(nproc) cores ($(sed -n 's/^model name\t*: //p' /proc/cpuinfo | head -1)), $(${FUZZ_CC:-clang-14} --version 2>/dev/null | head -1)."
+    echo "Each target alone, one process: \`TARGET -runs=$runs -timeout=10 -rss_limit_mb=2048 CORPUS tests/fuzz/corpus/TARGET\`"
+    echo "(fuzz_idlc also \`-max_len=1024 -dict=tests/fuzz/idl.dict\`), ASan + UBSan, leaks checked."
+    echo
+    echo "| target | executions | corpus at end (inputs/bytes) | edges covered | crashes | seconds | exec/s | peak RSS MB |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+} >"$out"
+echo "fuzz_long: table in $out"
+[[ $total_crashes == 0 ]]
