@@ -53,7 +53,7 @@ typedef struct conn {
     int edge;            /* IDLE with part of a request unread: watched
                             edge-triggered, woken by each new segment */
     peer_key peer;
-    control_state ctl;   /* a STATUS or ADMIN being read; admin challenge */
+    control_state ctl;   /* a HELLO, STATUS or ADMIN being read; admin challenge */
     transport_bytes out; /* a reply not yet taken by the socket (WRITING) */
     size_t out_sent;     /* bytes of out already sent                     */
     int out_watched;     /* WRITING, in epoll for room (bytes unsent); else
@@ -97,7 +97,7 @@ typedef struct dispatcher {
     uint64_t restarts;   /* workers that died and were replaced          */
     double started;      /* monotonic seconds at start (uptime)          */
     wire_writer notice;  /* frames the dispatcher's replies into memory */
-    wire_reader control_in; /* parses a STATUS or ADMIN read whole (control.c) */
+    wire_reader control_in; /* parses a HELLO, STATUS or ADMIN read whole (control.c) */
 } dispatcher;
 
 /* ---- The event loop's descriptors ---- */

@@ -1,7 +1,7 @@
 /* control.h -- the messages the dispatcher answers itself (control.c):
- * STATUS and ADMIN, on a connection it holds (a new one, or one that came
- * back idle), read without blocking and answered at once, so that status
- * works while every worker is busy. */
+ * HELLO, STATUS and ADMIN, on a connection it holds (a new one, or one that
+ * came back idle), read without blocking and answered at once, so that
+ * status works while every worker is busy and a handshake takes none. */
 #ifndef NUMRPC_SERVER_CONTROL_H
 #define NUMRPC_SERVER_CONTROL_H
 
@@ -19,6 +19,7 @@ typedef struct control_state {
     size_t got;         /* bytes of it in buf                         */
     uint8_t nonce[ADMIN_NONCE_BYTES]; /* remote admin challenge       */
     int has_nonce;      /* one use: cleared by the answer             */
+    uint32_t type;      /* PROTO_HELLO, STATUS or ADMIN (buf != NULL) */
 } control_state;
 
 /* What STATUS reports beside the shared counters (the dispatcher's view). */

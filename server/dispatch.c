@@ -1,5 +1,5 @@
 /* dispatch.c -- the server's main process: its event loop, accepting
- * connections and routing each (a STATUS or ADMIN answered here, anything
+ * connections and routing each (a HELLO, STATUS or ADMIN answered here, anything
  * else queued for a worker: pool.c), signals, and the drain on SIGTERM. */
 #define _GNU_SOURCE
 #include "dispatch.h"
@@ -127,7 +127,7 @@ static void accept_all(dispatcher *d)
         memset(&k->ctl, 0, sizeof k->ctl);
         memset(&k->out, 0, sizeof k->out);
         d->nconns_open++;
-        /* Its first message decides: STATUS and ADMIN are answered here,
+        /* Its first message decides: HELLO, STATUS and ADMIN are answered here,
          * anything else waits for a worker once it is here whole. */
         k->state = CONN_QUEUED; /* not in epoll */
         if (conn_readable(fd)) route(d, c);
@@ -227,7 +227,9 @@ static void serve_control(dispatcher *d, int c)
     v->draining = d->stopping;
     v->generation = d->generation;
     v->in_flight = (int)slots_in_flight(NULL);
-    d->conns[c].calls++;
+    /* A HELLO is the handshake: the connection's first call is still due
+     * (a drain serves it); STATUS and ADMIN count as its calls. */
+    if (d->conns[c].ctl.type != PROTO_HELLO) d->conns[c].calls++;
     d->conns[c].request_since = 0;
     ctx.writer = conn_writer(d, c);
     if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_send(d, c);
@@ -250,7 +252,7 @@ static void route(dispatcher *d, int c)
         return;
     case CONTROL_BROKEN: conn_close(d, c); return;
     case CONTROL_BAD:
-        conn_refuse(d, c, NUMRPC_EPROTO, "malformed control message (STATUS and ADMIN fit one packet of 4 KiB)");
+        conn_refuse(d, c, NUMRPC_EPROTO, "malformed control message (HELLO, STATUS and ADMIN fit one packet of 4 KiB)");
         return;
     default: break;
     }

@@ -59,21 +59,6 @@ static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *er
     return reply_error(&s->conn.writer, call_id, call_err->code, call_err->detail, err);
 }
 
-static int serve_hello(session *s, uint32_t call_id, err_t *err)
-{
-    msg_hello h;
-    int rc = msg_read_hello(&s->conn.reader, &h, err);
-    if (rc != 0) return rc;
-    if (h.version != PROTO_VERSION) {
-        char detail[128];
-        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version,
-                 PROTO_VERSION);
-        return reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
-    }
-    msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
-    return msg_write_hello_reply(&s->conn.writer, call_id, &mine, err);
-}
-
 static int serve_list(session *s, uint32_t call_id, err_t *err)
 {
     const registry *reg = s->reg;
@@ -466,7 +451,7 @@ int session_serve_one(session *s, err_t *err)
     s->last_type = type;
     if (type == PROTO_CALL) record_begin(s, in0);
     switch (type) {
-    case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
+    case PROTO_HELLO: rc = reply_hello(&s->conn.reader, &s->conn.writer, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
     case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
     case PROTO_CALL: rc = serve_call(s, call_id, err); break;

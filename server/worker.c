@@ -50,7 +50,7 @@ static void give_back(session *s, int ctl_fd, int kind)
  * is read here only once its first packet is (ARRIVAL_READY): a sender
  * that trickles it holds the dispatcher's attention, not a worker.  A
  * packet split by the network gets a moment to join up first. */
-#define ARRIVAL_WORKER_WAIT_MS 50
+#define ARRIVAL_WORKER_WAIT_MS 2
 static int request_has_arrived(int fd)
 {
     double until = sock_now() + ARRIVAL_WORKER_WAIT_MS / 1000.0;

@@ -308,11 +308,16 @@ TEST(Limits, QueueBeyondBusyWorkersIsBounded)
     std::thread holder([&] { held_rc = numrpc_call("hold", gate.c_str()); });
     ASSERT_TRUE(WaitFor([&] { return Exists(gate + ".started"); }));
     const int base = CountSockets(server.pid());
-    // A whole request takes the one queue place (a silent connection
-    // would not: it waits in no queue).
+    // A whole request for a worker takes the one queue place (a silent
+    // connection would not: it waits in no queue; nor would a HELLO, which
+    // the dispatcher answers itself): a PROBE asking 8 bytes back.
     int waiting = connect_loopback(server.port());
     ASSERT_GE(waiting, 0);
     ASSERT_TRUE(SendHello(waiting));
+    std::vector<uint8_t> probe = {0, 0, 0, 8};
+    probe.resize(16, 0);
+    std::vector<uint8_t> pkt = Packet(PROTO_PROBE, 2, PROTO_FLAG_END, probe);
+    ASSERT_EQ(send(waiting, pkt.data(), pkt.size(), 0), static_cast<ssize_t>(pkt.size()));
     ASSERT_TRUE(WaitFor([&] { return CountSockets(server.pid()) > base; }));
     EXPECT_EQ(numrpc_call("ping"), NUMRPC_EBUSY);
     EXPECT_TRUE(Contains(Detail(), "server busy")) << Detail();
