@@ -17,6 +17,7 @@
 
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "numrpc.h"
 #include "protocol.h"
 extern "C" {
@@ -26,18 +27,6 @@ extern "C" {
 
 namespace {
 
-void UseServer(const ServerProc &server)
-{
-    numrpc_finalize();
-    std::string addr = server.address();
-    numrpc_config cfg{addr.c_str(), 0};
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
-}
-
-bool Contains(const std::string &s, const std::string &part)
-{
-    return s.find(part) != std::string::npos;
-}
 
 // A legitimate call, checked against the local BLAS on the same inputs.
 void ExpectRightDaxpy(int n)
@@ -99,7 +88,7 @@ TEST(SlowSenders, HoldNoWorker)
         senders.emplace_back(Trickle, fd, bytes, 200, std::cref(stop));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300)); // every sender has begun
-    UseServer(server);
+    UseServer(server.address());
     numrpc_set_timeout(5); // a deadline the call meets only if a worker is free
     for (int k = 0; k < 3; k++) ExpectRightDaxpy(1000);
     // Each slow sender hears why and is closed once its time is up.
@@ -139,7 +128,7 @@ TEST(SlowSenders, ARequestBelowTheMinimumRateIsCut)
     stop = true;
     slow.join();
     close(fd);
-    UseServer(server);
+    UseServer(server.address());
     ExpectRightDaxpy(100);
     numrpc_finalize();
 }
@@ -160,7 +149,7 @@ TEST(SilentConnections, TakeNoQueuePlaceAndAreClosed)
         silent.push_back(fd);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100)); // all accepted
-    UseServer(server);
+    UseServer(server.address());
     ExpectRightDaxpy(500);
     for (int fd : silent) {
         EXPECT_TRUE(ClosedByPeer(fd));
@@ -188,7 +177,7 @@ TEST(Peers, OneAddressCannotTakeEveryConnection)
     close(fifth);
     // Another address is served meanwhile; the first one again once it
     // has closed some.
-    UseServer(server);
+    UseServer(server.address());
     ExpectRightDaxpy(100);
     close(held.back());
     held.pop_back();
@@ -290,7 +279,7 @@ TEST(Pipeliners, APeerThatNeverReadsCannotStallTheDispatcher)
     EXPECT_GE(st.connections, 61u);
     msg_status_free(&st);
     msg_conn_free(&c);
-    UseServer(server);
+    UseServer(server.address());
     ExpectRightDaxpy(100);
     for (int fd : fds) close(fd);
     EXPECT_TRUE(server.alive());

@@ -20,6 +20,7 @@
 
 #include "../stubs/local_lapack.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "numrpc.h"
 
 namespace {
@@ -32,22 +33,6 @@ constexpr bool kAsan = false;
 
 constexpr uint64_t kMiB = 1 << 20;
 
-void UseServer(const std::string &addr)
-{
-    numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0};
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
-}
-
-std::string Detail()
-{
-    return numrpc_last_error_detail();
-}
-
-bool Contains(const std::string &s, const std::string &part)
-{
-    return s.find(part) != std::string::npos;
-}
 
 // Bounded wait (a safety bound, not a timing assertion).
 bool WaitFor(const std::function<bool()> &cond, int max_ms = 20000)

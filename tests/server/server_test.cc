@@ -27,6 +27,7 @@
 
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "json_mini.h"
 #include "numrpc.h"
 #include "protocol.h"
@@ -55,22 +56,6 @@ void SleepMs(int ms)
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
-void UseServer(const std::string &addr)
-{
-    numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0};
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
-}
-
-std::string Detail()
-{
-    return numrpc_last_error_detail();
-}
-
-bool Contains(const std::string &s, const std::string &part)
-{
-    return s.find(part) != std::string::npos;
-}
 
 struct TempDir {
     std::string path;
