@@ -92,11 +92,11 @@ soak_rss_table() {
             for (i = 1; i <= n; i++) {
                 r = order[i]
                 if (r in bs) { s[r] = bs[r]; p[r] = bp[r]; sn[r] = bn[r] }
-                if (r ~ /^client-/) { cs += s[r]; ce += e[r]; if (s[r] > 0 && e[r] / s[r] > cr) cr = e[r] / s[r]; nc++; continue }
+                if (r ~ /^client-/) { if (e[r] > 0) { cs += s[r]; ce += e[r]; if (s[r] > 0 && e[r] / s[r] > cr) cr = e[r] / s[r]; nc++ }; continue }
                 name = sn[r] != "" ? sprintf("%s (%s -> %s processes)", r, sn[r], en[r]) : r
                 printf "| %s | %s | %.1f | %.1f | %s |\n", name, p[r], s[r] / 1024, e[r] / 1024, (s[r] > 0 ? sprintf("%.2f", e[r] / s[r]) : "-")
             }
-            if (nc) printf "| %d clients (sum; largest ratio of one) | - | %.1f | %.1f | %.2f |\n", nc, cs / 1024, ce / 1024, cr
+            if (nc) printf "| %d clients alive at the end (sum; largest ratio of one) | - | %.1f | %.1f | %.2f |\n", nc, cs / 1024, ce / 1024, cr
         }' "$run/rss"
     grep -E "^(ready|done) " "$run/attacker.log" 2>/dev/null |
         awk '{for (i = 2; i <= NF; i++) if ($i ~ /^rss_kib=/) { split($i, v, "="); kb = v[2] }
@@ -170,6 +170,12 @@ soak_report() {
         echo
         awk '$7 > $8 + 5 { d = ""; for (i = 10; i <= NF; i++) d = d (d ? " " : "") $i
             printf "- %s, %s: %s after %.1f s (limit %s s): %s\n", $1, $3, $5, $7, $8, d }' "$run/phased" | head -20
+        echo
+    fi
+    if [[ $lost_lines -gt 0 ]]; then
+        echo "## Calls the watchdog found still running"
+        echo
+        cat "$run"/client-*.rec | grep "^lost " | sort | uniq -c | sed 's/^ */- /'
         echo
     fi
     echo "wrong answers: $wrong; lost calls: $lost (watchdog lines $lost_lines, clients without an end" \
