@@ -85,6 +85,9 @@ soak_latency_table() {
 soak_rss_table() {
     echo "| process | pid | start MiB | end MiB | end / start |"
     echo "|---|---|---:|---:|---:|"
+    grep -E "^(ready|done) " "$run/attacker.log" 2>/dev/null |
+        awk '{for (i = 2; i <= NF; i++) if ($i ~ /^rss_kib=/) { split($i, v, "="); kb = v[2] }
+            if ($1 == "ready") s = kb; else { w++; printf "| attacker (window %d) | - | %.1f | %.1f | %.2f |\n", w, s / 1024, kb / 1024, (s > 0 ? kb / s : 0) } }'
     awk '$1 == "b-start" && $2 ~ /^server-b/ { bs[$2] = $4; bp[$2] = $3 " (restarted)"; bn[$2] = $5; next }
         $1 == "start" { order[++n] = $2; s[$2] = $4; p[$2] = $3; sn[$2] = $5 }
         $1 == "end" { e[$2] = $4; en[$2] = $5 }
@@ -92,15 +95,18 @@ soak_rss_table() {
             for (i = 1; i <= n; i++) {
                 r = order[i]
                 if (r in bs) { s[r] = bs[r]; p[r] = bp[r]; sn[r] = bn[r] }
-                if (r ~ /^client-/) { cs += s[r]; ce += e[r]; if (s[r] > 0 && e[r] / s[r] > cr) cr = e[r] / s[r]; nc++; continue }
+                if (r ~ /^client-/) { if (e[r] > 0) { cs += s[r]; ce += e[r]; if (s[r] > 0 && e[r] / s[r] > cr) cr = e[r] / s[r]; nc++ }; continue }
                 name = sn[r] != "" ? sprintf("%s (%s -> %s processes)", r, sn[r], en[r]) : r
                 printf "| %s | %s | %.1f | %.1f | %s |\n", name, p[r], s[r] / 1024, e[r] / 1024, (s[r] > 0 ? sprintf("%.2f", e[r] / s[r]) : "-")
             }
-            if (nc) printf "| %d clients (sum; largest ratio of one) | - | %.1f | %.1f | %.2f |\n", nc, cs / 1024, ce / 1024, cr
+            if (nc) printf "| %d clients alive at the end (sum; largest ratio of one) | - | %.1f | %.1f | %.2f |\n", nc, cs / 1024, ce / 1024, cr
+            # The processes that live through the run (workers come and go).
+            for (i = 1; i <= n; i++) { r = order[i]
+                if (r ~ /children/ || r ~ /^client-/ || s[r] <= 0) continue
+                x = e[r] / s[r]; checked = checked sprintf("%s%s %.2f", checked ? ", " : "", r, x); if (x > 1.10) over++ }
+            if (nc && cr > 1.10) over++
+            printf "\nRSS at the end within 10 %% of the start (%s, clients at most %.2f): %s\n", checked, cr, over ? "NO" : "yes"
         }' "$run/rss"
-    grep -E "^(ready|done) " "$run/attacker.log" 2>/dev/null |
-        awk '{for (i = 2; i <= NF; i++) if ($i ~ /^rss_kib=/) { split($i, v, "="); kb = v[2] }
-            if ($1 == "ready") s = kb; else { w++; printf "| attacker (window %d) | - | %.1f | %.1f | %.2f |\n", w, s / 1024, kb / 1024, (s > 0 ? kb / s : 0) } }'
 }
 
 # Sanitizer reports in the processes' stderr: from each report's first line
@@ -170,6 +176,12 @@ soak_report() {
         echo
         awk '$7 > $8 + 5 { d = ""; for (i = 10; i <= NF; i++) d = d (d ? " " : "") $i
             printf "- %s, %s: %s after %.1f s (limit %s s): %s\n", $1, $3, $5, $7, $8, d }' "$run/phased" | head -20
+        echo
+    fi
+    if [[ $lost_lines -gt 0 ]]; then
+        echo "## Calls the watchdog found still running"
+        echo
+        cat "$run"/client-*.rec | grep "^lost " | sort | uniq -c | sed 's/^ */- /'
         echo
     fi
     echo "wrong answers: $wrong; lost calls: $lost (watchdog lines $lost_lines, clients without an end" \
