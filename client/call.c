@@ -208,9 +208,12 @@ int call_run(const char *name, arg_source *src)
     /* Servers are tried in order while they cannot be reached at all. */
     for (i = 0; i < n; i++) {
         rc = call_on(&k, &eps[i], src, err);
-        /* A ranked call also moves on from a refusal or a server that died
-         * before any reply byte reached the caller's memory. */
-        if (rc != NUMRPC_ECONNECT && !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO))) break;
+        /* A ranked call also moves on from a refusal, a server that died
+         * before any reply byte reached the caller's memory, or one that no
+         * longer offers the routine (restarted since the lease was given). */
+        if (rc != NUMRPC_ECONNECT &&
+            !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT)))
+            break;
     }
     if (rc != 0) return client_fail(err);
     if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);
