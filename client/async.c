@@ -36,7 +36,7 @@ static int report(int rc, const err_t *err)
 static int bind_interface(call_obj *k, const endpoint *eps, int n, arg_source *src, err_t *err)
 {
     iface_ref *ref = NULL;
-    int rc = iface_lookup(eps, n, k->routine, &ref, NULL, err);
+    int rc = iface_lookup(eps, n, k->routine, k->deadline, &ref, NULL, err);
     if (rc == 0) {
         rc = call_capture(k, &ref->iface, src, err);
         iface_cache_put(ref);

@@ -62,6 +62,9 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     memcpy(h.name, f->name, len);
     h.name[len] = '\0';
     k->out0 = wire_writer_bytes(w);
+    /* A server that stops reading cannot hold the send past the deadline
+     * (and its grace) either; the connection is then closed. */
+    wire_writer_set_deadline(w, k->deadline > 0 ? k->deadline + CALL_DEADLINE_GRACE : 0);
     double t0 = sock_now();
     if (k->t_start == 0) k->t_start = t0;
     int rc = msg_write_call_header(w, k->wire_id, &h, err);
@@ -141,7 +144,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
 static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
 {
     client_conn *c = NULL;
-    int rc = conn_acquire(ep, &c, err);
+    int rc = conn_acquire(ep, k->deadline, &c, err);
     for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
         iface_ref *ref = NULL;
         k->touched = 0;
@@ -172,7 +175,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
         if (reconnect) {
             conn_discard(c);
             c = NULL;
-            rc = conn_acquire(ep, &c, err);
+            rc = conn_acquire(ep, k->deadline, &c, err);
             continue;
         }
         break;
@@ -205,9 +208,12 @@ int call_run(const char *name, arg_source *src)
     /* Servers are tried in order while they cannot be reached at all. */
     for (i = 0; i < n; i++) {
         rc = call_on(&k, &eps[i], src, err);
-        /* A ranked call also moves on from a refusal or a server that died
-         * before any reply byte reached the caller's memory. */
-        if (rc != NUMRPC_ECONNECT && !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO))) break;
+        /* A ranked call also moves on from a refusal, a server that died
+         * before any reply byte reached the caller's memory, or one that no
+         * longer offers the routine (restarted since the lease was given). */
+        if (rc != NUMRPC_ECONNECT &&
+            !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT)))
+            break;
     }
     if (rc != 0) return client_fail(err);
     if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);

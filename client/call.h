@@ -8,10 +8,6 @@
 #include "callobj.h"
 #include "conn.h"
 
-/* Seconds a client waits past a call's deadline for the server's own
- * NUMRPC_ETIMEDOUT before it stops waiting and closes the connection. */
-#define CALL_DEADLINE_GRACE 1.0
-
 /* Evaluates the shapes of k (bound to f), checks them and the deadline. */
 int call_prepare(call_obj *k, const iface_t *f, err_t *err);
 /* Writes k's CALL on c with call id k->wire_id (after call_prepare); with

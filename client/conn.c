@@ -33,7 +33,15 @@ static client_conn *take_idle(const endpoint *ep)
     return c;
 }
 
-int conn_acquire(const endpoint *ep, client_conn **out, err_t *err)
+/* Every wait on c ends by deadline and its grace (0: no deadline). */
+static void set_deadline(client_conn *c, double deadline)
+{
+    double until = deadline > 0 ? deadline + CALL_DEADLINE_GRACE : 0;
+    wire_reader_set_deadline(&c->m.reader, until);
+    wire_writer_set_deadline(&c->m.writer, until);
+}
+
+int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *err)
 {
     client_conn *c = take_idle(ep);
     size_t packet = client_packet_size();
@@ -44,6 +52,7 @@ int conn_acquire(const endpoint *ep, client_conn **out, err_t *err)
             conn_discard(c);
             return err->code;
         }
+        set_deadline(c, deadline);
         *out = c;
         return 0;
     }
@@ -57,6 +66,7 @@ int conn_acquire(const endpoint *ep, client_conn **out, err_t *err)
     rc = transport_connect(&tp, &transport_tcp_ops, ep->host, ep->port, CONNECT_TIMEOUT_MS, err);
     if (rc != 0) goto fail;
     msg_conn_attach(&c->m, tp, ep->label);
+    set_deadline(c, deadline);
     rc = msg_write_hello(&c->m.writer, client_next_call_id(), &hello, err);
     if (rc != 0) goto fail;
     c->hello_pending = 1;
@@ -75,7 +85,7 @@ void conn_release(client_conn *c)
         conn_discard(c);
         return;
     }
-    wire_reader_set_deadline(&c->m.reader, 0); /* the last call's */
+    set_deadline(c, 0); /* the last call's */
     pthread_mutex_lock(&client_lock);
     c->next = idle_pool;
     idle_pool = c;

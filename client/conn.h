@@ -25,8 +25,15 @@ typedef struct client_conn {
     uint64_t rfile_bytes;  /* file bytes sent for the last call */
 } client_conn;
 
-/* A connection to ep: an idle pooled one or a new one (HELLO sent). */
-int conn_acquire(const endpoint *ep, client_conn **out, err_t *err);
+/* Seconds a client waits past a call's deadline for the server's own
+ * NUMRPC_ETIMEDOUT before it stops waiting and closes the connection. */
+#define CALL_DEADLINE_GRACE 1.0
+
+/* A connection to ep: an idle pooled one or a new one (HELLO sent).  Until
+ * it is given back, no wait on it (the handshake, an interface fetch, the
+ * call) outlasts deadline plus CALL_DEADLINE_GRACE (monotonic seconds; 0 =
+ * only the sockets' own limits). */
+int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *err);
 /* Gives a healthy connection back to the pool. */
 void conn_release(client_conn *c);
 /* Closes and frees a connection that failed (NULL: nothing). */

@@ -45,7 +45,7 @@ int numrpc_list(const char *server, char **names_out)
     client_conn *c = NULL;
     int rc = names_out ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "names_out is NULL");
     if (rc == 0) rc = server ? endpoint_set(&eps[0], server, &err) : client_servers(eps, &err);
-    if (rc >= 0) rc = conn_acquire(&eps[0], &c, &err);
+    if (rc >= 0) rc = conn_acquire(&eps[0], 0, &c, &err);
     if (rc == 0) rc = read_list(c, names_out, &err);
     conn_done(c, rc);
     if (rc != 0) return client_fail(&err);
@@ -60,7 +60,7 @@ static int describe_iface(const char *name, iface_ref **ref, err_t *err)
     endpoint eps[CLIENT_MAX_SERVERS];
     char routine[IFACE_MAX_NAME + 1];
     int pinned, n = client_locate(name, eps, routine, sizeof routine, &pinned, err);
-    return n < 0 ? n : iface_lookup(eps, 1, routine, ref, NULL, err);
+    return n < 0 ? n : iface_lookup(eps, 1, routine, 0, ref, NULL, err);
 }
 
 int numrpc_describe(const char *name, char **idl_out)

@@ -255,7 +255,7 @@ static void settle_after_failure(aconn *a, call_obj *k, int rc, const err_t *err
 static int iface_for(const aserver *s, const char *routine, iface_ref **out, err_t *err)
 {
     *out = iface_cache_peek(s->ep.label, routine);
-    return *out ? 0 : iface_lookup(&s->ep, 1, routine, out, NULL, err);
+    return *out ? 0 : iface_lookup(&s->ep, 1, routine, 0, out, NULL, err);
 }
 
 static call_obj *cancel_to_send(aconn *a)
@@ -270,7 +270,7 @@ static void *writer_main(void *arg)
     aconn *a = arg;
     err_t err;
     client_conn *c = NULL;
-    int rc = conn_acquire(&a->srv->ep, &c, &err);
+    int rc = conn_acquire(&a->srv->ep, 0, &c, &err);
     pthread_mutex_lock(&farm_lock);
     if (rc != 0) {
         a->srv->down_until = sock_now() + DOWN_SECONDS;

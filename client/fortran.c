@@ -120,7 +120,7 @@ static int fetch_iface(const char *name, iface_ref **out, err_t *err)
     endpoint eps[CLIENT_MAX_SERVERS];
     char routine[IFACE_MAX_NAME + 1];
     int pinned, n = client_locate(name, eps, routine, sizeof routine, &pinned, err);
-    return n < 0 ? n : iface_lookup(eps, n, routine, out, NULL, err);
+    return n < 0 ? n : iface_lookup(eps, n, routine, 0, out, NULL, err);
 }
 
 /* Binds argument i (descriptor d) to parameter p: checks its type, rank and

@@ -158,7 +158,7 @@ static int bind_routine(binding *b, const char *server, const char *routine, err
         if (n < 0) return n;
         snprintf(b->target, sizeof b->target, "%s", routine);
     }
-    rc = iface_lookup(eps, n, routine, &ref, NULL, err);
+    rc = iface_lookup(eps, n, routine, 0, &ref, NULL, err);
     if (rc != 0) return rc;
     const iface_t *f = &ref->iface;
     b->nparams = (int)f->nparams;

@@ -109,13 +109,13 @@ void iface_cache_clear(void)
     pthread_mutex_unlock(&client_lock);
 }
 
-int iface_lookup(const endpoint *eps, int n, const char *routine, iface_ref **out, int *at,
+int iface_lookup(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, int *at,
                  err_t *err)
 {
     int rc = err_set(err, NUMRPC_ENOSERVER, "%s: no server to ask", routine);
     for (int i = 0; i < n; i++) {
         client_conn *c = NULL;
-        rc = conn_acquire(&eps[i], &c, err);
+        rc = conn_acquire(&eps[i], deadline, &c, err);
         if (rc == 0) rc = iface_cache_get(c, routine, out, err);
         conn_done(c, rc);
         if (rc == 0 && at) *at = i;

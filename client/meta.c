@@ -161,7 +161,7 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
     client_conn *c = NULL;
     meta_report *reports = NULL;
     int nrep = take_reports(&reports);
-    int rc = conn_acquire(mep, &c, err);
+    int rc = conn_acquire(mep, 0, &c, err);
     if (rc == 0 && nrep > 0) put_reports(c, reports, nrep, err, &rc);
     uint32_t id = client_next_call_id(), lease_ms = 0, count = 0;
     msg_meta_query q = {.hash = hash, .flops = flops, .bytes_in = bytes_in, .bytes_out = bytes_out,
@@ -304,7 +304,7 @@ static int meta_iface(const char *routine, iface_ref **out, err_t *err)
     if (*out) return 0;
     if (down) return err_set(err, NUMRPC_ECONNECT, "metaserver %s: unreachable a moment ago", mep.label);
     client_conn *c = NULL;
-    int rc = conn_acquire(&mep, &c, err);
+    int rc = conn_acquire(&mep, 0, &c, err);
     if (rc == 0) rc = iface_cache_get(c, routine, out, err);
     if (c) {
         if (call_conn_usable(rc) && !c->hello_pending) conn_release(c);
@@ -475,7 +475,7 @@ void meta_flush(void)
     int n = take_reports(&reports);
     err_t err;
     client_conn *c = NULL;
-    int rc = n > 0 ? conn_acquire(&mep, &c, &err) : -1;
+    int rc = n > 0 ? conn_acquire(&mep, 0, &c, &err) : -1;
     if (rc == 0) put_reports(c, reports, n, &err, &rc);
     if (rc == 0) rc = wire_flush(&c->m.writer, &err);
     if (c) {

@@ -26,7 +26,7 @@ int probe_link(const endpoint *ep, probe_result *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     client_conn *c = NULL;
-    int rc = conn_acquire(ep, &c, err);
+    int rc = conn_acquire(ep, 0, &c, err);
     /* The latency: the best of three empty probes (the first may pay for
      * the connection's HELLO). */
     for (int i = 0; rc == 0 && i < 3; i++) {

@@ -54,6 +54,21 @@ transport transport_none(void);
  * EBADF.  It has no fd: close it with its ops->close. */
 transport transport_memory(const void *buf, size_t len);
 
+/* Bytes a sink stream collects: start as {.max = LIMIT}; p is malloc'd by
+ * the sink as it grows and freed by the owner (transport_bytes_free). */
+typedef struct transport_bytes {
+    unsigned char *p;
+    size_t len, cap;
+    size_t max; /* a write that would pass it fails with ENOBUFS */
+} transport_bytes;
+
+/* A write-only stream that appends to *out (which must outlive it); reads
+ * fail with EBADF.  A writer framing into it builds whole messages in
+ * memory, to be sent without blocking by their owner.  No fd, no session:
+ * closing it is a no-op. */
+transport transport_memory_sink(transport_bytes *out);
+void transport_bytes_free(transport_bytes *b);
+
 /* ---- Helpers over the table ---- */
 /* Connects to host:port within timeout_ms, tunes the socket and starts the
  * stream of kind ops.  0, or a negative code with err set. */

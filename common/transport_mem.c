@@ -1,8 +1,10 @@
-/* transport_mem.c -- a read-only stream over bytes already in memory (a
- * whole packet the dispatcher read without blocking), parsed by a reader. */
+/* transport_mem.c -- streams in memory: a read-only one over bytes already
+ * read (a whole packet the dispatcher read without blocking), parsed by a
+ * reader; and a write-only sink a writer frames replies into. */
 #include "transport.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,4 +69,70 @@ transport transport_memory(const void *buf, size_t len)
     m->left = len;
     t.session = m;
     return t;
+}
+
+/* ---- The sink ---- */
+
+static ssize_t sink_recv(transport *t, void *buf, size_t n)
+{
+    (void)t;
+    (void)buf;
+    (void)n;
+    errno = EBADF;
+    return -1;
+}
+
+static ssize_t sink_send(transport *t, const void *buf, size_t n)
+{
+    transport_bytes *b = t->session;
+    if (b == NULL) {
+        errno = EBADF;
+        return -1;
+    }
+    if (n > b->max || b->len > b->max - n) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        if (cap > b->max) cap = b->max;
+        unsigned char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, buf, n);
+    b->len += n;
+    return (ssize_t)n;
+}
+
+static size_t sink_pending(const transport *t)
+{
+    (void)t;
+    return 0;
+}
+
+static void sink_close(transport *t)
+{
+    t->session = NULL; /* the bytes belong to their owner */
+}
+
+static const transport_ops transport_sink_ops = {"memory sink", sink_recv, sink_send, mem_start, sink_pending,
+                                                 sink_close};
+
+transport transport_memory_sink(transport_bytes *out)
+{
+    transport t = {&transport_sink_ops, -1, out};
+    return t;
+}
+
+void transport_bytes_free(transport_bytes *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
 }

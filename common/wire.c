@@ -55,10 +55,29 @@ static int io_error(err_t *err, const char *what)
     return err_set(err, NUMRPC_EIO, "%s: %s", what, strerror(errno));
 }
 
+/* Waits until fd is ready for events (POLLIN or POLLOUT), or deadline
+ * (monotonic seconds; 0 = no wait here: the socket's own time limit holds)
+ * passes; what_timed_out names the wait in the error. */
+static int await_fd(int fd, short events, double deadline, const char *what_timed_out, err_t *err)
+{
+    while (deadline > 0) {
+        double left = deadline - sock_now();
+        struct pollfd p = {fd, events, 0};
+        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+        if (n > 0) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
+        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed %s", what_timed_out);
+    }
+    return 0;
+}
+
 static int send_all(const transport *t, const uint8_t *p, size_t n, uint64_t *counter,
-                    err_t *err)
+                    double deadline, err_t *err)
 {
     while (n > 0) {
+        int rc = await_fd(t->fd, POLLOUT, deadline, "while the peer took no more bytes", err);
+        if (rc != 0) return rc;
         ssize_t k = t->ops->send((transport *)t, p, n);
         if (k < 0) {
             if (errno == EINTR) continue;
@@ -84,7 +103,8 @@ static size_t clamp_packet(size_t packet_size)
 static int flush_batch(wire_writer *w, err_t *err)
 {
     uint64_t sent = 0;
-    int rc = send_all(&w->tp, w->buf, w->pkt, &sent, err);
+    int rc = send_all(&w->tp, w->buf, w->pkt, &sent, w->deadline, err);
+    if (rc != 0) w->broken = 1; /* part of a packet may have gone */
     w->pkt = 0;
     w->pos = PROTO_HEADER_SIZE;
     return rc;
@@ -121,9 +141,16 @@ int wire_writer_init(wire_writer *w, int fd, size_t packet_size, err_t *err)
 void wire_writer_attach(wire_writer *w, transport tp)
 {
     w->tp = tp;
+    w->deadline = 0;
+    w->broken = 0;
     w->in_message = 0;
     w->pkt = 0;
     w->pos = PROTO_HEADER_SIZE;
+}
+
+void wire_writer_set_deadline(wire_writer *w, double deadline)
+{
+    w->deadline = deadline;
 }
 
 size_t wire_writer_packet_size(const wire_writer *w)
@@ -138,7 +165,7 @@ uint64_t wire_writer_bytes(const wire_writer *w)
 
 int wire_writer_idle(const wire_writer *w)
 {
-    return !w->in_message;
+    return !w->in_message && !w->broken;
 }
 
 void wire_writer_free(wire_writer *w)
@@ -272,7 +299,7 @@ int wire_send_empty(const transport *t, uint32_t type, uint32_t call_id, err_t *
     uint8_t header[PROTO_HEADER_SIZE];
     uint64_t sent = 0;
     encode_header(header, type, call_id, PROTO_FLAG_END, 0);
-    return send_all(t, header, sizeof header, &sent, err);
+    return send_all(t, header, sizeof header, &sent, 0, err);
 }
 
 /* ---- Reader ---- */
@@ -301,12 +328,19 @@ void wire_reader_attach(wire_reader *r, transport tp)
     r->payload_left = 0;
     r->in_message = 0;
     r->deadline = 0;
+    r->pace_started = 0;
     r->broken = 0;
 }
 
 void wire_reader_set_deadline(wire_reader *r, double deadline)
 {
     r->deadline = deadline;
+}
+
+void wire_reader_set_pace(wire_reader *r, double grace_s, double rate)
+{
+    r->pace_grace = grace_s;
+    r->pace_rate = rate;
 }
 
 int wire_reader_broken(const wire_reader *r)
@@ -366,16 +400,22 @@ int wire_reader_has_message(const wire_reader *r)
 /* Waits until the stream has bytes or r's deadline passes. */
 static int await_deadline(wire_reader *r, err_t *err)
 {
-    while (r->deadline > 0 && r->tp.ops->pending(&r->tp) == 0) {
-        double left = r->deadline - sock_now();
-        struct pollfd p = {r->tp.fd, POLLIN, 0};
-        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
-        if (n > 0) return 0;
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
-        return err_set(err, NUMRPC_ETIMEDOUT, "deadline passed while waiting for the peer");
-    }
-    return 0;
+    if (r->tp.ops->pending(&r->tp) > 0) return 0;
+    return await_fd(r->tp.fd, POLLIN, r->deadline, "while waiting for the peer", err);
+}
+
+/* The pace, checked as bytes come (a silent sender meets the socket's own
+ * time limit instead): the message so far took longer than its grace plus
+ * one second per pace_rate bytes. */
+static int check_pace(const wire_reader *r, err_t *err)
+{
+    if (r->pace_rate <= 0 || r->pace_started <= 0) return 0;
+    double took = sock_now() - r->pace_started;
+    uint64_t got = r->bytes_in - r->pace_base;
+    if (took <= r->pace_grace + (double)got / r->pace_rate) return 0;
+    return err_set(err, NUMRPC_ETIMEDOUT,
+                   "request too slow: %llu bytes in %.1f s, under this server's minimum of %.0f bytes/s after %.1f s",
+                   (unsigned long long)got, took, r->pace_rate, r->pace_grace);
 }
 
 /* Makes at least `need` bytes (<= cap) available at buf + head. */
@@ -407,6 +447,10 @@ static int fill(wire_reader *r, size_t need, err_t *err)
         }
         r->tail += (size_t)k;
         r->bytes_in += (uint64_t)k;
+        if (r->tail - r->head < need && check_pace(r, err) != 0) {
+            r->broken = 1;
+            return err->code;
+        }
     }
     return 0;
 }
@@ -432,6 +476,10 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
                       err_t *err)
 {
     NR_ASSERT(!r->in_message);
+    if (r->pace_rate > 0) {
+        r->pace_started = sock_now();
+        r->pace_base = r->bytes_in - (r->tail - r->head);
+    }
     for (;;) {
         uint32_t t, id, flags, len;
         int rc = read_header(r, &t, &id, &flags, &len, err);
@@ -565,6 +613,7 @@ int wire_expect_end(wire_reader *r, err_t *err)
                        (unsigned long long)extra);
     }
     r->in_message = 0;
+    r->pace_started = 0;
     return 0;
 }
 
@@ -587,5 +636,6 @@ int wire_skip_message(wire_reader *r, err_t *err)
         r->payload_left = len;
     }
     r->in_message = 0;
+    r->pace_started = 0;
     return 0;
 }

@@ -35,6 +35,8 @@ typedef struct wire_writer {
     int in_message;
     uint64_t msg_bytes; /* payload bytes of the current message          */
     uint64_t bytes_out; /* total bytes framed for the socket (sent or held) */
+    double deadline;    /* monotonic seconds a send may wait until; 0 = none */
+    int broken;         /* a send failed: the stream is out of step        */
 } wire_writer;
 
 /* Allocates the batch buffer; packet_size is clamped to the protocol's
@@ -44,11 +46,15 @@ void wire_writer_free(wire_writer *w);
 /* Writes to tp from now on; a message cut short on the old stream (its
  * peer left mid-reply) and any held one are forgotten. */
 void wire_writer_attach(wire_writer *w, transport tp);
+/* Every wait for the peer to take bytes ends by `deadline` (monotonic
+ * seconds, 0 = only the socket's own time limit): past it a send fails with
+ * NUMRPC_ETIMEDOUT and the message is cut (the stream is then unusable). */
+void wire_writer_set_deadline(wire_writer *w, double deadline);
 /* The packet size messages are cut into now. */
 size_t wire_writer_packet_size(const wire_writer *w);
 /* Bytes framed for the stream so far (sent or held). */
 uint64_t wire_writer_bytes(const wire_writer *w);
-/* True between messages. */
+/* True between messages on a stream whose every send went whole. */
 int wire_writer_idle(const wire_writer *w);
 int wire_set_packet_size(wire_writer *w, size_t packet_size, err_t *err);
 
@@ -93,6 +99,10 @@ typedef struct wire_reader {
     uint64_t keepalives;   /* keepalive packets seen                   */
     size_t max_packet;     /* larger packet headers are a protocol error */
     double deadline;       /* monotonic seconds a wait may last until; 0 = none */
+    double pace_grace;     /* a message may take this long, then ...    */
+    double pace_rate;      /* ... must arrive at this many bytes/s (0 = off) */
+    double pace_started;   /* monotonic seconds its current message began */
+    uint64_t pace_base;    /* bytes_in then, less what was buffered       */
     int broken;            /* a receive failed: nothing more can be read */
 } wire_reader;
 
@@ -105,6 +115,12 @@ void wire_reader_attach(wire_reader *r, transport tp);
  * sock_now(); 0 = only the socket's own time limits): past it a read fails
  * with NUMRPC_ETIMEDOUT, whatever arrives meanwhile (keepalives too). */
 void wire_reader_set_deadline(wire_reader *r, double deadline);
+/* A sender's pace: reading a message (from wire_next_message to its end)
+ * may take grace_s seconds plus one second per rate bytes that arrived for
+ * it; a slower sender fails with NUMRPC_ETIMEDOUT when its next bytes come
+ * (one that sends nothing meets the socket's receive limit).  rate 0 turns
+ * it off.  Kept across attach (a policy of the owner, not of a stream). */
+void wire_reader_set_pace(wire_reader *r, double grace_s, double rate);
 /* True once a receive failed (timed out, peer gone, garbage): the stream
  * is out of step and the connection must be closed, never reused. */
 int wire_reader_broken(const wire_reader *r);

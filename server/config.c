@@ -42,17 +42,24 @@ static const option_def options[] = {
     {"workers", 0, OPT_INT, F(min_workers), "N", "pre-forked workers (default 4)"},
     {"max-workers", 0, OPT_INT, F(max_workers), "N", "concurrent calls at most (default 32)"},
     {"max-connections", 0, OPT_INT, F(max_connections), "N", "open connections at most (default 1024)"},
+    {"max-connections-per-peer", 0, OPT_INT, F(max_connections_per_peer), "N",
+     "open connections from one address (an IPv6 /64) at most (default 0 = a quarter of --max-connections)"},
     {"max-queue", 0, OPT_INT, F(max_queue), "N",
-     "new connections waiting for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
+     "requests waiting whole for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
     {"max-call-bytes", 0, OPT_U64, F(max_call_bytes), "B", "array memory of one call at most (default 8 GiB)"},
     {"max-array-elems", 0, OPT_U64, F(max_array_elems), "N", "elements of one array at most (default 2^30)"},
     {"max-call-seconds", 0, OPT_INT, F(max_call_seconds), "S", "wall time of one routine at most (default 0 = none)"},
     {"max-worker-memory", 0, OPT_U64, F(max_worker_memory), "B",
-     "address space of a worker process at most (default 0 = none)"},
+     "address space of a worker process at most (default: twice the call bytes allowed, 256 MiB per BLAS "
+     "thread and 1 GiB; 0 = none)"},
     {"idle-timeout", 0, OPT_INT, F(idle_timeout_ms), "MS", "close connections idle this long (default 600000, 0 = never)"},
     {"drain-timeout", 0, OPT_INT, F(drain_timeout_ms), "MS",
      "after SIGTERM, calls in flight get this long (default 600000)"},
     {"io-timeout", 0, OPT_INT, F(io_timeout_ms), "MS", "a stalled transfer inside a call fails (default 60000)"},
+    {"request-timeout", 0, OPT_INT, F(request_timeout_ms), "MS",
+     "a request's first packet (and a new connection's first request) arrives whole within this (default 10000)"},
+    {"min-rate", 0, OPT_SIZE, F(min_rate), "B",
+     "bytes per second a request arrives at, at least, once --request-timeout has passed (default 16K, 0 = any)"},
     {"blas-threads", 0, OPT_INT, F(blas_threads), "N", "BLAS threads per call (default: all cores)"},
     {"keepalive-ms", 0, OPT_INT, F(keepalive_ms), "MS", "keepalive period while a routine computes (default 5000)"},
     {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "errors only in the log (as --log-level error)"},
@@ -60,6 +67,12 @@ static const option_def options[] = {
      "error, warn, notice (default) or info (one line per call) or debug"},
     {"admin-secret-file", 0, OPT_STR, F(admin_secret_file), "FILE",
      "secret (mode 0600) for remote admin by challenge-response (default: remote admin off)"},
+    /* Memory of calls (docs/admin.md, "Memory"). */
+    {"max-untravelled-bytes", 0, OPT_U64, F(max_untravelled_bytes), "B",
+     "memory a call may ask for beyond the arrays it sends (out and work arrays, gaps), plus 4 times "
+     "what it sends (default 64 MiB)"},
+    {"max-server-memory", 0, OPT_U64, F(max_server_memory), "B",
+     "array memory of all calls in flight together; beyond, EBUSY (default 3/4 of physical memory, 0 = none)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -79,8 +92,13 @@ void config_defaults(server_config *cfg)
     cfg->idle_timeout_ms = 600000;
     cfg->drain_timeout_ms = 600000;
     cfg->io_timeout_ms = 60000;
+    cfg->request_timeout_ms = 10000;
+    cfg->min_rate = 16 << 10;
     cfg->keepalive_ms = PROTO_KEEPALIVE_SECONDS * 1000;
     cfg->log_level = LOG_LEVEL_NOTICE;
+    cfg->max_worker_memory = CONFIG_MEMORY_AUTO;
+    cfg->max_untravelled_bytes = 64ULL << 20;
+    cfg->max_server_memory = CONFIG_MEMORY_AUTO;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -249,13 +267,40 @@ static int apply_args(server_config *cfg, int argc, char **argv, int only_config
     return 0;
 }
 
+/* a + b, or 0 (no limit) when it does not fit. */
+static uint64_t sum_or_none(uint64_t a, uint64_t b)
+{
+    uint64_t s;
+    return __builtin_add_overflow(a, b, &s) ? 0 : s;
+}
+
+/* The memory limits left at their defaults, from this machine and the
+ * other options (docs/admin.md, "Memory"). */
+static void resolve_memory_defaults(server_config *cfg)
+{
+    if (cfg->max_server_memory == CONFIG_MEMORY_AUTO) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        cfg->max_server_memory = pages > 0 && page > 0 ? (uint64_t)pages / 4 * 3 * (uint64_t)page : 0;
+    }
+    if (cfg->max_worker_memory == CONFIG_MEMORY_AUTO) {
+        /* A call's arrays twice over (the routine may copy them), OpenBLAS's
+         * buffers, malloc arena and stack per thread, the process itself. */
+        uint64_t call = cfg->max_call_bytes;
+        if (cfg->max_server_memory && cfg->max_server_memory < call) call = cfg->max_server_memory;
+        uint64_t threads = (uint64_t)(cfg->blas_threads > 0 ? cfg->blas_threads : 1) << 28;
+        cfg->max_worker_memory = call > UINT64_MAX / 2 ? 0 : sum_or_none(2 * call, sum_or_none(threads, 1ULL << 30));
+    }
+}
+
 void config_normalise(server_config *cfg)
 {
     if (cfg->min_workers < 1) cfg->min_workers = 1;
     if (cfg->max_workers < cfg->min_workers) cfg->max_workers = cfg->min_workers;
     if (cfg->max_connections < 1) cfg->max_connections = 1;
+    if (cfg->request_timeout_ms < 1) cfg->request_timeout_ms = 1;
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
     if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    resolve_memory_defaults(cfg);
 }
 
 int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *err)

@@ -26,7 +26,8 @@ typedef struct server_config {
     int min_workers;           /* pre-forked workers                         */
     int max_workers;           /* workers at most (concurrent calls)         */
     int max_connections;       /* open connections at most                   */
-    int max_queue;             /* connections waiting for a worker (0 = any) */
+    int max_connections_per_peer; /* from one address (0 = a quarter of all) */
+    int max_queue;             /* requests waiting for a worker (0 = any)    */
     uint64_t max_call_bytes;   /* array memory of one call at most           */
     uint64_t max_array_elems;  /* elements of one array at most              */
     int max_call_seconds;      /* wall time of one routine (0 = no limit)    */
@@ -34,12 +35,21 @@ typedef struct server_config {
     int idle_timeout_ms;       /* an idle connection is closed (0 = never)   */
     int drain_timeout_ms;      /* SIGTERM: calls in flight get this long     */
     int io_timeout_ms;         /* a stalled read or write inside a call      */
+    int request_timeout_ms;    /* a request's first packet arrives whole     */
+    size_t min_rate;           /* bytes/s of a request after that (0 = any)  */
     int blas_threads;          /* BLAS threads per call (0 = cores)          */
     int keepalive_ms;          /* keepalive period while a routine computes  */
     int quiet;
     int log_level;             /* enum log_level (default notice)           */
     char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
+    /* Memory of calls (callmem.c): what one call may ask for beyond what
+     * it sends, and what all calls in flight may hold (0 = no limit). */
+    uint64_t max_untravelled_bytes;
+    uint64_t max_server_memory;
 } server_config;
+
+/* A memory limit left at its default, computed by config_normalise. */
+#define CONFIG_MEMORY_AUTO UINT64_MAX
 
 /* The defaults of every option. */
 void config_defaults(server_config *cfg);

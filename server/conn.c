@@ -1,11 +1,16 @@
 /* conn.c -- the dispatcher's connections: watched idle in epoll, queued
- * for a worker, lent, closed, or refused and left to linger. */
+ * for a worker, lent, answered without blocking, closed, or refused and
+ * left to linger. */
 #define _GNU_SOURCE
 #include "conn.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,10 +23,15 @@ static uint64_t ev_data(int kind, int index)
     return ((uint64_t)kind << 32) | (uint32_t)index;
 }
 
+static void watch_for(dispatcher *d, int fd, uint32_t events, int kind, int index)
+{
+    struct epoll_event ev = {.events = events, .data.u64 = ev_data(kind, index)};
+    epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 void conn_watch(dispatcher *d, int fd, int kind, int index)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ev_data(kind, index)};
-    epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+    watch_for(d, fd, EPOLLIN, kind, index);
 }
 
 void conn_unwatch(dispatcher *d, int fd)
@@ -29,14 +39,96 @@ void conn_unwatch(dispatcher *d, int fd)
     epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/* In epoll (IDLE, or WRITING with bytes the socket has not taken): its
+ * registration goes before its socket. */
+static int in_epoll(const conn *k)
+{
+    return k->state == CONN_IDLE || (k->state == CONN_WRITING && k->out_watched);
+}
+
+/* Forgets c's state and frees its slot; its socket is closed by the caller. */
+static void release(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    if (in_epoll(k)) conn_unwatch(d, k->fd);
+    control_forget(&k->ctl);
+    transport_bytes_free(&k->out);
+    k->state = CONN_FREE;
+    k->fd = -1;
+    d->nconns_open--;
+}
+
 void conn_close(dispatcher *d, int c)
 {
-    if (d->conns[c].state == CONN_IDLE) conn_unwatch(d, d->conns[c].fd);
-    control_forget(&d->conns[c].ctl);
-    close(d->conns[c].fd);
-    d->conns[c].state = CONN_FREE;
-    d->conns[c].fd = -1;
-    d->nconns_open--;
+    int fd = d->conns[c].fd;
+    release(d, c);
+    close(fd);
+}
+
+ssize_t conn_send_now(int fd, const void *bytes, size_t len)
+{
+    for (;;) {
+        ssize_t k = send(fd, bytes, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (k >= 0) return k;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
+wire_writer *conn_writer(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    transport_bytes_free(&k->out);
+    k->out.max = CONN_OUT_MAX;
+    k->out_sent = 0;
+    wire_writer_attach(&d->notice, transport_memory_sink(&k->out));
+    return &d->notice;
+}
+
+/* Bytes the kernel holds for the peer, sent or not, that it has not
+ * acknowledged: what a peer that does not read lets pile up. */
+static int unread_by_peer(int fd)
+{
+    int n = 0;
+    return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : 0;
+}
+
+void conn_send(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    while (k->out_sent < k->out.len) {
+        ssize_t n = conn_send_now(k->fd, k->out.p + k->out_sent, k->out.len - k->out_sent);
+        if (n < 0) {
+            conn_close(d, c);
+            return;
+        }
+        if (n == 0) break;
+        k->out_sent += (size_t)n;
+    }
+    int unsent = k->out_sent < k->out.len;
+    /* All sent, but the peer has not read what went before: it is neither
+     * answered nor read from until it has (conn_tick looks again); the
+     * kernel's buffers do not fill up for it. */
+    if (unsent || unread_by_peer(k->fd) > (int)CONN_UNREAD_MAX) {
+        if (k->state == CONN_IDLE) conn_unwatch(d, k->fd);
+        if (k->state != CONN_WRITING) {
+            k->state = CONN_WRITING;
+            k->out_watched = 0;
+            k->out_since = sock_now();
+        }
+        if (unsent != k->out_watched) { /* room for the rest is an event */
+            if (unsent) watch_for(d, k->fd, EPOLLOUT, EV_CONN, c);
+            else conn_unwatch(d, k->fd);
+            k->out_watched = unsent;
+        }
+        return;
+    }
+    if (k->state == CONN_WRITING && k->out_watched) conn_unwatch(d, k->fd);
+    k->out_watched = 0;
+    k->state = CONN_QUEUED; /* in the dispatcher's hands again */
+    transport_bytes_free(&k->out);
+    k->out_sent = 0;
+    conn_back(d, c, sock_now());
 }
 
 /* Answers whatever the peer sent (or will send) first with an error, then
@@ -51,9 +143,13 @@ void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail)
     if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof hdr &&
         wire_parse_header(hdr, &type, &id, &flags, &len, &err) == 0)
         call_id = id;
-    sock_set_timeouts(fd, 200, 0);
-    wire_writer_attach(&d->notice, transport_tcp(fd));
-    reply_error(&d->notice, call_id, code, detail, &err);
+    /* Framed in memory and sent if the socket takes it now: a peer that
+     * does not read cannot hold the dispatcher. */
+    transport_bytes refusal = {.max = CONN_OUT_MAX};
+    wire_writer_attach(&d->notice, transport_memory_sink(&refusal));
+    if (reply_error(&d->notice, call_id, code, detail, &err) == 0) conn_send_now(fd, refusal.p, refusal.len);
+    transport_bytes_free(&refusal);
+    wire_writer_attach(&d->notice, transport_none());
     shutdown(fd, SHUT_WR);
     for (int i = 0; i < LINGER_MAX; i++) {
         if (d->linger_fd[i] >= 0) continue;
@@ -83,12 +179,9 @@ void conn_linger(dispatcher *d, int i, int force)
 
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)
 {
-    if (d->conns[c].state == CONN_IDLE) conn_unwatch(d, d->conns[c].fd);
-    control_forget(&d->conns[c].ctl);
-    conn_refuse_fd(d, d->conns[c].fd, code, detail);
-    d->conns[c].state = CONN_FREE;
-    d->conns[c].fd = -1;
-    d->nconns_open--;
+    int fd = d->conns[c].fd;
+    release(d, c);
+    conn_refuse_fd(d, fd, code, detail);
 }
 
 int conn_readable(int fd)
@@ -101,29 +194,68 @@ void conn_make_idle(dispatcher *d, int c, double since)
 {
     d->conns[c].state = CONN_IDLE;
     d->conns[c].since = since;
+    d->conns[c].edge = 0;
     conn_watch(d, d->conns[c].fd, EV_CONN, c);
+}
+
+/* The bytes stay unread in the socket, so a level-triggered watch would
+ * fire at once forever: each new segment (or the peer's FIN) wakes it. */
+void conn_wait_arrival(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    k->state = CONN_IDLE;
+    k->edge = 1;
+    if (k->request_since == 0) k->request_since = sock_now();
+    watch_for(d, k->fd, EPOLLIN | EPOLLRDHUP | EPOLLET, EV_CONN, c);
 }
 
 void conn_enqueue(dispatcher *d, int c)
 {
-    d->conns[c].fresh = 0;
+    d->conns[c].request_since = 0;
     d->queue[(d->qhead + d->qlen) % d->nconns_cap] = c;
     d->qlen++;
     d->conns[c].state = CONN_QUEUED;
 }
 
-/* New connections still waiting for their first bytes. */
-int conn_count_fresh(const dispatcher *d)
+peer_key conn_peer_key(const struct sockaddr_storage *sa)
+{
+    peer_key k;
+    memset(&k, 0, sizeof k);
+    if (sa->ss_family == AF_INET) {
+        k.bytes[0] = 4;
+        memcpy(k.bytes + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a)) {
+            k.bytes[0] = 4;
+            memcpy(k.bytes + 1, a->s6_addr + 12, 4);
+        } else {
+            k.bytes[0] = 6;
+            memcpy(k.bytes + 1, a->s6_addr, 8);
+        }
+    }
+    return k;
+}
+
+int conn_count_peer(const dispatcher *d, const peer_key *k)
 {
     int n = 0;
-    for (int c = 0; c < d->nconns_cap; c++) n += d->conns[c].state == CONN_IDLE && d->conns[c].fresh;
+    for (int c = 0; c < d->nconns_cap; c++)
+        n += d->conns[c].state != CONN_FREE && memcmp(&d->conns[c].peer, k, sizeof *k) == 0;
     return n;
+}
+
+int conn_peer_limit(const server_config *cfg)
+{
+    if (cfg->max_connections_per_peer > 0) return cfg->max_connections_per_peer;
+    return cfg->max_connections / 4 > 1 ? cfg->max_connections / 4 : 1;
 }
 
 /* A connection came back from a worker (or its call was answered by the
  * dispatcher): it waits in epoll, or is turned away while draining. */
 void conn_back(dispatcher *d, int c, double since)
 {
+    d->conns[c].request_since = 0;
     if (!d->stopping) {
         conn_make_idle(d, c, since);
         return;
@@ -137,16 +269,47 @@ void conn_back(dispatcher *d, int c, double since)
     else conn_close(d, c);
 }
 
+/* A request due whole by now that is not: a peer that sent nothing since
+ * it connected is closed; one that sent part of a request hears why. */
+static void request_overdue(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    int ms = d->cfg->request_timeout_ms;
+    if (!k->edge && k->ctl.buf == NULL) {
+        server_log(d->cfg, LOG_LEVEL_INFO, "closing connection %d: no request in %d ms (--request-timeout)", c, ms);
+        conn_close(d, c);
+        return;
+    }
+    char detail[160];
+    snprintf(detail, sizeof detail,
+             "request not received whole within %d ms (--request-timeout); the server closes the connection", ms);
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "connection %d: %s", c, detail);
+    conn_refuse(d, c, NUMRPC_ETIMEDOUT, detail);
+}
+
 void conn_tick(dispatcher *d, double now)
 {
-    double idle = d->cfg->idle_timeout_ms / 1000.0;
+    double idle = d->cfg->idle_timeout_ms / 1000.0, due = d->cfg->request_timeout_ms / 1000.0;
+    double io = d->cfg->io_timeout_ms / 1000.0;
     for (int i = 0; i < LINGER_MAX; i++)
         if (d->linger_fd[i] >= 0 && now - d->linger_since[i] > LINGER_SECONDS) conn_linger(d, i, 1);
-    if (idle > 0) {
-        for (int c = 0; c < d->nconns_cap; c++) {
-            if (d->conns[c].state != CONN_IDLE || now - d->conns[c].since <= idle) continue;
+    for (int c = 0; c < d->nconns_cap; c++) {
+        conn *k = &d->conns[c];
+        if (k->state == CONN_WRITING && io > 0 && now - k->out_since > io) {
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: its peer read no reply for %.0f s (--io-timeout)",
+                       c, now - k->out_since);
+            conn_close(d, c);
+        } else if (k->state == CONN_WRITING && !k->out_watched && d->stopping) {
+            conn_close(d, c); /* its reply is with the kernel; nothing more comes */
+        } else if (k->state == CONN_WRITING && !k->out_watched) {
+            conn_send(d, c); /* has the peer read its backlog? */
+        } else if (k->state != CONN_IDLE) {
+            continue;
+        } else if (k->request_since > 0 && now - k->request_since > due) {
+            request_overdue(d, c);
+        } else if (idle > 0 && now - k->since > idle) {
             server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: idle for %.0f s (--idle-timeout)", c,
-                       now - d->conns[c].since);
+                       now - k->since);
             conn_close(d, c);
         }
     }

@@ -4,6 +4,7 @@
 #define NUMRPC_SERVER_CONN_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -12,7 +13,11 @@
 #include "slots.h"
 #include "wire.h"
 
-enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD };
+/* IDLE: in epoll, waiting for (the rest of) a request; QUEUED: whole,
+ * waiting for a worker (or in the dispatcher's hands, not in epoll); HELD:
+ * lent to a worker; WRITING: a reply of the dispatcher's waits for the
+ * socket to take it (in epoll for output; nothing more is read meanwhile). */
+enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD, CONN_WRITING };
 enum worker_state { WORKER_DEAD = 0, WORKER_FREE, WORKER_HOLDING };
 enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LINGER };
 
@@ -22,6 +27,19 @@ enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LIN
 #define LINGER_MAX 64
 #define LINGER_SECONDS 3.0
 
+/* A reply the dispatcher writes (STATUS, ADMIN, a crash notice) is framed
+ * whole in memory, at most this large, then sent without blocking. */
+#define CONN_OUT_MAX (4u << 20)
+/* A peer that leaves more than this unread in the kernel gets no further
+ * reply from the dispatcher until it reads (its requests wait unread). */
+#define CONN_UNREAD_MAX (64u << 10)
+
+/* Connections from one peer are counted by this key: an IPv4 address, or
+ * the /64 prefix of an IPv6 one (one host's usual share). */
+typedef struct peer_key {
+    unsigned char bytes[9]; /* family tag, then 4 or 8 address bytes */
+} peer_key;
+
 typedef struct conn {
     int fd;
     int state;
@@ -30,8 +48,17 @@ typedef struct conn {
     uint64_t calls;      /* calls completed on it (as of its last loan), and
                             control messages the dispatcher answered on it */
     uint64_t calls_base; /* its worker's slot->calls when lent            */
-    int fresh;           /* new, waiting for its first bytes: counts as queued */
-    control_state ctl;   /* a STATUS or ADMIN being read; admin challenge */
+    double request_since; /* its next request is due whole: since then
+                            (accepted, or its first bytes seen); 0 = none */
+    int edge;            /* IDLE with part of a request unread: watched
+                            edge-triggered, woken by each new segment */
+    peer_key peer;
+    control_state ctl;   /* a HELLO, STATUS or ADMIN being read; admin challenge */
+    transport_bytes out; /* a reply not yet taken by the socket (WRITING) */
+    size_t out_sent;     /* bytes of out already sent                     */
+    int out_watched;     /* WRITING, in epoll for room (bytes unsent); else
+                            all sent and waiting for the peer to read    */
+    double out_since;    /* monotonic seconds WRITING began               */
 } conn;
 
 /* A worker process as the dispatcher sees it (pool.c). */
@@ -42,6 +69,7 @@ typedef struct worker {
     int conn;          /* index when HOLDING */
     int release_sent;
     int kill_reason;   /* 0, or NUMRPC_ETIMEDOUT / ECANCELLED when the dispatcher killed it */
+    int stream_cut;    /* a keepalive went out in part: the connection is out of step */
     unsigned generation; /* of the configuration and modules it loaded */
 } worker;
 
@@ -68,8 +96,8 @@ typedef struct dispatcher {
     double linger_since[LINGER_MAX];
     uint64_t restarts;   /* workers that died and were replaced          */
     double started;      /* monotonic seconds at start (uptime)          */
-    wire_writer notice;  /* writes error replies for crashed calls */
-    wire_reader control_in; /* parses a STATUS or ADMIN read whole (control.c) */
+    wire_writer notice;  /* frames the dispatcher's replies into memory */
+    wire_reader control_in; /* parses a HELLO, STATUS or ADMIN read whole (control.c) */
 } dispatcher;
 
 /* ---- The event loop's descriptors ---- */
@@ -80,6 +108,9 @@ void conn_unwatch(dispatcher *d, int fd);
 /* ---- A connection's states ---- */
 /* Waits in epoll (IDLE) since the given monotonic seconds. */
 void conn_make_idle(dispatcher *d, int c, double since);
+/* Waits in epoll for the rest of a request that began arriving (IDLE, and
+ * --request-timeout runs). */
+void conn_wait_arrival(dispatcher *d, int c);
 /* Waits for a worker (QUEUED). */
 void conn_enqueue(dispatcher *d, int c);
 /* Came back from a worker (or its call was answered here): waits in
@@ -87,6 +118,17 @@ void conn_enqueue(dispatcher *d, int c);
 void conn_back(dispatcher *d, int c, double since);
 /* Closes connection c (not in epoll unless IDLE). */
 void conn_close(dispatcher *d, int c);
+/* The dispatcher's writer, framing into c's outgoing bytes (before a reply
+ * is written for conn_send). */
+wire_writer *conn_writer(dispatcher *d, int c);
+/* Sends what conn_writer framed (or more of it, when a WRITING socket has
+ * room), without blocking: when the socket has taken all of it the
+ * connection comes back (conn_back); else it waits WRITING for the socket
+ * (--io-timeout); a failed socket is closed. */
+void conn_send(dispatcher *d, int c);
+/* Writes bytes to fd if the socket takes them now: the count sent (maybe
+ * part), 0 when it takes none, -1 when the socket failed. */
+ssize_t conn_send_now(int fd, const void *bytes, size_t len);
 /* Answers c with an error, then lets it linger until the peer closes. */
 void conn_refuse(dispatcher *d, int c, int code, const char *detail);
 /* The same for a socket that never became a connection. */
@@ -99,8 +141,11 @@ void conn_tick(dispatcher *d, double now);
 /* ---- Looking ---- */
 /* True when fd has bytes to read. */
 int conn_readable(int fd);
-/* New connections still waiting for their first bytes (they count as
- * queued). */
-int conn_count_fresh(const dispatcher *d);
+/* The peer key of a socket address. */
+peer_key conn_peer_key(const struct sockaddr_storage *sa);
+/* Open connections from the peer with this key. */
+int conn_count_peer(const dispatcher *d, const peer_key *k);
+/* The effective --max-connections-per-peer. */
+int conn_peer_limit(const server_config *cfg);
 
 #endif

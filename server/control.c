@@ -1,6 +1,7 @@
-/* control.c -- the messages the dispatcher answers itself: STATUS (the
- * server's counters) and ADMIN (remote administration by challenge-response
- * over a secret the administrator set; only modules of the stub directory). */
+/* control.c -- the messages the dispatcher answers itself: HELLO (the
+ * handshake), STATUS (the server's counters) and ADMIN (remote
+ * administration by challenge-response over a secret the administrator set;
+ * only modules of the stub directory). */
 #define _GNU_SOURCE
 #include "control.h"
 
@@ -43,11 +44,12 @@ int control_next(int fd, control_state *cs)
         /* Not one of ours, or its header is not whole yet: a worker reads
          * it (and waits, if need be). */
         if (k < (ssize_t)sizeof hdr || wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0 ||
-            (type != PROTO_STATUS && type != PROTO_ADMIN))
+            (type != PROTO_STATUS && type != PROTO_ADMIN && type != PROTO_HELLO))
             return CONTROL_NONE;
         cs->buf = malloc(PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD);
         if (cs->buf == NULL) return CONTROL_BROKEN;
         cs->got = 0;
+        cs->type = type;
     }
     for (;;) {
         size_t want = PROTO_HEADER_SIZE;
@@ -295,10 +297,10 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     err_t err;
     int rc = -1;
     wire_reader_attach(ctx->reader, req);
-    sock_set_timeouts(fd, 200, 0); /* a reader that stalls cannot hold the dispatcher */
-    wire_writer_attach(ctx->writer, transport_tcp(fd));
     if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0)
-        rc = type == PROTO_STATUS ? serve_status(ctx, call_id) : serve_admin(ctx, cs, call_id, peer);
+        rc = type == PROTO_STATUS  ? serve_status(ctx, call_id)
+             : type == PROTO_HELLO ? (reply_hello(ctx->reader, ctx->writer, call_id, &err) == 0 ? 0 : -1)
+                                   : serve_admin(ctx, cs, call_id, peer);
     wire_reader_attach(ctx->reader, transport_none());
     transport_close(&req);
     free(msg);

@@ -1,7 +1,7 @@
 /* control.h -- the messages the dispatcher answers itself (control.c):
- * STATUS and ADMIN, on a connection it holds (a new one, or one that came
- * back idle), read without blocking and answered at once, so that status
- * works while every worker is busy. */
+ * HELLO, STATUS and ADMIN, on a connection it holds (a new one, or one that
+ * came back idle), read without blocking and answered at once, so that
+ * status works while every worker is busy and a handshake takes none. */
 #ifndef NUMRPC_SERVER_CONTROL_H
 #define NUMRPC_SERVER_CONTROL_H
 
@@ -19,6 +19,7 @@ typedef struct control_state {
     size_t got;         /* bytes of it in buf                         */
     uint8_t nonce[ADMIN_NONCE_BYTES]; /* remote admin challenge       */
     int has_nonce;      /* one use: cleared by the answer             */
+    uint32_t type;      /* PROTO_HELLO, STATUS or ADMIN (buf != NULL) */
 } control_state;
 
 /* What STATUS reports beside the shared counters (the dispatcher's view). */
@@ -32,7 +33,8 @@ typedef struct status_view {
 typedef struct control_ctx {
     const server_config *cfg;
     status_view view;
-    wire_writer *writer; /* the dispatcher's reply writer */
+    wire_writer *writer; /* the dispatcher's, framing into memory: the
+                            dispatcher sends it without blocking */
     wire_reader *reader; /* the dispatcher's, for a packet read whole */
     /* Runs a checked admin command line ("register /abs/path.so",
      * "unregister NAME", "list"); the reply "ok ..." or "error ...". */

@@ -1,5 +1,5 @@
 /* dispatch.c -- the server's main process: its event loop, accepting
- * connections and routing each (a STATUS or ADMIN answered here, anything
+ * connections and routing each (a HELLO, STATUS or ADMIN answered here, anything
  * else queued for a worker: pool.c), signals, and the drain on SIGTERM. */
 #define _GNU_SOURCE
 #include "dispatch.h"
@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "arrival.h"
 #include "conn.h"
 #include "control.h"
 #include "live.h"
@@ -72,7 +73,10 @@ static void fit_descriptors(server_config *cfg)
 static void accept_all(dispatcher *d)
 {
     for (;;) {
-        int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        memset(&sa, 0, sizeof sa);
+        int fd = accept4(d->listen_fd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
         if (fd < 0) {
             if (shed_when_out_of_descriptors(d)) continue;
             return;
@@ -89,33 +93,45 @@ static void accept_all(dispatcher *d)
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
             continue;
         }
-        int waiting = d->cfg->max_queue > 0 ? d->qlen + conn_count_fresh(d) : 0;
-        if (waiting >= d->cfg->max_queue && d->cfg->max_queue > 0) {
-            pool_schedule(d);
-            waiting = d->qlen + conn_count_fresh(d);
-        }
-        if (d->cfg->max_queue > 0 && waiting >= d->cfg->max_queue) {
+        /* Requests waiting whole for a worker are bounded: beyond, new
+         * connections are turned away (silent ones wait in no queue). */
+        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) pool_schedule(d);
+        if (d->cfg->max_queue > 0 && d->qlen >= d->cfg->max_queue) {
             snprintf(detail, sizeof detail,
-                     "server busy: %d connections already wait for a worker (limit %d, %d workers)",
-                     waiting, d->cfg->max_queue, d->cfg->max_workers);
+                     "server busy: %d requests already wait for a worker (limit %d, %d workers)", d->qlen,
+                     d->cfg->max_queue, d->cfg->max_workers);
             conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
+            continue;
+        }
+        /* One address may not take every connection (a host's many
+         * connections, or an attacker's). */
+        peer_key peer = conn_peer_key(&sa);
+        int from_peer = conn_count_peer(d, &peer), per_peer = conn_peer_limit(d->cfg);
+        if (from_peer >= per_peer) {
+            snprintf(detail, sizeof detail,
+                     "too many connections from this address: %d open (limit %d, --max-connections-per-peer)",
+                     from_peer, per_peer);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            server_log(d->cfg, LOG_LEVEL_INFO, "refused a connection: %s", detail);
             continue;
         }
         int c = 0;
         while (d->conns[c].state != CONN_FREE) c++;
         sock_tune(fd);
-        d->conns[c].fd = fd;
-        d->conns[c].since = sock_now();
-        d->conns[c].calls = 0;
-        memset(&d->conns[c].ctl, 0, sizeof d->conns[c].ctl);
+        conn *k = &d->conns[c];
+        k->fd = fd;
+        k->since = k->request_since = sock_now(); /* its first request is due */
+        k->calls = 0;
+        k->peer = peer;
+        memset(&k->ctl, 0, sizeof k->ctl);
+        memset(&k->out, 0, sizeof k->out);
         d->nconns_open++;
-        /* Its first message decides: STATUS and ADMIN are answered here,
-         * anything else waits for a worker. */
-        d->conns[c].state = CONN_QUEUED; /* not in epoll */
-        d->conns[c].fresh = 1;
+        /* Its first message decides: HELLO, STATUS and ADMIN are answered here,
+         * anything else waits for a worker once it is here whole. */
+        k->state = CONN_QUEUED; /* not in epoll */
         if (conn_readable(fd)) route(d, c);
-        else conn_make_idle(d, c, d->conns[c].since);
+        else conn_make_idle(d, c, k->since);
     }
 }
 
@@ -200,39 +216,74 @@ static int write_port_file(const server_config *cfg, err_t *err)
 
 static void serve_control(dispatcher *d, int c)
 {
-    control_ctx ctx = {.cfg = d->cfg, .writer = &d->notice, .reader = &d->control_in, .admin_exec = live_exec, .owner = d};
+    control_ctx ctx = {.cfg = d->cfg, .reader = &d->control_in, .admin_exec = live_exec, .owner = d};
     status_view *v = &ctx.view;
     v->uptime = sock_now() - d->started;
     v->workers = pool_count(d);
     v->max_workers = d->cfg->max_workers;
     v->restarts = d->restarts;
-    v->queued = d->qlen + conn_count_fresh(d);
+    v->queued = d->qlen;
     v->connections = d->nconns_open;
     v->draining = d->stopping;
     v->generation = d->generation;
     v->in_flight = (int)slots_in_flight(NULL);
-    d->conns[c].calls++;
-    if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_make_idle(d, c, sock_now());
+    /* A HELLO is the handshake: the connection's first call is still due
+     * (a drain serves it); STATUS and ADMIN count as its calls. */
+    if (d->conns[c].ctl.type != PROTO_HELLO) d->conns[c].calls++;
+    d->conns[c].request_since = 0;
+    ctx.writer = conn_writer(d, c);
+    if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_send(d, c);
     else conn_close(d, c);
 }
 
 /* A connection in the dispatcher's hands (not in epoll) with something to
  * read: a control message is answered here; anything else waits for a
- * worker, or is refused if it comes after SIGTERM on a connection that
- * already had its calls. */
+ * worker once its first packet is here whole (a worker's time is not lent
+ * to a slow sender), or is refused if it comes after SIGTERM on a
+ * connection that already had its calls. */
 static void route(dispatcher *d, int c)
 {
-    switch (control_next(d->conns[c].fd, &d->conns[c].ctl)) {
+    conn *k = &d->conns[c];
+    switch (control_next(k->fd, &k->ctl)) {
     case CONTROL_READY: serve_control(d, c); return;
-    case CONTROL_PARTIAL: conn_make_idle(d, c, d->conns[c].since); return;
+    case CONTROL_PARTIAL: /* read in part (it left the socket) */
+        if (k->request_since == 0) k->request_since = sock_now();
+        conn_make_idle(d, c, k->since);
+        return;
     case CONTROL_BROKEN: conn_close(d, c); return;
     case CONTROL_BAD:
-        conn_refuse(d, c, NUMRPC_EPROTO, "malformed control message (STATUS and ADMIN fit one packet of 4 KiB)");
+        conn_refuse(d, c, NUMRPC_EPROTO, "malformed control message (HELLO, STATUS and ADMIN fit one packet of 4 KiB)");
         return;
     default: break;
     }
-    if (d->stopping && d->conns[c].calls > 0) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
+    switch (arrival_check(k->fd)) {
+    case ARRIVAL_CLOSED: conn_close(d, c); return;
+    case ARRIVAL_NOTHING: conn_make_idle(d, c, k->since); return;
+    case ARRIVAL_PARTIAL: conn_wait_arrival(d, c); return;
+    default: break;
+    }
+    if (d->stopping && k->calls > 0) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
     else conn_enqueue(d, c);
+}
+
+/* An epoll event of a connection: room for its reply (WRITING), or bytes
+ * (IDLE); a request still arriving stays watched until it is whole, or
+ * closed if the peer ended it half sent. */
+static void conn_event(dispatcher *d, int c, uint32_t events)
+{
+    conn *k = &d->conns[c];
+    if (k->state == CONN_WRITING) {
+        conn_send(d, c);
+        return;
+    }
+    if (k->state != CONN_IDLE) return;
+    if (k->edge && arrival_check(k->fd) == ARRIVAL_PARTIAL) {
+        if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn_close(d, c);
+        return;
+    }
+    conn_unwatch(d, k->fd);
+    k->state = CONN_QUEUED; /* not in epoll */
+    route(d, c);
 }
 
 int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err)
@@ -299,11 +350,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
             else if (kind == EV_WORKER) pool_message(&d, index);
             else if (kind == EV_ADMIN) live_request(&d);
             else if (kind == EV_LINGER) conn_linger(&d, index, 0);
-            else if (kind == EV_CONN && d.conns[index].state == CONN_IDLE) {
-                conn_unwatch(&d, d.conns[index].fd);
-                d.conns[index].state = CONN_QUEUED; /* not in epoll */
-                route(&d, index);
-            }
+            else if (kind == EV_CONN) conn_event(&d, index, evs[i].events);
         }
         pool_schedule(&d);
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
@@ -321,6 +368,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     for (int c = 0; c < d.nconns_cap; c++) {
         if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);
         control_forget(&d.conns[c].ctl);
+        transport_bytes_free(&d.conns[c].out);
     }
     for (int i = 0; i < LINGER_MAX; i++)
         if (d.linger_fd[i] >= 0) close(d.linger_fd[i]);

@@ -1,6 +1,6 @@
-/* files_call.c -- a call's files on the server: the private directory staged
- * files live in, remote files read through the caller's connection (cached
- * blocks, stdio streams), and the services a routine may call. */
+/* files_call.c -- a call's files on the server: staged files' private directory,
+ * remote files read through the connection (cached blocks, stdio streams), the
+ * routine services, and what they leave for the worker (shared with its children). */
 #define _GNU_SOURCE
 #include "files_call.h"
 
@@ -10,33 +10,65 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "files.h"
 #include "marshal.h"
 
-/* ---- Routine services (stubmod.h) ---- */
+/* ---- What a routine leaves for the worker ----
+ * The routine's failure and the state of its remote-file exchanges live in
+ * one page shared (MAP_SHARED) with every child process the routine forks
+ * (SDPA solves in one): what a read in a child did to the connection is
+ * the worker's to act on after the routine.  One page per worker process,
+ * made at its first call; one call at a time uses it. */
+typedef struct routine_state {
+    err_t failure;      /* the routine's (stub_services.fail, a failed remote read) */
+    err_t broken;       /* code != 0: an exchange broke, or was cut short: the
+                           connection is out of step and must be closed   */
+    uint64_t child_in;  /* bytes a child of the routine read from and wrote  */
+    uint64_t child_out; /*   to the connection: the worker's counters missed them */
+} routine_state;
 
-static err_t routine_err; /* the running call's failure; one call per worker */
+static routine_state *state; /* the page; NULL before the worker's first call */
+static pid_t state_owner;    /* the worker process that made it               */
+
+/* Makes this worker's page (a page inherited from another process is
+ * dropped: its processes must not see this worker's calls). */
+static int routine_state_make(err_t *call_err)
+{
+    if (state != NULL && state_owner == getpid()) return 0;
+    if (state != NULL) munmap(state, sizeof *state);
+    state = mmap(NULL, sizeof *state, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (state == MAP_FAILED) {
+        state = NULL;
+        return err_set(call_err, NUMRPC_ESERVER, "no shared page for the routine's state: %s", strerror(errno));
+    }
+    memset(state, 0, sizeof *state);
+    state_owner = getpid();
+    return 0;
+}
+
+/* ---- Routine services (stubmod.h) ---- */
 
 static void service_fail(int code, const char *detail)
 {
-    if (routine_err.code != 0) return;
+    if (state == NULL || state->failure.code != 0) return; /* no call runs, or it failed already */
     if (code == NUMRPC_OK || !numrpc_error_valid(code)) code = NUMRPC_ESERVER; /* a failure of the list */
-    err_set(&routine_err, code, "%s", detail ? detail : "the routine failed");
+    err_set(&state->failure, code, "%s", detail ? detail : "the routine failed");
 }
 
 const stub_services server_stub_services = {service_fail};
 
 void files_routine_begin(void)
 {
-    err_clear(&routine_err);
+    if (state != NULL) memset(state, 0, sizeof *state);
 }
 
 int files_routine_failed(err_t *call_err)
 {
-    if (routine_err.code == 0) return 0;
-    *call_err = routine_err;
+    if (state == NULL || state->failure.code == 0) return 0;
+    *call_err = state->failure;
     return 1;
 }
 
@@ -48,7 +80,6 @@ typedef struct rfile_impl {
     uint32_t index;
     uint8_t **blocks;   /* FILES_BLOCK bytes each (the last one shorter); NULL = not fetched */
     size_t nblocks;
-    int failed;         /* an exchange failed: the connection is unusable */
 } rfile_impl;
 
 /* Takes the connection from the dispatcher's keepalives and cancel checks. */
@@ -62,40 +93,68 @@ static void hold_connection(worker_slot *slot)
     }
 }
 
-/* Asks the client for block b and caches it. */
-static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
+/* The bytes of the connection's stream its reader has used up. */
+static uint64_t bytes_consumed(const wire_reader *r)
+{
+    return wire_reader_bytes(r) - wire_reader_buffered(r);
+}
+
+/* One FILE_READ and its FILE_DATA into block (want bytes).  A failure of
+ * the client's (it cannot read its file) is in *client_err, rc 0. */
+static int exchange(rfile_impl *rf, uint64_t offset, uint64_t want, uint8_t *block,
+                    err_t *client_err, err_t *err)
 {
     files_call *fc = rf->fc;
     wire_reader *r = &fc->conn->reader;
     wire_writer *w = &fc->conn->writer;
+    msg_file_read q = {rf->index, offset, (uint32_t)want};
+    uint64_t n = 0;
+    if (wire_reader_buffered(r) > 0)
+        return err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
+    int rc = msg_write_file_read(w, fc->call_id, &q, err);
+    if (rc == 0) rc = msg_read_file_data_head(r, fc->call_id, want, &n, client_err, err);
+    if (rc != 0 || client_err->code != 0) return rc;
+    if (n != want)
+        return err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
+                       (unsigned long long)n, (unsigned long long)want);
+    rc = wire_get(r, block, (size_t)want, err);
+    if (rc == 0) rc = wire_skip_pad8(r, err);
+    if (rc == 0) rc = wire_expect_end(r, err);
+    /* Bytes a child read ahead die with it: the worker would never see them. */
+    if (rc == 0 && getpid() != state_owner && wire_reader_buffered(r) > 0)
+        rc = err_set(err, NUMRPC_EPROTO, "bytes of another request came with the data of file %s, "
+                     "read ahead by a child process of the routine", rf->pub.name);
+    return rc;
+}
+
+/* Asks the client for block b and caches it.  The exchange counts as
+ * broken (state->broken) until it has ended in step, so one cut short by
+ * the death of the process that made it closes the connection too. */
+static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
+{
+    files_call *fc = rf->fc;
+    if (state->broken.code != 0)
+        return err_set(err, NUMRPC_EIO, "file %s: an earlier exchange broke the connection: %s", rf->pub.name,
+                       state->broken.detail);
     uint64_t offset = (uint64_t)b * FILES_BLOCK;
     uint64_t want = rf->pub.size - offset < FILES_BLOCK ? rf->pub.size - offset : FILES_BLOCK;
     uint8_t *block = malloc(want ? want : 1); /* goes to rf->blocks, or freed here */
     if (block == NULL) return err_set(err, NUMRPC_ENOMEM, "remote file block");
-    msg_file_read q = {rf->index, offset, (uint32_t)want};
-    uint64_t n = 0;
+    uint64_t in0 = bytes_consumed(&fc->conn->reader), out0 = wire_writer_bytes(&fc->conn->writer);
     err_t client_err;
     err_clear(&client_err);
+    err_set(&state->broken, NUMRPC_EIO, "the exchange for file %s was cut short", rf->pub.name);
     hold_connection(fc->slot);
-    int rc = 0;
-    if (wire_reader_buffered(r) > 0)
-        rc = err_set(err, NUMRPC_EPROTO, "bytes of another request wait on this connection");
-    if (rc == 0) rc = msg_write_file_read(w, fc->call_id, &q, err);
-    if (rc == 0) rc = msg_read_file_data_head(r, fc->call_id, want, &n, &client_err, err);
-    if (rc == 0 && client_err.code != 0) {
-        /* The client could not read it: the call fails, the connection goes on. */
-        rc = err_set(err, NUMRPC_EIO, "%s", client_err.detail);
-        goto done;
-    }
-    if (rc == 0 && n != want)
-        rc = err_set(err, NUMRPC_EPROTO, "file %s: %llu bytes sent, %llu asked", rf->pub.name,
-                     (unsigned long long)n, (unsigned long long)want);
-    if (rc == 0) rc = wire_get(r, block, (size_t)want, err);
-    if (rc == 0) rc = wire_skip_pad8(r, err);
-    if (rc == 0) rc = wire_expect_end(r, err);
-    if (rc != 0) rf->failed = 1;
-done:
+    int rc = exchange(rf, offset, want, block, &client_err, err);
     atomic_store(&fc->slot->state, SLOT_COMPUTING);
+    if (rc != 0) state->broken = *err;
+    else err_clear(&state->broken);
+    if (getpid() != state_owner) {
+        state->child_in += bytes_consumed(&fc->conn->reader) - in0;
+        state->child_out += wire_writer_bytes(&fc->conn->writer) - out0;
+    }
+    /* The client could not read it: the call fails, the connection goes on. */
+    if (rc == 0 && client_err.code != 0) rc = err_set(err, NUMRPC_EIO, "%s", client_err.detail);
     if (rc == 0) rf->blocks[b] = block;
     else free(block);
     return rc;
@@ -111,15 +170,11 @@ static long rfile_pread(numrpc_rfile *pub, void *buf, size_t len, uint64_t offse
     while (done < len) {
         uint64_t at = offset + done;
         size_t b = (size_t)(at / FILES_BLOCK);
-        if (rf->blocks[b] == NULL) {
-            err_t err;
-            if (rf->failed || fetch_block(rf, b, &err) != 0) {
-                if (!rf->failed) service_fail(NUMRPC_EIO, err.detail);
-                else if (routine_err.code == 0)
-                    service_fail(NUMRPC_EIO, "reading a remote file through the connection failed");
-                errno = EIO;
-                return -1;
-            }
+        err_t err;
+        if (rf->blocks[b] == NULL && fetch_block(rf, b, &err) != 0) {
+            service_fail(NUMRPC_EIO, err.detail);
+            errno = EIO;
+            return -1;
         }
         size_t in = (size_t)(at % FILES_BLOCK);
         size_t block_len = b + 1 == rf->nblocks ? (size_t)(pub->size - (uint64_t)b * FILES_BLOCK)
@@ -210,6 +265,7 @@ int files_call_begin(files_call *fc, msg_conn *conn, worker_slot *slot, uint64_t
     fc->call_id = call_id;
     fc->f = f;
     fc->argv = argv;
+    if (routine_state_make(call_err) != 0) return call_err->code;
     int staged = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (f->params[i].type == NUMRPC_T_FILE) staged = 1;
@@ -240,22 +296,17 @@ int files_call_read(files_call *fc, err_t *call_err, err_t *err)
                       call_err, err);
 }
 
-int files_call_broken(const files_call *fc)
+int files_call_broken(const files_call *fc, err_t *err)
 {
-    for (uint32_t i = 0; i < fc->f->nparams; i++)
-        if (fc->rfiles[i] && ((rfile_impl *)fc->rfiles[i])->failed) return 1;
-    return 0;
+    if (state == NULL || state->broken.code == 0) return 0;
+    return err_set(err, NUMRPC_EIO, "%s: the connection failed while the routine read a remote file: %s",
+                   fc->f->name, state->broken.detail);
 }
 
-uint64_t files_call_fetched(const files_call *fc)
+void files_call_child_bytes(uint64_t *in, uint64_t *out)
 {
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < fc->f->nparams; i++) {
-        rfile_impl *rf = fc->rfiles[i];
-        for (size_t b = 0; rf && b < rf->nblocks; b++)
-            if (rf->blocks[b]) bytes += b + 1 == rf->nblocks ? rf->pub.size - (uint64_t)b * FILES_BLOCK : FILES_BLOCK;
-    }
-    return bytes;
+    *in = state ? state->child_in : 0;
+    *out = state ? state->child_out : 0;
 }
 
 /* Removes dir and everything the routine left in it (it may have made

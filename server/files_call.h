@@ -26,20 +26,27 @@ typedef struct files_call {
 
 /* ---- The routine services a module may link (stubmod.h) ---- */
 extern const stub_services server_stub_services;
-/* Clears, and reports, a routine's stub_services.fail for the next call. */
+/* Clears, and reports, what the routine of the call (files_call_begin
+ * first) leaves: its stub_services.fail and its remote-file exchanges,
+ * made in the worker or in a child process the routine forked. */
 void files_routine_begin(void);
 int files_routine_failed(err_t *call_err);
 
 /* ---- A call's files ---- */
-/* Fills the file slots of argv (paths in a new private directory). */
+/* Fills the file slots of argv (paths in a new private directory); at the
+ * worker's first call, also makes the page its routines' state is shared in. */
 int files_call_begin(files_call *fc, msg_conn *conn, worker_slot *slot, uint64_t max_bytes,
                      uint32_t call_id, const iface_t *f, void **argv, err_t *call_err);
 /* Reads the request's file section (limit: max_bytes per file). */
 int files_call_read(files_call *fc, err_t *call_err, err_t *err);
-/* True when a remote-file exchange broke the connection. */
-int files_call_broken(const files_call *fc);
-/* Remote-file bytes fetched by the call. */
-uint64_t files_call_fetched(const files_call *fc);
+/* After the routine: nonzero, with *err saying why, when a remote-file
+ * exchange broke (or was cut short): the stream is out of step and the
+ * connection must be closed (docs/protocol.md, "Files"). */
+int files_call_broken(const files_call *fc, err_t *err);
+/* Bytes a child process of the routine read from (*in) and wrote to (*out)
+ * the connection in remote-file exchanges: the call's, though the worker's
+ * reader and writer never counted them. */
+void files_call_child_bytes(uint64_t *in, uint64_t *out);
 /* Frees paths and handles and removes the directory; safe to repeat. */
 void files_call_end(files_call *fc);
 

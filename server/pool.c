@@ -187,8 +187,9 @@ static void worker_exited(dispatcher *d, int w, int status)
     if (!d->stopping || c >= 0) d->restarts++;
     if (c >= 0) {
         /* A call that died while computing gets its error; the connection
-         * stays usable only if no bytes of a later request were lost. */
-        if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined) {
+         * stays usable only if no bytes of a later request were lost (nor
+         * a keepalive cut short). */
+        if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined && !wk->stream_cut) {
             char how[64], detail[320];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
             pool_describe_exit(status, how, sizeof how);
@@ -200,7 +201,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             else if (code == NUMRPC_ECANCELLED)
                 snprintf(detail, sizeof detail, "%s was cancelled by the client and stopped", slot->routine);
             else if (d->cfg->max_worker_memory && WIFSIGNALED(status) &&
-                     (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
+                     (WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGBUS))
                 snprintf(detail, sizeof detail,
                          "%s crashed: %s (a worker may use %llu MiB of memory on this server; the routine may have run out)",
                          slot->routine, how, (unsigned long long)(d->cfg->max_worker_memory >> 20));
@@ -213,13 +214,9 @@ static void worker_exited(dispatcher *d, int w, int status)
             stats_record(server_stats, slot->stat_index, 1, 0, 0, seconds);
             server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
             err_t err;
-            wire_writer_attach(&d->notice, transport_tcp(d->conns[c].fd));
-            if (reply_error(&d->notice, slot->call_id, code, detail, &err) == 0) {
-                conn_back(d, c, sock_now());
-            } else {
-                d->conns[c].state = CONN_QUEUED;
-                conn_close(d, c);
-            }
+            d->conns[c].state = CONN_QUEUED; /* in the dispatcher's hands */
+            if (reply_error(conn_writer(d, c), slot->call_id, code, detail, &err) == 0) conn_send(d, c);
+            else conn_close(d, c);
         } else {
             d->conns[c].state = CONN_QUEUED;
             conn_close(d, c);
@@ -229,6 +226,7 @@ static void worker_exited(dispatcher *d, int w, int status)
     wk->state = WORKER_DEAD;
     wk->conn = -1;
     atomic_store(&slot->state, SLOT_IDLE); /* calls in flight count the busy slots */
+    slots_keep_memory(slot, 0);            /* and the memory they hold */
     if (!d->stopping && pool_count(d) < d->cfg->min_workers) pool_spawn(d, w);
     pool_schedule(d);
 }
@@ -246,6 +244,27 @@ void pool_reap(dispatcher *d)
         for (int i = 0; i < d->nworkers_cap; i++)
             if (d->workers[i].pid == pid && d->workers[i].state != WORKER_DEAD) worker_exited(d, i, status);
     }
+}
+
+/* One keepalive packet to the caller of worker i's call, if its socket
+ * takes it whole now: a caller that does not read misses it (it would not
+ * have seen it), and never holds the dispatcher.  Cut short (the socket
+ * took part of 16 bytes), the stream is out of step: the call ends. */
+static void send_keepalive(dispatcher *d, int i)
+{
+    worker *w = &d->workers[i];
+    transport_bytes packet = {.max = 64};
+    transport sink = transport_memory_sink(&packet);
+    err_t err;
+    if (wire_send_empty(&sink, PROTO_KEEPALIVE, d->slots[i].call_id, &err) == 0) {
+        ssize_t sent = conn_send_now(d->conns[w->conn].fd, packet.p, packet.len);
+        if (sent > 0 && (size_t)sent < packet.len) {
+            w->stream_cut = 1;
+            w->kill_reason = NUMRPC_EIO;
+            kill(w->pid, SIGKILL);
+        }
+    }
+    transport_bytes_free(&packet);
 }
 
 /* Keepalives for long computations, deadlines, cancels and idle holders,
@@ -274,9 +293,7 @@ void pool_tick(dispatcher *d, double now)
         if (now - slot->last_keepalive < d->cfg->keepalive_ms / 1000.0) continue;
         int expected = SLOT_COMPUTING;
         if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_KEEPALIVE)) continue;
-        err_t err;
-        transport tp = transport_tcp(d->conns[w->conn].fd); /* a view: the dispatcher owns the fd */
-        wire_send_empty(&tp, PROTO_KEEPALIVE, slot->call_id, &err);
+        send_keepalive(d, i);
         slot->last_keepalive = now;
         atomic_store(&slot->state, SLOT_COMPUTING);
     }

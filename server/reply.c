@@ -1,6 +1,9 @@
-/* reply.c -- what every reply to a CALL carries after status and detail:
- * the routine's compute seconds and the server's load (docs/protocol.md). */
+/* reply.c -- replies both the dispatcher and the workers send: what every
+ * reply to a CALL carries after status and detail (the routine's compute
+ * seconds and the server's load, docs/protocol.md), errors, HELLO's answer. */
 #include "reply.h"
+
+#include <stdio.h>
 
 #include "msg.h"
 #include "stats.h"
@@ -11,6 +14,20 @@ int reply_put_result(wire_writer *w, double compute_seconds, const worker_slot *
     if (server_stats && atomic_load(&server_stats->load_queued) > 0)
         res.queued = (uint32_t)atomic_load(&server_stats->load_queued);
     return msg_write_call_result(w, &res, err);
+}
+
+int reply_hello(wire_reader *r, wire_writer *w, uint32_t call_id, err_t *err)
+{
+    msg_hello h;
+    int rc = msg_read_hello(r, &h, err);
+    if (rc != 0) return rc;
+    if (h.version != PROTO_VERSION) {
+        char detail[128];
+        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version, PROTO_VERSION);
+        return reply_error(w, call_id, NUMRPC_EVERSION, detail, err);
+    }
+    msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
+    return msg_write_hello_reply(w, call_id, &mine, err);
 }
 
 int reply_error(wire_writer *w, uint32_t call_id, int code, const char *detail, err_t *err)

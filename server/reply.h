@@ -1,6 +1,6 @@
-/* reply.h -- what every reply to a CALL carries after status and detail
- * (compute seconds and the server's load), for the worker's replies and
- * for the errors the dispatcher answers itself (reply.c). */
+/* reply.h -- replies of both the workers and the dispatcher: what every
+ * reply to a CALL carries after status and detail (compute seconds and the
+ * server's load), errors, and the answer to HELLO (reply.c). */
 #ifndef NUMRPC_SERVER_REPLY_H
 #define NUMRPC_SERVER_REPLY_H
 
@@ -16,5 +16,9 @@
 int reply_put_result(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err);
 /* A whole REPLY carrying only an error (and the load). */
 int reply_error(wire_writer *w, uint32_t call_id, int code, const char *detail, err_t *err);
+/* Reads a HELLO's body from r (after wire_next_message gave PROTO_HELLO)
+ * and answers it on w: the server's version and packet limit, or
+ * NUMRPC_EVERSION.  0, or an error reading or writing. */
+int reply_hello(wire_reader *r, wire_writer *w, uint32_t call_id, err_t *err);
 
 #endif

@@ -2,11 +2,13 @@
  * hello, list, interface fetch and call (unmarshal, run, marshal back). */
 #include "session.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "callmem.h"
 #include "files.h"
 #include "files_call.h"
 #include "log.h"
@@ -55,21 +57,6 @@ static int refuse(session *s, uint32_t call_id, const err_t *call_err, err_t *er
     if (rc != 0) return rc;
     if (s->last_type == PROTO_CALL) record_done(s, call_err->code, call_err->detail);
     return reply_error(&s->conn.writer, call_id, call_err->code, call_err->detail, err);
-}
-
-static int serve_hello(session *s, uint32_t call_id, err_t *err)
-{
-    msg_hello h;
-    int rc = msg_read_hello(&s->conn.reader, &h, err);
-    if (rc != 0) return rc;
-    if (h.version != PROTO_VERSION) {
-        char detail[128];
-        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version,
-                 PROTO_VERSION);
-        return reply_error(&s->conn.writer, call_id, NUMRPC_EVERSION, detail, err);
-    }
-    msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
-    return msg_write_hello_reply(&s->conn.writer, call_id, &mine, err);
 }
 
 static int serve_list(session *s, uint32_t call_id, err_t *err)
@@ -166,8 +153,8 @@ static void free_call_args(const iface_t *f, call_args *a)
 /* ---- Strings ---- */
 
 /* Gives every string array a table of mem_elems char* (NULL until the
- * request's strings or fit_output_strings fill them), within the limits
- * allocate_arrays checked. */
+ * request's strings or fit_output_strings fill them); callmem_measure has
+ * checked their sizes. */
 static int allocate_string_tables(const iface_t *f, call_args *a, err_t *err)
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
@@ -183,12 +170,11 @@ static int allocate_string_tables(const iface_t *f, call_args *a, err_t *err)
 
 /* Makes *slot a buffer of bound + 1 bytes that holds its old text (if any),
  * padded with NULs for C or blanks for Fortran (whose hidden CHARACTER length
- * is then the bound: the thunk passes strlen). */
-static int fit_string(char **slot, int64_t bound, int fortran, uint64_t *budget, err_t *err)
+ * is then the bound: the thunk passes strlen).  callmem_measure has counted
+ * these buffers within the call's limits. */
+static int fit_string(char **slot, int64_t bound, int fortran, err_t *err)
 {
     size_t cap = (size_t)bound + 1;
-    if (*budget < cap) return err_set(err, NUMRPC_ELIMIT, "output strings over this server's limit of bytes per call");
-    *budget -= cap;
     char *buf = calloc(cap, 1);
     if (buf == NULL) return err_set(err, NUMRPC_ENOMEM, "string of %zu bytes", cap);
     size_t len = *slot ? strlen(*slot) : 0;
@@ -200,20 +186,19 @@ static int fit_string(char **slot, int64_t bound, int fortran, uint64_t *budget,
 }
 
 /* Gives every OUT and INOUT string (scalar or traveling element) its buffer. */
-static int fit_output_strings(session *s, const iface_t *f, call_args *a, err_t *err)
+static int fit_output_strings(const iface_t *f, call_args *a, err_t *err)
 {
-    uint64_t budget = s->cfg->max_call_bytes;
     int fortran = f->lang == IFACE_LANG_FORTRAN;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         const iface_shape *sh = &a->shapes[i];
         if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
         int rc = 0;
-        if (p->rank == 0) rc = fit_string(&a->scalars[i].s, sh->bound, fortran, &budget, err);
+        if (p->rank == 0) rc = fit_string(&a->scalars[i].s, sh->bound, fortran, err);
         char **table = p->rank ? a->argv[i] : NULL;
         for (uint64_t j = 0; rc == 0 && table && j < sh->wire_elems; j++)
             rc = fit_string(&table[(uint64_t)sh->start[0] + j * (uint64_t)sh->stride[0]],
-                            sh->bound, fortran, &budget, err);
+                            sh->bound, fortran, err);
         if (rc != 0) return rc;
     }
     return 0;
@@ -232,34 +217,20 @@ static void trim_fortran_strings(const iface_t *f, call_args *a)
     }
 }
 
-/* Checks every array against the limits (a string array by its table of
- * char*), then places all but the string tables in the worker's arena.  No
- * byte of one caller may reach another: memory that the request does not
- * overwrite in full (out and work arrays, arrays with gaps such as rows
- * beyond n of an lda x n matrix) is zeroed. */
+/* Judges the call's memory (callmem.c) and reserves it, then places every
+ * array in the worker's arena.  No byte of one caller may reach another:
+ * memory that the request does not overwrite in full (out and work arrays,
+ * arrays with gaps such as rows beyond n of an lda x n matrix) is zeroed
+ * where an earlier call may have written it; the rest is fresh from the
+ * kernel, zero already and not touched here. */
 static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *err)
 {
-    uint64_t total = 0, in_arena = 0;
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        const iface_param *p = &f->params[i];
-        if (p->rank == 0) continue;
-        size_t elem_size = p->type == NUMRPC_T_STRING ? sizeof(char *) : iface_type_size(p->type);
-        uint64_t elems = a->shapes[i].mem_elems, bytes;
-        if (elems > s->cfg->max_array_elems)
-            return err_set(err, NUMRPC_ELIMIT,
-                           "%s: array %s has %llu elements, over this server's limit of %llu",
-                           f->name, p->name, (unsigned long long)elems,
-                           (unsigned long long)s->cfg->max_array_elems);
-        if (__builtin_mul_overflow(elems, elem_size, &bytes) ||
-            __builtin_add_overflow(total, arena_round(bytes), &total) ||
-            total > s->cfg->max_call_bytes)
-            return err_set(err, NUMRPC_ELIMIT,
-                           "%s: arrays of this call need more than this server's limit of %llu bytes",
-                           f->name, (unsigned long long)s->cfg->max_call_bytes);
-        if (p->type != NUMRPC_T_STRING) in_arena += arena_round(bytes);
-    }
-    int rc = arena_reserve(&s->arena, (size_t)in_arena, err);
+    call_memory m;
+    int rc = callmem_measure(s->cfg, f, a->shapes, &m, err);
+    if (rc == 0) rc = callmem_reserve(s->cfg, s->slot, f, &m, err);
+    if (rc == 0) rc = arena_reserve(&s->arena, (size_t)m.array_bytes, err);
     if (rc != 0) return rc;
+    s->heap_bytes = m.string_bytes;
     size_t offset = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
@@ -267,10 +238,44 @@ static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *er
         size_t bytes = (size_t)a->shapes[i].mem_elems * iface_type_size(p->type);
         a->argv[i] = s->arena.base + offset;
         int overwritten = iface_param_in_request(p) && a->shapes[i].wire_elems == a->shapes[i].mem_elems;
-        if (!overwritten) memset(a->argv[i], 0, bytes);
+        if (!overwritten) arena_clear(&s->arena, offset, bytes);
         offset += arena_round(bytes);
     }
     return 0;
+}
+
+/* The call's arrays are done with (its reply is encoded, or it failed): its
+ * reservation goes back, and the arena keeps what it may (arena.c) while
+ * the workers' calls and kept arenas stay within half the server's cap.
+ * Before the reply goes out, so that its caller's next call, on any worker,
+ * finds the memory given back. */
+static void end_call_memory(session *s)
+{
+    arena_after_call(&s->arena);
+    if (!callmem_may_keep(s->cfg, s->slot, arena_holding(&s->arena))) arena_release(&s->arena);
+    slots_keep_memory(s->slot, arena_holding(&s->arena));
+    s->trim_pending = 1;
+}
+
+/* The call's strings are freed: the heap gives its free pages back if they
+ * were many. */
+static void end_call_heap(session *s)
+{
+    if (s->heap_bytes >= SESSION_HEAP_TRIM_BYTES) malloc_trim(0);
+    s->heap_bytes = 0;
+}
+
+int session_trim_pending(const session *s)
+{
+    return s->trim_pending;
+}
+
+void session_trim(session *s)
+{
+    arena_release(&s->arena);
+    slots_keep_memory(s->slot, 0);
+    malloc_trim(0);
+    s->trim_pending = 0;
 }
 
 /* Sets the BLAS thread count of this worker's calls (once: it persists). */
@@ -311,9 +316,12 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     slot->deadline = deadline;
     atomic_store(&slot->state, SLOT_COMPUTING);
     r->thunk(a->argv);
-    /* The dispatcher may be writing a keepalive packet: wait for it. */
+    /* The dispatcher may be writing a keepalive packet: wait for it.  A
+     * remote-file exchange a routine's child left cut short (it died) left
+     * the slot reading files: the exchange is over, and marked broken. */
     int expected = SLOT_COMPUTING;
     while (!atomic_compare_exchange_weak(&slot->state, &expected, SLOT_REPLYING)) {
+        if (expected == SLOT_FILEIO && atomic_compare_exchange_strong(&slot->state, &expected, SLOT_REPLYING)) break;
         expected = SLOT_COMPUTING;
         usleep(50);
     }
@@ -367,19 +375,22 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         files_call_end(&fc);
         free_call_args(f, a);
         free(a);
-        arena_after_call(&s->arena);
+        end_call_memory(s);
+        end_call_heap(s);
         return refuse(s, call_id, &call_err, err);
     }
     rc = marshal_read_arrays(&s->conn.reader, f, a->argv, a->shapes, MARSHAL_REQUEST, err);
     if (rc == 0 && (rc = files_call_read(&fc, &call_err, err)) != 0 && call_err.code != 0) {
         files_call_end(&fc);
+        end_call_memory(s);
         rc = refuse(s, call_id, &call_err, err); /* a file over the limit */
         goto broken;
     }
     if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) goto broken;
     if (marshal_check_strings(f, a->argv, a->shapes, MARSHAL_REQUEST, &call_err) != 0 ||
-        fit_output_strings(s, f, a, &call_err) != 0) {
+        fit_output_strings(f, a, &call_err) != 0) {
+        end_call_memory(s);
         rc = refuse(s, call_id, &call_err, err);
         goto broken;
     }
@@ -390,13 +401,18 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     double compute_s = 0;
     files_routine_begin();
     run_routine(s, r, call_id, a, h.deadline_ms, &compute_s);
-    if (files_call_broken(&fc)) {
-        rc = err_set(err, NUMRPC_EIO, "%s: the connection failed while the routine read a remote file",
-                     f->name);
+    /* Exchanges a child of the routine made are the call's bytes too. */
+    uint64_t child_in, child_out;
+    files_call_child_bytes(&child_in, &child_out);
+    s->rec.in0 -= child_in;
+    s->rec.out0 -= child_out;
+    if (files_call_broken(&fc, err)) {
+        rc = err->code; /* the worker closes the connection, no reply */
         goto broken;
     }
     if (files_routine_failed(&call_err)) { /* stub_services.fail */
         files_call_end(&fc);
+        end_call_memory(s);
         record_done(s, call_err.code, call_err.detail);
         rc = reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
         goto broken;
@@ -406,6 +422,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = reply_put_result(&s->conn.writer, compute_s, s->slot, err);
     if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = files_write(&s->conn.writer, f, a->argv, MARSHAL_REPLY, err);
+    end_call_memory(s); /* the reply holds copies of the arrays now */
     files_call_end(&fc); /* the call's files are gone before the caller hears of it */
     /* Ended but held, the reply is counted whole before it goes out (a
      * STATUS after it sees the call); a cheap call's reply then waits for
@@ -419,7 +436,8 @@ broken:
     files_call_end(&fc);
     free_call_args(f, a);
     free(a);
-    arena_after_call(&s->arena);
+    end_call_memory(s);
+    end_call_heap(s);
     return rc;
 }
 
@@ -433,7 +451,7 @@ int session_serve_one(session *s, err_t *err)
     s->last_type = type;
     if (type == PROTO_CALL) record_begin(s, in0);
     switch (type) {
-    case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
+    case PROTO_HELLO: rc = reply_hello(&s->conn.reader, &s->conn.writer, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
     case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
     case PROTO_CALL: rc = serve_call(s, call_id, err); break;

@@ -27,13 +27,23 @@ typedef struct session {
     worker_slot *slot;
     msg_conn conn;      /* the borrowed connection (msg_conn_attach per loan) */
     call_arena arena;
+    uint64_t heap_bytes; /* string memory of the call in progress (callmem.h) */
+    int trim_pending;    /* calls left memory that an idle worker gives back */
     int conn_id;
     uint32_t last_type; /* type of the last message served */
     call_record rec;    /* of the CALL being served */
 } session;
 
+/* A call whose strings took this much heap gives the heap's free pages
+ * back when it ends (malloc_trim costs ~0.2 ms: not after every call). */
+#define SESSION_HEAP_TRIM_BYTES ((uint64_t)1 << 20)
+
 /* Reads one message from the connection and answers it.  0 when the
  * connection may go on, or an error when it must be closed. */
 int session_serve_one(session *s, err_t *err);
+/* True when calls left memory (arena, heap) that an idle worker gives back. */
+int session_trim_pending(const session *s);
+/* Gives that memory back: the whole arena and the heap's free pages. */
+void session_trim(session *s);
 
 #endif

@@ -32,6 +32,10 @@ typedef struct worker_slot {
     _Atomic uint64_t calls;      /* calls completed by this worker       */
     int stat_index;      /* counters of the routine running (-1 = none)    */
     unsigned generation; /* of the configuration the worker loaded         */
+    /* Memory for calls (callmem.c): the call's in progress, counted against
+     * --max-server-memory, and the arena kept between calls; 0 once dead. */
+    _Atomic uint64_t call_bytes;
+    _Atomic uint64_t kept_bytes;
 } worker_slot;
 
 /* Every worker's slot (shared memory, n of them), from which each CALL
@@ -41,5 +45,16 @@ void slots_share(const worker_slot *slots, int n);
 /* Calls in flight now: the worker slots that are not idle, leaving out
  * `except` (NULL: count every slot). */
 uint32_t slots_in_flight(const worker_slot *except);
+/* Memory the workers other than self hold for calls: in progress, and
+ * kept between calls (read slot by slot, not at once). */
+uint64_t slots_memory_held(const worker_slot *self);
+/* Sets self's call bytes if the calls of every worker together stay within
+ * cap: 0, or -1 (self then holds none) with the others' call bytes in
+ * *others.  Two workers reserving at once may both be refused, never both
+ * admitted over the cap. */
+int slots_reserve_memory(worker_slot *self, uint64_t bytes, uint64_t cap, uint64_t *others);
+/* Self's call has ended, keeping kept bytes of arena (the dispatcher gives
+ * 0 for a worker that died). */
+void slots_keep_memory(worker_slot *self, uint64_t kept);
 
 #endif

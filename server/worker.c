@@ -1,5 +1,6 @@
 /* worker.c -- a pre-forked worker process: borrows a client connection from
  * the dispatcher, serves its messages directly, and gives it back. */
+#define _GNU_SOURCE
 #include "worker.h"
 
 #include <errno.h>
@@ -10,16 +11,56 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "arrival.h"
 #include "log.h"
 #include "reply.h"
 #include "session.h"
 #include "sock.h"
 #include "stats.h"
 
+/* A worker idle this long gives back the memory its calls left. */
+#define WORKER_IDLE_TRIM_MS 2000
+
+/* poll(), with the idle worker's memory given back when nothing comes
+ * for WORKER_IDLE_TRIM_MS after a call. */
+static int wait_events(session *s, struct pollfd *p, nfds_t n)
+{
+    for (;;) {
+        int k = poll(p, n, session_trim_pending(s) ? WORKER_IDLE_TRIM_MS : -1);
+        if (k != 0) return k;
+        session_trim(s);
+    }
+}
+
 static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 {
     ctl_msg m = {kind, conn_id};
     if (sock_send_fd(ctl_fd, -1, &m, sizeof m) != 0) _exit(0); /* dispatcher gone */
+}
+
+/* Gives the connection back to the dispatcher (which keeps it, or hears
+ * that it closed). */
+static void give_back(session *s, int ctl_fd, int kind)
+{
+    msg_conn_close(&s->conn);
+    tell_dispatcher(ctl_fd, kind, s->conn_id);
+}
+
+/* A request that begins arriving on a connection this worker holds idle
+ * is read here only once its first packet is (ARRIVAL_READY): a sender
+ * that trickles it holds the dispatcher's attention, not a worker.  A
+ * packet split by the network gets a moment to join up first. */
+#define ARRIVAL_WORKER_WAIT_MS 2
+static int request_has_arrived(int fd)
+{
+    double until = sock_now() + ARRIVAL_WORKER_WAIT_MS / 1000.0;
+    for (;;) {
+        if (arrival_check(fd) != ARRIVAL_PARTIAL) return 1; /* ready, or closed: the reader sees which */
+        struct pollfd p = {fd, POLLRDHUP, 0};
+        if (poll(&p, 1, 0) > 0) return 1; /* cut short by the peer: the reader says so */
+        if (sock_now() >= until) return 0;
+        usleep(500);
+    }
 }
 
 /* Serves one borrowed connection until it ends or the dispatcher wants it
@@ -37,11 +78,12 @@ static void serve_connection(session *s, int ctl_fd, int fd)
     snprintf(label, sizeof label, "connection %d", s->conn_id);
     msg_conn_attach(&s->conn, transport_tcp(fd), label);
     wire_reader *r = &s->conn.reader;
+    wire_reader_set_pace(r, s->cfg->request_timeout_ms / 1000.0, (double)s->cfg->min_rate);
     s->slot->last_active = sock_now();
     for (;;) {
         if (wire_reader_idle(r)) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {fd, POLLIN, 0}};
-            int n = poll(p, 2, -1);
+            int n = wait_events(s, p, 2);
             if (n < 0 && errno == EINTR) continue;
             if (p[0].revents) {
                 ctl_msg m;
@@ -50,46 +92,53 @@ static void serve_connection(session *s, int ctl_fd, int fd)
                 if (k <= 0) _exit(0);
                 if (ignored >= 0) close(ignored);
                 if (m.kind == CTL_RELEASE) {
-                    msg_conn_close(&s->conn);
-                    tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
+                    give_back(s, ctl_fd, CTL_RETURNED);
                     return;
                 }
                 continue;
             }
+            if (wire_reader_buffered(r) == 0 && !request_has_arrived(fd)) {
+                give_back(s, ctl_fd, CTL_RETURNED);
+                return;
+            }
         }
         int rc = session_serve_one(s, &err);
         if (rc != 0 && err.code == NUMRPC_ETIMEDOUT && wire_reader_in_message(r)) {
-            /* A sender that stalls mid-request (--io-timeout) hears why. */
+            /* A sender that stalls mid-request (--io-timeout) or trickles
+             * it (--min-rate) hears why. */
             err_t ignored;
-            char detail[160];
-            snprintf(detail, sizeof detail, "request stalled: no byte for %d ms; the server closes the connection",
-                     s->cfg->io_timeout_ms);
+            char detail[sizeof err.detail + 64];
+            if (strcmp(err.detail, "receive timed out") == 0) /* the socket's limit */
+                snprintf(detail, sizeof detail, "request stalled: no byte for %d ms; the server closes the connection",
+                         s->cfg->io_timeout_ms);
+            else
+                snprintf(detail, sizeof detail, "%s; the server closes the connection", err.detail);
             reply_error(&s->conn.writer, wire_reader_call_id(r), NUMRPC_ETIMEDOUT, detail, &ignored);
         }
         if (rc == 0 && atomic_load(&s->slot->draining) && s->last_type == PROTO_CALL && wire_reader_idle(r)) {
             /* Shutting down: this connection's call is done; the dispatcher
              * refuses whatever it sends next. */
-            msg_conn_close(&s->conn);
-            tell_dispatcher(ctl_fd, CTL_RETURNED, s->conn_id);
+            give_back(s, ctl_fd, CTL_RETURNED);
             return;
         }
         if (rc != 0) {
             if (strcmp(err.detail, "closed") != 0)
                 server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", s->conn_id, err.detail);
-            msg_conn_close(&s->conn);
-            tell_dispatcher(ctl_fd, CTL_CLOSED, s->conn_id);
+            give_back(s, ctl_fd, CTL_CLOSED);
             return;
         }
     }
 }
 
 /* --max-worker-memory: the worker's address space, once its modules are
- * loaded.  Not under AddressSanitizer, whose shadow memory is terabytes. */
+ * loaded (by default twice the call bytes allowed, 256 MiB per BLAS thread
+ * and 1 GiB: config.c).  Not under AddressSanitizer, whose shadow memory is
+ * terabytes. */
 static void limit_memory(const server_config *cfg)
 {
 #if defined(__SANITIZE_ADDRESS__)
     if (cfg->max_worker_memory)
-        server_log(cfg, LOG_LEVEL_NOTICE, "--max-worker-memory ignored in an AddressSanitizer build");
+        server_log(cfg, LOG_LEVEL_DEBUG, "--max-worker-memory ignored in an AddressSanitizer build");
 #else
     if (cfg->max_worker_memory == 0) return;
     struct rlimit lim = {cfg->max_worker_memory, cfg->max_worker_memory};
@@ -126,6 +175,8 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     for (;;) {
         ctl_msg m;
         int fd;
+        struct pollfd ctl = {ctl_fd, POLLIN, 0};
+        wait_events(&s, &ctl, 1);
         ssize_t k = sock_recv_fd(ctl_fd, &fd, &m, sizeof m);
         if (k <= 0) _exit(0);
         if (m.kind != CTL_ASSIGN || fd < 0) {

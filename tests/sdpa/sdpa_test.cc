@@ -1,5 +1,6 @@
 // sdpa_test.cc -- SDPA run remotely on SDPLIB problems in both modes (remote
-// file, whole-file shipping): published optima, bad files, limits, cleanup.
+// file, whole-file shipping): published optima, bad files, limits, cleanup,
+// and a raw client breaking the remote-file exchange SDPA's child makes.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "numrpc.h"
+#include "raw_rfile.h"
 #include "support/server_proc.h"
 
 namespace {
@@ -154,6 +156,27 @@ std::string SdpaTest::stage_dir_, SdpaTest::work_dir_;
 ServerProc *SdpaTest::server_, *SdpaTest::limited_;
 std::map<std::string, Optimum> SdpaTest::optima_;
 
+// sdpa_rfile's arguments laid out as the client library lays them out,
+// for a raw call (tests/sdpa/raw_rfile.h).
+struct RawSdpa {
+    explicit RawSdpa(const std::string &path) : path_(path), problem(&path_[0]) {}
+    RawOutcome Call(int port, FileAnswer answer, Probe probe)
+    {
+        void *argv[] = {&problem, &param, &want_solution, &solution, &primal,
+                        &dual,    &phase, &phase_code,    &iterations, &solve_seconds};
+        return RawRfileCall(port, "sdpa_rfile", argv, answer, probe);
+    }
+    std::string path_;
+    char *problem;
+    char *param = nullptr;
+    int want_solution = 0;
+    char *solution = nullptr;
+    double primal = 0, dual = 0, solve_seconds = 0;
+    char phase_text[16] = "";
+    char *phase = phase_text;
+    int phase_code = -1, iterations = -1;
+};
+
 const char *const kProblems[] = {"truss1", "control1", "theta1", "control2",
                                  "mcp100", "arch0",    "theta3"};
 
@@ -253,6 +276,50 @@ TEST_F(SdpaTest, FileOverTheServerLimitIsRefused)
         Result ok = solve(limited_->address(), mode, (kSdplib + "/control1.dat-s").c_str());
         EXPECT_EQ(ok.rc, NUMRPC_OK) << ok.detail;
     }
+}
+
+// SDPA reads the remote file in a child process: the child's exchange with
+// the client must be the worker's too.  A malformed FILE_DATA closes the
+// connection (docs/protocol.md, "Files"): no reply on a connection out of
+// step, no answer to the ping pipelined behind it; the server goes on.
+TEST_F(SdpaTest, MalformedFileDataInSdpasChildClosesTheConnection)
+{
+    std::string path = kSdplib + "/theta1.dat-s";
+    for (FileAnswer a : {FileAnswer::kWrongCallId, FileAnswer::kTruncated}) {
+        RawSdpa raw(path);
+        RawOutcome o = raw.Call(server_->port(), a, Probe::kWithAnswer);
+        EXPECT_EQ(o.file_reads, 1) << FileAnswerName(a);
+        EXPECT_TRUE(o.closed) << FileAnswerName(a) << ": " << o.end;
+        EXPECT_FALSE(o.timed_out) << FileAnswerName(a);
+        EXPECT_EQ(o.status, -1) << FileAnswerName(a) << ": a reply on a connection out of step: " << o.detail;
+        EXPECT_FALSE(o.probe_answered) << FileAnswerName(a);
+    }
+    expect_optimum("theta1", "rfile");
+}
+
+// The client's own failure to read its file reaches the caller as such
+// (EIO, its words), not as SDPA stopping; the connection goes on.
+TEST_F(SdpaTest, ClientThatCannotReadTheProblemFailsTheCallOnly)
+{
+    RawSdpa raw(kSdplib + "/theta1.dat-s");
+    RawOutcome o = raw.Call(server_->port(), FileAnswer::kClientError, Probe::kAfterReply);
+    EXPECT_EQ(o.status, NUMRPC_EIO) << o.detail << o.end;
+    EXPECT_EQ(o.detail, "data.bin: the disk went away");
+    EXPECT_TRUE(o.probe_answered) << o.end;
+}
+
+// A good exchange through the raw client: the published optimum, and the
+// connection in step afterwards (a ping is answered).
+TEST_F(SdpaTest, RawRemoteFileCallReachesTheOptimumAndTheConnectionGoesOn)
+{
+    RawSdpa raw(kSdplib + "/theta1.dat-s");
+    RawOutcome o = raw.Call(server_->port(), FileAnswer::kGood, Probe::kAfterReply);
+    ASSERT_EQ(o.status, NUMRPC_OK) << o.detail << o.end;
+    const Optimum &opt = optima_["theta1"];
+    EXPECT_NEAR(raw.primal, opt.value, opt.half_unit * (1 + 1e-9));
+    EXPECT_TRUE(std::string(raw.phase_text) == "pdOPT" || std::string(raw.phase_text) == "pdFEAS")
+        << raw.phase_text;
+    EXPECT_TRUE(o.probe_answered) << o.end;
 }
 
 }  // namespace

@@ -25,7 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "../support/raw_peer.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "json_mini.h"
 #include "numrpc.h"
 #include "protocol.h"
@@ -54,22 +56,6 @@ void SleepMs(int ms)
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
-void UseServer(const std::string &addr)
-{
-    numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0};
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
-}
-
-std::string Detail()
-{
-    return numrpc_last_error_detail();
-}
-
-bool Contains(const std::string &s, const std::string &part)
-{
-    return s.find(part) != std::string::npos;
-}
 
 struct TempDir {
     std::string path;
@@ -119,49 +105,6 @@ int CountSockets(pid_t pid)
     }
     closedir(d);
     return n;
-}
-
-// One packet: header then payload (big-endian fields).
-std::vector<uint8_t> Packet(uint8_t type, uint32_t call_id, uint32_t flags, const std::vector<uint8_t> &payload)
-{
-    std::vector<uint8_t> p = {0x4E, 0x52, PROTO_VERSION, type};
-    auto u32 = [&p](uint32_t v) {
-        for (int s = 24; s >= 0; s -= 8) p.push_back(static_cast<uint8_t>(v >> s));
-    };
-    u32(call_id);
-    u32(flags);
-    u32(static_cast<uint32_t>(payload.size()));
-    p.insert(p.end(), payload.begin(), payload.end());
-    return p;
-}
-
-// Reads one REPLY's status from a raw socket; INT32_MIN when none came.
-int32_t ReadReplyStatus(int fd)
-{
-    timeval tv{20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    uint8_t buf[20];
-    size_t got = 0;
-    while (got < sizeof buf) {
-        ssize_t k = recv(fd, buf + got, sizeof buf - got, 0);
-        if (k <= 0) return INT32_MIN;
-        got += static_cast<size_t>(k);
-    }
-    if (buf[3] != 7) return INT32_MIN;
-    return static_cast<int32_t>(uint32_t(buf[16]) << 24 | uint32_t(buf[17]) << 16 | uint32_t(buf[18]) << 8 | buf[19]);
-}
-
-// True when the peer closes the connection (within a safety bound).
-bool ClosedByPeer(int fd)
-{
-    timeval tv{20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char c[256];
-    for (;;) {
-        ssize_t k = recv(fd, c, sizeof c, 0);
-        if (k == 0) return true;
-        if (k < 0) return errno == ECONNRESET;
-    }
 }
 
 // ---- Faults stay in their worker ----
@@ -350,8 +293,16 @@ TEST(Limits, QueueBeyondBusyWorkersIsBounded)
     std::thread holder([&] { held_rc = numrpc_call("hold", gate.c_str()); });
     ASSERT_TRUE(WaitFor([&] { return Exists(gate + ".started"); }));
     const int base = CountSockets(server.pid());
-    int waiting = connect_loopback(server.port());  // takes the one queue place
+    // A whole request for a worker takes the one queue place (a silent
+    // connection would not: it waits in no queue; nor would a HELLO, which
+    // the dispatcher answers itself): a PROBE asking 8 bytes back.
+    int waiting = connect_loopback(server.port());
     ASSERT_GE(waiting, 0);
+    ASSERT_TRUE(SendHello(waiting));
+    std::vector<uint8_t> probe = {0, 0, 0, 8};
+    probe.resize(16, 0);
+    std::vector<uint8_t> pkt = Packet(PROTO_PROBE, 2, PROTO_FLAG_END, probe);
+    ASSERT_EQ(send(waiting, pkt.data(), pkt.size(), 0), static_cast<ssize_t>(pkt.size()));
     ASSERT_TRUE(WaitFor([&] { return CountSockets(server.pid()) > base; }));
     EXPECT_EQ(numrpc_call("ping"), NUMRPC_EBUSY);
     EXPECT_TRUE(Contains(Detail(), "server busy")) << Detail();
@@ -521,7 +472,8 @@ TEST(Limits, ConnectionsAreClampedUnderTheOpenFileLimit)
     // 64 descriptors and 2 workers leave room for 64 - (2 x 2 + 32) = 28
     // connections; the default --max-connections (1024) would run out of
     // descriptors first (the dispatcher then spun and new clients hung).
-    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none"},
+    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none",
+                      "--max-connections-per-peer", "1000"},
                      dir.path + "/port", 64);
     ASSERT_GT(server.port, 0);
     std::vector<int> fds;

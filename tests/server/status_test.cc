@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/raw_peer.h"
 #include "../support/server_proc.h"
 #include "hmac.h"
 #include "json_mini.h"
@@ -408,27 +409,9 @@ void PutOpaque(std::vector<uint8_t> &p, const void *data, size_t n)
 // Status and detail of the next REPLY on fd (INT32_MIN if none).
 std::pair<int32_t, std::string> ReadReply(int fd)
 {
-    timeval tv{20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    auto read_n = [fd](uint8_t *b, size_t n) {
-        size_t got = 0;
-        while (got < n) {
-            ssize_t k = recv(fd, b + got, n - got, 0);
-            if (k <= 0) return false;
-            got += static_cast<size_t>(k);
-        }
-        return true;
-    };
-    uint8_t h[16];
-    if (!read_n(h, 16) || h[3] != 7) return {INT32_MIN, ""};
-    uint32_t len = uint32_t(h[12]) << 24 | uint32_t(h[13]) << 16 | uint32_t(h[14]) << 8 | h[15];
-    std::vector<uint8_t> body(len);
-    if (!read_n(body.data(), len) || len < 8) return {INT32_MIN, ""};
-    auto be = [&body](size_t at) {
-        return uint32_t(body[at]) << 24 | uint32_t(body[at + 1]) << 16 | uint32_t(body[at + 2]) << 8 | body[at + 3];
-    };
-    uint32_t n = be(4);
-    return {static_cast<int32_t>(be(0)), std::string(reinterpret_cast<char *>(body.data()) + 8, std::min<size_t>(n, len - 8))};
+    std::string detail;
+    int32_t status = ReadReplyStatus(fd, &detail);
+    return {status, detail};
 }
 
 TEST(RemoteAdmin, UnauthenticatedRequestsAreRefused)
