@@ -19,8 +19,10 @@ CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra $(SAN) -fsanitize=fuzzer-no-link -MMD 
 	$(TIRPC_CFLAGS) -DFUZZ_SRCDIR='"$(abspath $(TOP))"'
 LIBS := $(TIRPC_LIBS) -lm
 
-SUPPORT_OBJS := $(COMMON:%=$(OUT)/obj/%.o) $(IDLC:%=$(OUT)/obj/%.o) \
-	$(OUT)/obj/parser.o $(OUT)/obj/lexer.o $(OUT)/obj/fuzz_support.o $(OUT)/obj/config.o
+# The server's limits and its judgement of a call's memory, as it runs them.
+SERVER := config callmem arena slots
+SUPPORT_OBJS := $(COMMON:%=$(OUT)/obj/%.o) $(IDLC:%=$(OUT)/obj/%.o) $(SERVER:%=$(OUT)/obj/%.o) \
+	$(OUT)/obj/parser.o $(OUT)/obj/lexer.o $(OUT)/obj/fuzz_support.o
 
 all: $(TARGETS:%=$(OUT)/%) $(OUT)/make_seeds
 
@@ -43,8 +45,7 @@ $(OUT)/obj/%.o: $(TOP)/idlc/%.c $(OUT)/gen/parser.h $(MK) | $(OUT)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 $(OUT)/obj/%.o: $(TOP)/tests/fuzz/%.c $(OUT)/gen/parser.h $(MK) | $(OUT)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
-# The server's own defaults (config_defaults): the limits its workers apply.
-$(OUT)/obj/config.o: $(TOP)/server/config.c $(MK) | $(OUT)/obj
+$(OUT)/obj/%.o: $(TOP)/server/%.c $(MK) | $(OUT)/obj
 	$(CC) $(CFLAGS) -DNUMRPC_STUBDIR='""' -c -o $@ $<
 # The generated scanner and parser are table driven: tracing their
 # comparisons guides nothing and costs a third of fuzz_idlc's time.

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "callmem.h"
 #include "config.h"
 #include "control.h"
 #include "files.h"
@@ -17,12 +18,13 @@
 /* Input: byte mode, then the client's stream.  Mode bit 0 set: the stream
  * is one packet the dispatcher reads itself (STATUS, ADMIN: control.c);
  * clear: a worker serves the connection message by message (session.c),
- * CALLs of the routines of stubs/ and tests/client/strmod.idl by name.
+ * CALLs of the routines of stubs/ and tests/client/strmod.idl by name, the
+ * call's memory judged by the server's own callmem.c.
  * The harness mirrors the server's sequence of readers and checks; it
  * writes no replies and runs no routine (an rfile's first block is read
  * as the routine's first read would fetch it). */
 
-static server_config cfg; /* config_defaults: the limits a server starts with */
+static server_config cfg; /* the limits a server starts with: defaults, normalised */
 
 /* Larger blocks are mapped rather than malloc'd: untouched pages cost
  * nothing (calloc would clear them, and its limit under the fuzzer is 2 GiB),
@@ -92,66 +94,47 @@ static void call_free(call *k)
     }
 }
 
-/* The server's checks before it allocates (allocate_arrays,
- * allocate_string_tables), then the blocks. */
-static int allocate(call *k, err_t *call_err)
+/* The server's judgement of the call's memory before it allocates any
+ * (callmem_measure, the real one), then the blocks and string tables. */
+static int allocate(call *k, call_memory *m, err_t *call_err)
 {
     const iface_t *f = k->f;
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < f->nparams; i++) {
+    int rc = callmem_measure(&cfg, f, k->a.shapes, m, call_err);
+    for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        size_t elem_size = p->type == NUMRPC_T_STRING ? sizeof(char *) : iface_type_size(p->type);
-        uint64_t elems = k->a.shapes[i].mem_elems, bytes;
         if (p->rank == 0) continue;
-        if (elems > cfg.max_array_elems)
-            return err_set(call_err, NUMRPC_ELIMIT, "array %s over the limit", p->name);
-        if (__builtin_mul_overflow(elems, elem_size, &bytes) ||
-            __builtin_add_overflow(total, bytes, &total) || total > cfg.max_call_bytes)
-            return err_set(call_err, NUMRPC_ELIMIT, "arrays over the limit");
-    }
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        const iface_param *p = &f->params[i];
         uint64_t elems = k->a.shapes[i].mem_elems;
-        if (p->rank == 0) continue;
         size_t bytes = (size_t)elems * (p->type == NUMRPC_T_STRING ? sizeof(char *) : iface_type_size(p->type));
         if (block_alloc(&k->blocks[i], bytes) != 0) return err_set(call_err, NUMRPC_ENOMEM, "array");
         k->a.argv[i] = k->blocks[i].p;
     }
-    return 0;
+    return rc;
 }
 
-/* OUT and INOUT strings get their buffers of bound + 1 bytes within the
- * server's byte budget (fit_output_strings).  No reader runs on them: the
- * harness makes them only up to STRINGS_MAX bytes, to stay fast (a server
- * makes one calloc per string, up to --max-call-bytes of them). */
+/* OUT and INOUT strings get their buffers of bound + 1 bytes
+ * (fit_output_strings; callmem_measure counted them).  No reader runs on
+ * them: the harness makes them only when the call's strings take at most
+ * STRINGS_MAX bytes, to stay fast (a server makes one calloc per string). */
 #define STRINGS_MAX (64u << 10)
 
-static int fit_strings(call *k, err_t *call_err)
+static int fit_strings(call *k, const call_memory *m, err_t *call_err)
 {
     const iface_t *f = k->f;
-    uint64_t need = 0;
-    for (uint32_t pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < f->nparams; i++) {
-            const iface_param *p = &f->params[i];
-            const iface_shape *s = &k->a.shapes[i];
-            if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
-            uint64_t n = p->rank ? s->wire_elems : 1, each = (uint64_t)s->bound + 1;
-            if (pass == 0) {
-                if (n > cfg.max_call_bytes / each || (need += n * each) > cfg.max_call_bytes)
-                    return err_set(call_err, NUMRPC_ELIMIT, "output strings");
-                continue;
-            }
-            for (uint64_t j = 0; j < n; j++) {
-                char **slot = p->rank ? &((char **)k->a.argv[i])[(uint64_t)s->start[0] + j * (uint64_t)s->stride[0]]
-                                      : &k->a.scalars[i].s;
-                char *buf = calloc(each, 1);
-                if (buf == NULL) return err_set(call_err, NUMRPC_ENOMEM, "string");
-                if (*slot) memcpy(buf, *slot, strlen(*slot));
-                free(*slot);
-                *slot = buf;
-            }
+    if (m->string_bytes > STRINGS_MAX) return 0;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        const iface_shape *s = &k->a.shapes[i];
+        if (p->type != NUMRPC_T_STRING || !iface_param_in_reply(p)) continue;
+        uint64_t n = p->rank ? s->wire_elems : 1;
+        for (uint64_t j = 0; j < n; j++) {
+            char **slot = p->rank ? &((char **)k->a.argv[i])[(uint64_t)s->start[0] + j * (uint64_t)s->stride[0]]
+                                  : &k->a.scalars[i].s;
+            char *buf = calloc((size_t)s->bound + 1, 1);
+            if (buf == NULL) return err_set(call_err, NUMRPC_ENOMEM, "string");
+            if (*slot) memcpy(buf, *slot, strlen(*slot));
+            free(*slot);
+            *slot = buf;
         }
-        if (need > STRINGS_MAX) return 0;
     }
     return 0;
 }
@@ -207,7 +190,8 @@ static int serve_call(wire_reader *r, uint32_t call_id, err_t *err)
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].rank > 0) k.a.argv[i] = NULL;
         else if (iface_type_is_file(f->params[i].type)) k.a.scalars[i].s = NULL;
-    if (marshal_eval_shapes(f, k.a.argv, k.a.shapes, &call_err) != 0 || allocate(&k, &call_err) != 0) {
+    call_memory m;
+    if (marshal_eval_shapes(f, k.a.argv, k.a.shapes, &call_err) != 0 || allocate(&k, &m, &call_err) != 0) {
         rc = wire_skip_message(r, err); /* refused */
         goto done;
     }
@@ -223,7 +207,7 @@ static int serve_call(wire_reader *r, uint32_t call_id, err_t *err)
         if (f->params[i].type == NUMRPC_T_FILE) k.a.scalars[i].s = NULL;
     if (rc != 0 || call_err.code != 0) goto done;
     if (marshal_check_strings(f, k.a.argv, k.a.shapes, MARSHAL_REQUEST, &call_err) != 0 ||
-        fit_strings(&k, &call_err) != 0)
+        fit_strings(&k, &m, &call_err) != 0)
         goto done; /* refused: the request was read whole */
     marshal_complexity(f, k.a.argv); /* is the call cheap? */
     rc = read_rfiles(&k, r, call_id, err);
@@ -285,6 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cfg.max_call_bytes == 0) {
         err_t err;
         config_defaults(&cfg);
+        config_normalise(&cfg);
         fuzz_iface_count();
         if (wire_reader_init(&control, -1, PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD, &err) != 0) abort();
     }
