@@ -18,6 +18,18 @@
  * Fortran).  All memory is the server's; the thunk allocates nothing. */
 typedef void (*stub_thunk_fn)(void **argv);
 
+/* Storage a scalar's argv[i] may point at: large and aligned enough for
+ * every IDL scalar type (the server's call arguments, a test harness's). */
+typedef union stub_scalar {
+    int32_t i;
+    int64_t l;
+    float f;
+    double d;
+    char c;
+    char *s;
+    double z[2];
+} stub_scalar;
+
 typedef struct stub_entry {
     const char *name;          /* routine name                          */
     const uint8_t *iface_blob; /* XDR interface descriptor (iface.h)    */

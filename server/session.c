@@ -118,19 +118,9 @@ static int serve_probe(session *s, uint32_t call_id, err_t *err)
 
 /* Storage of one call's arguments on the server: argv[i] points into
  * scalars[i] or at a calloc'd array block.  Freed by free_call_args. */
-typedef union scalar_slot {
-    int32_t i;
-    int64_t l;
-    float f;
-    double d;
-    char c;
-    char *s;
-    double z[2];
-} scalar_slot;
-
 typedef struct call_args {
     void *argv[IFACE_MAX_PARAMS];
-    scalar_slot scalars[IFACE_MAX_PARAMS];
+    stub_scalar scalars[IFACE_MAX_PARAMS];
     iface_shape shapes[IFACE_MAX_PARAMS];
 } call_args;
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "iface.h"
+#include "stubmod.h"
 #include "wire.h"
 
 /* ---- A peer's bytes through the real framing ---- */
@@ -43,19 +44,10 @@ const iface_t *fuzz_iface_at(uint32_t i);
 const iface_t *fuzz_iface_find(const char *name);
 
 /* ---- One call's argument storage, as stubmod.h lays it out ---- */
-typedef union fuzz_scalar {
-    int32_t i;
-    int64_t l;
-    float f;
-    double d;
-    char c;
-    char *s;
-    double z[2];
-} fuzz_scalar;
 
 typedef struct fuzz_args {
     void *argv[IFACE_MAX_PARAMS];
-    fuzz_scalar scalars[IFACE_MAX_PARAMS];
+    stub_scalar scalars[IFACE_MAX_PARAMS];
     iface_shape shapes[IFACE_MAX_PARAMS];
     void *owned[IFACE_MAX_PARAMS]; /* fuzz_args_fill's blocks and tables */
 } fuzz_args;
