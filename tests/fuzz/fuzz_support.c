@@ -57,55 +57,6 @@ int fuzz_read_peer_request(wire_reader *r, uint32_t type, char name[IFACE_MAX_NA
     }
 }
 
-/* ---- The sink ---- */
-
-static ssize_t sink_send(transport *t, const void *buf, size_t n)
-{
-    fuzz_sink *s = t->session;
-    if (s->len + n > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->len + n) cap *= 2;
-        uint8_t *grown = cap <= (64u << 20) ? realloc(s->p, cap) : NULL;
-        if (grown == NULL) abort(); /* a harness writes small messages */
-        s->p = grown;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->len, buf, n);
-    s->len += n;
-    return (ssize_t)n;
-}
-
-static ssize_t sink_recv(transport *t, void *buf, size_t n)
-{
-    (void)t, (void)buf, (void)n;
-    return 0;
-}
-
-static int sink_start(transport *t, int server_side, err_t *err)
-{
-    (void)t, (void)server_side, (void)err;
-    return 0;
-}
-
-static size_t sink_pending(const transport *t)
-{
-    (void)t;
-    return 0;
-}
-
-static void sink_close(transport *t)
-{
-    (void)t;
-}
-
-static const transport_ops sink_ops = {"sink", sink_recv, sink_send, sink_start, sink_pending,
-                                       sink_close};
-
-transport fuzz_sink_transport(fuzz_sink *s)
-{
-    return (transport){&sink_ops, -1, s};
-}
-
 /* ---- The real interfaces ---- */
 
 static const char *const idl_files[] = {"stubs/linpack.idl", "stubs/blas.idl", "stubs/lapack.idl",

@@ -25,14 +25,6 @@ void fuzz_reader_close(void);
  * is none of them (nothing read), else the readers' code. */
 int fuzz_read_peer_request(wire_reader *r, uint32_t type, char name[IFACE_MAX_NAME + 1], err_t *err);
 
-/* ---- A stream that keeps what a writer sends ---- */
-typedef struct fuzz_sink {
-    uint8_t *p; /* malloc'd, grown as needed (at most 64 MiB) */
-    size_t len, cap;
-} fuzz_sink;
-/* A transport whose sends append to s (reads see the peer closed). */
-transport fuzz_sink_transport(fuzz_sink *s);
-
 /* ---- The real interfaces ----
  * Every routine of stubs/linpack.idl, blas.idl, lapack.idl, sdpa.idl and
  * tests/client/strmod.idl, compiled by idlc's own parser and checks, then

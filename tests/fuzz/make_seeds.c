@@ -16,7 +16,7 @@
 #include "msg_meta.h"
 
 static const char *corpus;
-static fuzz_sink sink;
+static transport_bytes sink = {.max = 64u << 20};
 static transport sink_tp; /* for the empty messages sent straight */
 static wire_writer w;
 static err_t err;
@@ -125,6 +125,8 @@ static void server_seeds(void)
 
     check(msg_write_status(&w, 1, &err));
     seed1(t, "control-status", 1);
+    check(msg_write_hello(&w, 1, &h, &err));
+    seed1(t, "control-hello", 1);
     check(msg_write_admin_challenge(&w, 1, &err));
     seed1(t, "control-challenge", 1);
     uint8_t mac[HMAC_SHA256_BYTES] = {1, 2, 3};
@@ -383,7 +385,7 @@ int main(int argc, char **argv)
         return 1;
     }
     check(wire_writer_init(&w, -1, PROTO_DEFAULT_PACKET, &err));
-    sink_tp = fuzz_sink_transport(&sink);
+    sink_tp = transport_memory_sink(&sink);
     wire_writer_attach(&w, sink_tp);
     server_seeds();
     client_seeds();
@@ -392,7 +394,7 @@ int main(int argc, char **argv)
     wire_seeds();
     idl_seeds();
     wire_writer_free(&w);
-    free(sink.p);
+    transport_bytes_free(&sink);
     unlink(data_file);
     return 0;
 }
