@@ -14,6 +14,7 @@
 meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define EWMA_ALPHA 0.3
+#define CALIB_STEP 2.0 /* a report's sample: within this factor of the calibration */
 #define SMALL_CALL_BYTES (64u * 1024u) /* below: the transfer is latency */
 #define DEFAULT_BANDWIDTH 1e9          /* bytes/s before any measurement */
 #define DEFAULT_LATENCY 1e-4
@@ -281,6 +282,17 @@ static double ewma(double old, double sample)
     return rank_ewma(old, sample, EWMA_ALPHA);
 }
 
+/* One report moves a calibration at most CALIB_STEP times up or down
+ * before the average: a forged report cannot make a server look absurdly
+ * slow or fast, while a real change is learnt within a few reports. */
+static double bounded_step(double current, double sample)
+{
+    double base = current > 0 ? current : 1;
+    if (sample > base * CALIB_STEP) return base * CALIB_STEP;
+    if (sample < base / CALIB_STEP) return base / CALIB_STEP;
+    return sample;
+}
+
 void table_report(const char *client, const msg_meta_call *call)
 {
     const char *server = call->server, *routine = call->routine;
@@ -322,7 +334,8 @@ void table_report(const char *client, const msg_meta_call *call)
         }
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
-            r->calib = ewma(r->calib, rank_correction_sample(compute, flops, rank_speed_at(&s->curve, flops), 1));
+            r->calib = ewma(r->calib, bounded_step(r->calib, rank_correction_sample(compute, flops,
+                                                                                  rank_speed_at(&s->curve, flops), 1)));
         if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0) {
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);
