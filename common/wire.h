@@ -138,6 +138,9 @@ uint64_t wire_reader_keepalives(const wire_reader *r);
 /* True when a whole one-packet message is buffered: reading it will not
  * wait for the peer. */
 int wire_reader_has_message(const wire_reader *r);
+/* True when the next buffered message is a whole one-packet message of
+ * this type and call id (nothing is consumed). */
+int wire_reader_next_is(const wire_reader *r, uint32_t type, uint32_t call_id);
 /* True when no byte is buffered (the connection may change hands). */
 int wire_reader_idle(const wire_reader *r);
 

@@ -388,6 +388,20 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     /* Replies held for cheap calls go out before anything long runs. */
     int cheap = is_cheap(f, a->argv) && !iface_has_files(f);
     if (!cheap && (rc = wire_flush(&s->conn.writer, err)) != 0) goto broken;
+    /* A CANCEL that came with the request was read ahead with it, where the
+     * dispatcher cannot see it: the routine does not start. */
+    if (wire_reader_next_is(&s->conn.reader, PROTO_CANCEL, call_id)) {
+        uint32_t type, id;
+        rc = wire_next_message(&s->conn.reader, &type, &id, err);
+        if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
+        files_call_end(&fc);
+        end_call_memory(s);
+        if (rc != 0) goto broken;
+        err_set(&call_err, NUMRPC_ECANCELLED, "%s was cancelled by the client before it started", f->name);
+        record_done(s, call_err.code, call_err.detail);
+        rc = reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
+        goto broken;
+    }
     double compute_s = 0;
     files_routine_begin();
     run_routine(s, r, call_id, a, h.deadline_ms, &compute_s);
