@@ -300,6 +300,15 @@ TEST_F(Tokens, TokenLimitedToBlasMayNotCallLapack)
     free(items);
     EXPECT_TRUE(has_ddot);
     EXPECT_FALSE(has_dgesv);
+    // A CALL made without the interface (a client that has it from
+    // elsewhere) is refused the same way before its arguments are used.
+    msg_call_header h = {};
+    snprintf(h.name, sizeof h.name, "dgesv");
+    h.nargs = 8;
+    ASSERT_EQ(msg_write_call_header(&raw.c.writer, 4, &h, &raw.err), 0);
+    ASSERT_EQ(wire_end(&raw.c.writer, &raw.err), 0);
+    EXPECT_EQ(msg_read_reply(&raw.c.reader, 4, raw.c.label, &raw.err), NUMRPC_EAUTH);
+    EXPECT_STREQ(raw.err.detail, "token bob may not call module lapack");
     ExpectServerUnharmed();
 }
 
