@@ -170,6 +170,15 @@ class Tokens : public ::testing::Test {
         ASSERT_EQ(UseServerAs(server_->address(), alice_), NUMRPC_OK) << Detail();
         ExpectRightDdot();
     }
+    // The library, holding the token `name secret`, gets EAUTH with want.
+    void ExpectRefusedAs(const std::string &name, const char *secret, const std::string &want)
+    {
+        std::string file = dir_.Write(name + ".presented", name + " " + secret + "\n");
+        ASSERT_EQ(UseServerAs(server_->address(), file), NUMRPC_OK);
+        std::string detail;
+        EXPECT_EQ(DdotError(&detail), NUMRPC_EAUTH);
+        EXPECT_TRUE(Contains(detail, want)) << detail;
+    }
     TokenDir dir_;
     std::string server_file_, alice_, bob_;
     std::unique_ptr<ServerProc> server_;
@@ -204,11 +213,7 @@ TEST_F(Tokens, MissingTokenIsRefusedAndTheConnectionCloses)
 TEST_F(Tokens, WrongSecretIsRefusedWithoutSayingWhichPart)
 {
     // The library sees first that the server's proof does not match its secret.
-    std::string wrong = dir_.Write("wrong", std::string("alice ") + kWrongSecret + "\n");
-    ASSERT_EQ(UseServerAs(server_->address(), wrong), NUMRPC_OK);
-    std::string detail;
-    EXPECT_EQ(DdotError(&detail), NUMRPC_EAUTH);
-    EXPECT_TRUE(Contains(detail, "server at " + server_->address() + " did not prove it holds token alice")) << detail;
+    ExpectRefusedAs("alice", kWrongSecret, "server at " + server_->address() + " did not prove it holds token alice");
     // A peer that answers the challenge with the wrong secret anyway.
     Raw raw(server_->port());
     uint8_t cn[MSG_NONCE_BYTES] = {1, 2, 3};
@@ -226,11 +231,7 @@ TEST_F(Tokens, WrongSecretIsRefusedWithoutSayingWhichPart)
 
 TEST_F(Tokens, UnknownNameIsRefused)
 {
-    std::string mallory = dir_.Write("mallory", std::string("mallory ") + kAliceSecret + "\n");
-    ASSERT_EQ(UseServerAs(server_->address(), mallory), NUMRPC_OK);
-    std::string detail;
-    EXPECT_EQ(DdotError(&detail), NUMRPC_EAUTH);
-    EXPECT_TRUE(Contains(detail, "token mallory was refused")) << detail;
+    ExpectRefusedAs("mallory", kAliceSecret, "token mallory was refused");
     ExpectServerUnharmed();
 }
 
