@@ -608,6 +608,16 @@ int wire_skip(wire_reader *r, uint64_t n, err_t *err)
     return get_bytes(r, NULL, n, err);
 }
 
+int wire_at_end(wire_reader *r, int *at_end, err_t *err)
+{
+    while (r->payload_left == 0 && !(r->flags & PROTO_FLAG_END)) {
+        int rc = continue_message(r, err);
+        if (rc != 0) return rc;
+    }
+    *at_end = r->payload_left == 0;
+    return 0;
+}
+
 int wire_expect_end(wire_reader *r, err_t *err)
 {
     while (r->payload_left == 0 && !(r->flags & PROTO_FLAG_END)) {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exposure.h"
 #include "msg.h"
 #include "sock.h"
 
@@ -22,7 +23,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: numrpc-metaserver --port P [options]\n"
             "  --port P            TCP port (0 = pick a free one)\n"
-            "  --bind ADDR         address to listen on (default 0.0.0.0)\n"
+            "  --bind ADDR         address to listen on (default 127.0.0.1)\n"
+            "  --allow-insecure    listen beyond loopback without authentication: anyone\n"
+            "                      who reaches the port may join, report and query\n"
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
@@ -36,7 +39,7 @@ static void usage(FILE *out)
 static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
 {
     memset(o, 0, sizeof *o);
-    snprintf(o->bind_addr, sizeof o->bind_addr, "0.0.0.0");
+    snprintf(o->bind_addr, sizeof o->bind_addr, "127.0.0.1");
     o->port = -1;
     o->drop_after = 3;
     o->lease_ms = 2000;
@@ -48,6 +51,10 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
         char *end = NULL;
         if (strcmp(a, "--quiet") == 0) {
             o->quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--allow-insecure") == 0) {
+            o->allow_insecure = 1;
             continue;
         }
         if (strcmp(a, "--help") == 0) return 1;
@@ -154,6 +161,13 @@ int main(int argc, char **argv)
     if (lfd < 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 1;
+    }
+    /* Neither tokens nor TLS on the metaserver yet: beyond loopback only
+     * when told to accept anyone. */
+    exposure_guard guard = {.tokens_on = 0, .tls_on = 0, .allow_insecure = opt.allow_insecure};
+    if (exposure_check(lfd, opt.bind_addr, &guard, &err) != 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 2;
     }
     if (opt.port_file[0]) {
         FILE *f = fopen(opt.port_file, "w");

@@ -28,6 +28,7 @@ typedef struct meta_options {
     int max_connections; /* open connections (one thread each) at most    */
     double idle_timeout; /* seconds a connection may wait between messages */
     int quiet;
+    int allow_insecure; /* --allow-insecure: serve beyond loopback unauthenticated */
 } meta_options;
 
 /* ---- One routine a server offers ---- */

@@ -86,7 +86,7 @@ static int has_rfile(const iface_t *f)
 static void server_seeds(void)
 {
     const char *t = "fuzz_msg_server";
-    msg_hello h = {PROTO_VERSION, 4096, "libnumrpc seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "libnumrpc seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     seed1(t, "hello", 0);
     check(msg_write_list(&w, 2, &err));
@@ -139,7 +139,7 @@ static void server_seeds(void)
 static void client_seeds(void)
 {
     const char *t = "fuzz_msg_client";
-    msg_hello h = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET, .peer = "numrpc-server seeds"};
     check(msg_write_hello_reply(&w, 1, &h, &err));
     seed1(t, "hello", 0);
     msg_routine_entry list[3] = {{"dgefa", 1}, {"dgesl", 2}, {"greet", 3}};
@@ -207,7 +207,7 @@ static void meta_seeds(void)
     }
     msg_meta_join j = {.host = "", .port = 7800, .name = "numrpc-server seeds", .slots = 4,
                        .curve = {3, {100, 400, 1000}, {1e9, 4e9, 6e9}}, .routines = routines, .nroutines = 2};
-    msg_hello h = {PROTO_VERSION, 4096, "numrpc-server seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "numrpc-server seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     check(msg_write_meta_join(&w, 2, &j, &err));
     check(msg_write_meta_routines(&w, 3, routines, 2, &err));
@@ -295,7 +295,7 @@ static void wire_seeds(void)
     const char *t = "fuzz_wire";
     /* Read: next message, a u32, a string, the rest skipped, end; again. */
     uint8_t read_ops[] = {0, 5, 9, 0, 6, 0, 7, 40, 5, 0, 0, 0};
-    msg_hello h = {PROTO_VERSION, 4096, "libnumrpc seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "libnumrpc seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     check(wire_send_empty(&sink_tp, PROTO_KEEPALIVE, 0, &err));
     check(msg_write_get_iface(&w, 2, "dgefa", &err));

@@ -118,7 +118,7 @@ const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";
 
 std::unique_ptr<Proc> start_meta(const std::string &drop_after = "1.5", const std::string &lease_ms = "200")
 {
-    return std::make_unique<Proc>(std::vector<std::string>{kMeta, "--port", "0", "--bind", "0.0.0.0", "--quiet",
+    return std::make_unique<Proc>(std::vector<std::string>{kMeta, "--port", "0", "--bind", "0.0.0.0", "--allow-insecure", "--quiet",
                                                            "--drop-after", drop_after, "--lease-ms", lease_ms});
 }
 
@@ -130,6 +130,7 @@ std::unique_ptr<Proc> start_server(int meta_port, const std::vector<std::string>
                                      "--stubs", TOP_BUILDDIR "/stubs/.libs", "--quiet", "--workers", "2",
                                      "--blas-threads", "1", "--admin-socket", "none", "--metaserver",
                                      meta_host + ":" + std::to_string(meta_port)};
+    if (!netns.empty()) args.push_back("--allow-insecure"); // reached from the host side of the veth
     args.insert(args.end(), extra.begin(), extra.end());
     if (!cpus.empty()) args.insert(args.begin(), {"/usr/bin/taskset", "-c", cpus});
     return std::make_unique<Proc>(args, cgroup, netns);
