@@ -127,6 +127,16 @@ static void server_seeds(void)
     seed1(t, "control-status", 1);
     check(msg_write_hello(&w, 1, &h, &err));
     seed1(t, "control-hello", 1);
+    msg_hello th = h; /* with a token: the client's name and nonce */
+    th.has_token = 1;
+    snprintf(th.token, sizeof th.token, "alice");
+    memset(th.nonce, 0x5a, sizeof th.nonce);
+    check(msg_write_hello(&w, 1, &th, &err));
+    seed1(t, "control-hello-token", 1);
+    uint8_t proof[HMAC_SHA256_BYTES] = {9, 8, 7};
+    check(msg_write_auth(&w, 2, proof, &err));
+    check(wire_flush(&w, &err)); /* AUTH is written held */
+    seed1(t, "control-auth", 1);
     check(msg_write_admin_challenge(&w, 1, &err));
     seed1(t, "control-challenge", 1);
     uint8_t mac[HMAC_SHA256_BYTES] = {1, 2, 3};
@@ -142,6 +152,13 @@ static void client_seeds(void)
     msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET, .peer = "numrpc-server seeds"};
     check(msg_write_hello_reply(&w, 1, &h, &err));
     seed1(t, "hello", 0);
+    msg_hello th = h; /* a server's challenge and proof */
+    th.has_token = th.has_proof = 1;
+    snprintf(th.token, sizeof th.token, "alice");
+    memset(th.nonce, 0xa5, sizeof th.nonce);
+    memset(th.proof, 0x3c, sizeof th.proof);
+    check(msg_write_hello_reply(&w, 1, &th, &err));
+    seed1(t, "hello-token", 0);
     msg_routine_entry list[3] = {{"dgefa", 1}, {"dgesl", 2}, {"greet", 3}};
     check(msg_write_list_reply(&w, 1, list, 3, &err));
     seed1(t, "list", 1);
