@@ -379,7 +379,7 @@ TEST_F(MetaAuthTest, AnotherIdentityCannotTakeAServersHostPort)
 {
     std::vector<Routine> r;
     fetch({"dgefa"}, &r);
-    for (bool with_tokens : {true, false}) {
+    for (bool with_tokens : {false, true}) {
         SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
         auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
         ASSERT_GT(meta->port(), 0);
@@ -416,7 +416,7 @@ TEST_F(MetaAuthTest, OneIdentityCannotFillTheTable)
 {
     std::vector<Routine> r;
     fetch({"dcopy"}, &r);
-    for (bool with_tokens : {true, false}) {
+    for (bool with_tokens : {false, true}) {
         SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
         auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
         ASSERT_GT(meta->port(), 0);
@@ -556,41 +556,45 @@ TEST_F(MetaAuthTest, TheIssuesFakeDcopyServerCannotJoinWithTokens)
 }
 
 // A report ends a placement (and counts one call fewer in flight) only
-// for the identity the placement was made for: reports from a token that
-// never queried leave a busy server busy.
+// for the identity the placement was made for: reports from a token (or,
+// without tokens, an address) that never queried leave a busy server busy.
 TEST_F(MetaAuthTest, ReportsEndOnlyTheirOwnPlacements)
 {
     std::vector<Routine> r;
     fetch({"dgefa"}, &r);
-    auto meta = start_meta({"--token-file", tokens_.table()});
-    ASSERT_GT(meta->port(), 0);
-    Peer server(meta->port(), tokens_.own("srv"));
-    ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
-    ASSERT_EQ(server.join("127.0.0.1", 20999, {&r[0]}, 4), NUMRPC_OK) << server.detail();
-    ASSERT_EQ(server.load(2), NUMRPC_OK);
-    const std::string at = "127.0.0.1:20999", stat = tokens_.own("stat");
-    for (int i = 0; i < 100 && server_field(status_json(meta->port(), stat), at, "in_flight") != 2; i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_EQ(server_field(status_json(meta->port(), stat), at, "in_flight"), 2);
-    Peer forger(meta->port(), tokens_.own("rep"));
-    ASSERT_EQ(forger.hello(), NUMRPC_OK) << forger.detail();
-    for (int i = 0; i < 5; i++) ASSERT_EQ(forger.report(at, "dgefa"), NUMRPC_OK);
-    std::string js = status_json(meta->port(), stat); // read after the reports (one connection each, in order)
-    for (int i = 0; i < 100 && server_field(js, at, "reports") < 5; i++) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (bool with_tokens : {false, true}) {
+        SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
+        auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
+        ASSERT_GT(meta->port(), 0);
+        auto own = [&](const char *name) { return with_tokens ? tokens_.own(name) : std::string(); };
+        Peer server(meta->port(), own("srv"));
+        ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
+        ASSERT_EQ(server.join("127.0.0.1", 20999, {&r[0]}, 4), NUMRPC_OK) << server.detail();
+        ASSERT_EQ(server.load(2), NUMRPC_OK);
+        const std::string at = "127.0.0.1:20999", stat = own("stat");
+        for (int i = 0; i < 100 && server_field(status_json(meta->port(), stat), at, "in_flight") != 2; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ASSERT_EQ(server_field(status_json(meta->port(), stat), at, "in_flight"), 2);
+        Peer forger(meta->port(), own("rep"), "127.0.0.2");
+        ASSERT_EQ(forger.hello(), NUMRPC_OK) << forger.detail();
+        for (int i = 0; i < 5; i++) ASSERT_EQ(forger.report(at, "dgefa"), NUMRPC_OK);
+        std::string js = status_json(meta->port(), stat);
+        for (int i = 0; i < 100 && server_field(js, at, "reports") < 5; i++) { // read on another connection
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            js = status_json(meta->port(), stat);
+        }
+        ASSERT_EQ(server_field(js, at, "reports"), 5) << js;
+        EXPECT_EQ(server_field(js, at, "in_flight"), 2) << js;
+        // A client that was placed there ends its own call: one fewer.
+        Peer client(meta->port(), own("cr"));
+        ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+        ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail();
+        ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+        ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+        ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
         js = status_json(meta->port(), stat);
+        EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
     }
-    ASSERT_EQ(server_field(js, at, "reports"), 5) << js;
-    EXPECT_EQ(server_field(js, at, "in_flight"), 2) << js;
-    // A client that was placed there ends its own call: one fewer.
-    Peer client(meta->port(), tokens_.own("cr"));
-    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
-    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail();
-    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
-    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
-    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
-    js = status_json(meta->port(), stat);
-    EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
 }
 
 } // namespace
