@@ -317,8 +317,37 @@ class MetaAuthTest : public ::testing::Test {
         out->resize(names.size());
         for (size_t i = 0; i < names.size(); i++) ASSERT_EQ(p.descriptor(names[i], &(*out)[i]), NUMRPC_OK) << p.detail();
     }
+    // The attacks run twice: with tokens, and without (owners are then
+    // addresses).  The metaserver of a variant:
+    std::unique_ptr<Proc> variant_meta(bool with_tokens)
+    {
+        return with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
+    }
+    // name's own token file with tokens, "" (no token) without.
+    std::string own_if(bool with_tokens, const char *name) { return with_tokens ? tokens_.own(name) : ""; }
+    // A real server's options to join the variant's metaserver.
+    std::vector<std::string> join_args(bool with_tokens)
+    {
+        return with_tokens ? std::vector<std::string>{"--metaserver-token-file", tokens_.own("srv")}
+                           : std::vector<std::string>{};
+    }
     Tokens tokens_;
 };
+
+// The attacks that apply with and without tokens run twice (parameter:
+// with tokens); the variant's metaserver runs when the test starts.
+class MetaAuthVariant : public MetaAuthTest, public ::testing::WithParamInterface<bool> {
+  protected:
+    void SetUp() override
+    {
+        meta_ = variant_meta(GetParam());
+        ASSERT_GT(meta_->port(), 0);
+    }
+    std::unique_ptr<Proc> meta_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Tokens, MetaAuthVariant, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) { return i.param ? "WithTokens" : "ByAddress"; });
 
 // A joiner without a token cannot JOIN (nor skip HELLO), nor can a token
 // without `join` or a wrong secret; a real server with its join token
@@ -375,75 +404,62 @@ TEST_F(MetaAuthTest, OnlyAJoinTokenJoinsAndTheRealServerGetsTheCall)
 // The JOIN of the issue naming a real server's host:port from another
 // identity (a token; without tokens, another address) is refused and never
 // evicts it: 50 of 50 queries for dgefa keep naming the real server.
-TEST_F(MetaAuthTest, AnotherIdentityCannotTakeAServersHostPort)
+TEST_P(MetaAuthVariant, AnotherIdentityCannotTakeAServersHostPort)
 {
     std::vector<Routine> r;
     fetch({"dgefa"}, &r);
-    for (bool with_tokens : {false, true}) {
-        SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
-        auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
-        ASSERT_GT(meta->port(), 0);
-        std::string srv = with_tokens ? tokens_.own("srv") : "", stat = with_tokens ? tokens_.own("stat") : "";
-        auto real = start_server(meta->port(), with_tokens ? std::vector<std::string>{"--metaserver-token-file", srv}
-                                                           : std::vector<std::string>{});
-        ASSERT_TRUE(wait_listed(meta->port(), stat, label(real->port())));
-        Peer evil(meta->port(), with_tokens ? tokens_.own("srv2") : "", with_tokens ? "127.0.0.1" : "127.0.0.2");
-        ASSERT_EQ(evil.hello(), NUMRPC_OK) << evil.detail();
-        EXPECT_EQ(evil.join("127.0.0.1", real->port(), {&r[0]}, 4096, 9e16), NUMRPC_EAUTH);
-        EXPECT_EQ(evil.detail(), label(real->port()) + " is held by another identity");
-        EXPECT_TRUE(evil.closed());
-        Peer client(meta->port(), with_tokens ? tokens_.own("cli") : "");
-        ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
-        int real_named = 0;
-        for (int i = 0; i < 50; i++) {
-            std::vector<std::string> got;
-            ASSERT_EQ(client.query("dgefa", &got), NUMRPC_OK) << client.detail();
-            real_named += got.size() == 1 && got[0] == label(real->port());
-        }
-        EXPECT_EQ(real_named, 50);
-        // The same identity joining again (a restarted server) still
-        // replaces its own entry.
-        Peer again(meta->port(), srv);
-        ASSERT_EQ(again.hello(), NUMRPC_OK) << again.detail();
-        EXPECT_EQ(again.join("127.0.0.1", real->port(), {&r[0]}), NUMRPC_OK) << again.detail();
+    const bool with_tokens = GetParam();
+    auto real = start_server(meta_->port(), join_args(with_tokens));
+    ASSERT_TRUE(wait_listed(meta_->port(), own_if(with_tokens, "stat"), label(real->port())));
+    Peer evil(meta_->port(), own_if(with_tokens, "srv2"), with_tokens ? "127.0.0.1" : "127.0.0.2");
+    ASSERT_EQ(evil.hello(), NUMRPC_OK) << evil.detail();
+    EXPECT_EQ(evil.join("127.0.0.1", real->port(), {&r[0]}, 4096, 9e16), NUMRPC_EAUTH);
+    EXPECT_EQ(evil.detail(), label(real->port()) + " is held by another identity");
+    EXPECT_TRUE(evil.closed());
+    Peer client(meta_->port(), own_if(with_tokens, "cli"));
+    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+    int real_named = 0;
+    for (int i = 0; i < 50; i++) {
+        std::vector<std::string> got;
+        ASSERT_EQ(client.query("dgefa", &got), NUMRPC_OK) << client.detail();
+        real_named += got.size() == 1 && got[0] == label(real->port());
     }
+    EXPECT_EQ(real_named, 50);
+    // The same identity joining again (a restarted server) still
+    // replaces its own entry.
+    Peer again(meta_->port(), own_if(with_tokens, "srv"));
+    ASSERT_EQ(again.hello(), NUMRPC_OK) << again.detail();
+    EXPECT_EQ(again.join("127.0.0.1", real->port(), {&r[0]}), NUMRPC_OK) << again.detail();
 }
 
 // 62 fake joins filled the 64-entry table; now one identity (a token, or
 // one address without tokens) holds at most --max-servers-per-identity
 // (16) and a real server with its own identity still gets in.
-TEST_F(MetaAuthTest, OneIdentityCannotFillTheTable)
+TEST_P(MetaAuthVariant, OneIdentityCannotFillTheTable)
 {
     std::vector<Routine> r;
     fetch({"dcopy"}, &r);
-    for (bool with_tokens : {false, true}) {
-        SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
-        auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
-        ASSERT_GT(meta->port(), 0);
-        std::string flood = with_tokens ? tokens_.own("flood") : "";
-        std::vector<std::unique_ptr<Peer>> fakes;
-        int joined = 0, refused = 0;
-        for (int i = 0; i < 62; i++) {
-            fakes.push_back(std::make_unique<Peer>(meta->port(), flood, "127.0.0.2"));
-            ASSERT_EQ(fakes.back()->hello(), NUMRPC_OK) << fakes.back()->detail();
-            int rc = fakes.back()->join("127.0.0.2", 20000 + i, {&r[0]});
-            joined += rc == NUMRPC_OK;
-            if (rc == NUMRPC_EBUSY) {
-                refused++;
-                EXPECT_EQ(fakes.back()->detail(),
-                          std::string(with_tokens ? "flood" : "127.0.0.2") +
-                              " holds 16 servers on this metaserver already, the most one identity may "
-                              "(--max-servers-per-identity 16)");
-            }
+    const bool with_tokens = GetParam();
+    std::string flood = own_if(with_tokens, "flood");
+    std::vector<std::unique_ptr<Peer>> fakes;
+    int joined = 0, refused = 0;
+    for (int i = 0; i < 62; i++) {
+        fakes.push_back(std::make_unique<Peer>(meta_->port(), flood, "127.0.0.2"));
+        ASSERT_EQ(fakes.back()->hello(), NUMRPC_OK) << fakes.back()->detail();
+        int rc = fakes.back()->join("127.0.0.2", 20000 + i, {&r[0]});
+        joined += rc == NUMRPC_OK;
+        if (rc == NUMRPC_EBUSY) {
+            refused++;
+            EXPECT_EQ(fakes.back()->detail(),
+                      std::string(with_tokens ? "flood" : "127.0.0.2") +
+                          " holds 16 servers on this metaserver already, the most one identity may "
+                          "(--max-servers-per-identity 16)");
         }
-        EXPECT_EQ(joined, 16);
-        EXPECT_EQ(refused, 62 - 16);
-        std::string stat = with_tokens ? tokens_.own("stat") : "";
-        auto real = start_server(meta->port(), with_tokens ? std::vector<std::string>{"--metaserver-token-file",
-                                                                                       tokens_.own("srv")}
-                                                           : std::vector<std::string>{});
-        EXPECT_TRUE(wait_listed(meta->port(), stat, label(real->port())));
     }
+    EXPECT_EQ(joined, 16);
+    EXPECT_EQ(refused, 62 - 16);
+    auto real = start_server(meta_->port(), join_args(with_tokens));
+    EXPECT_TRUE(wait_listed(meta_->port(), own_if(with_tokens, "stat"), label(real->port())));
 }
 
 // META_STATUS needs `status`, META_QUERY (and GET_IFACE) `call`: EAUTH,
@@ -558,43 +574,39 @@ TEST_F(MetaAuthTest, TheIssuesFakeDcopyServerCannotJoinWithTokens)
 // A report ends a placement (and counts one call fewer in flight) only
 // for the identity the placement was made for: reports from a token (or,
 // without tokens, an address) that never queried leave a busy server busy.
-TEST_F(MetaAuthTest, ReportsEndOnlyTheirOwnPlacements)
+TEST_P(MetaAuthVariant, ReportsEndOnlyTheirOwnPlacements)
 {
     std::vector<Routine> r;
     fetch({"dgefa"}, &r);
-    for (bool with_tokens : {false, true}) {
-        SCOPED_TRACE(with_tokens ? "with tokens" : "without tokens (by address)");
-        auto meta = with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
-        ASSERT_GT(meta->port(), 0);
-        auto own = [&](const char *name) { return with_tokens ? tokens_.own(name) : std::string(); };
-        Peer server(meta->port(), own("srv"));
-        ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
-        ASSERT_EQ(server.join("127.0.0.1", 20999, {&r[0]}, 4), NUMRPC_OK) << server.detail();
-        ASSERT_EQ(server.load(2), NUMRPC_OK);
-        const std::string at = "127.0.0.1:20999", stat = own("stat");
-        for (int i = 0; i < 100 && server_field(status_json(meta->port(), stat), at, "in_flight") != 2; i++)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ASSERT_EQ(server_field(status_json(meta->port(), stat), at, "in_flight"), 2);
-        Peer forger(meta->port(), own("rep"), "127.0.0.2");
-        ASSERT_EQ(forger.hello(), NUMRPC_OK) << forger.detail();
-        for (int i = 0; i < 5; i++) ASSERT_EQ(forger.report(at, "dgefa"), NUMRPC_OK);
-        std::string js = status_json(meta->port(), stat);
-        for (int i = 0; i < 100 && server_field(js, at, "reports") < 5; i++) { // read on another connection
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            js = status_json(meta->port(), stat);
-        }
-        ASSERT_EQ(server_field(js, at, "reports"), 5) << js;
-        EXPECT_EQ(server_field(js, at, "in_flight"), 2) << js;
-        // A client that was placed there ends its own call: one fewer.
-        Peer client(meta->port(), own("cr"));
-        ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
-        ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail();
-        ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
-        ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
-        ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
-        js = status_json(meta->port(), stat);
-        EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
+    const bool with_tokens = GetParam();
+    auto own = [&](const char *name) { return own_if(with_tokens, name); };
+    Peer server(meta_->port(), own("srv"));
+    ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
+    ASSERT_EQ(server.join("127.0.0.1", 20999, {&r[0]}, 4), NUMRPC_OK) << server.detail();
+    ASSERT_EQ(server.load(2), NUMRPC_OK);
+    const std::string at = "127.0.0.1:20999", stat = own("stat");
+    for (int i = 0; i < 100 && server_field(status_json(meta_->port(), stat), at, "in_flight") != 2; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(server_field(status_json(meta_->port(), stat), at, "in_flight"), 2);
+    Peer forger(meta_->port(), own("rep"), "127.0.0.2");
+    ASSERT_EQ(forger.hello(), NUMRPC_OK) << forger.detail();
+    for (int i = 0; i < 5; i++) ASSERT_EQ(forger.report(at, "dgefa"), NUMRPC_OK);
+    std::string js = status_json(meta_->port(), stat);
+    for (int i = 0; i < 100 && server_field(js, at, "reports") < 5; i++) { // read on another connection
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        js = status_json(meta_->port(), stat);
     }
+    ASSERT_EQ(server_field(js, at, "reports"), 5) << js;
+    EXPECT_EQ(server_field(js, at, "in_flight"), 2) << js;
+    // A client that was placed there ends its own call: one fewer.
+    Peer client(meta_->port(), own("cr"));
+    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail();
+    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
+    js = status_json(meta_->port(), stat);
+    EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
 }
 
 } // namespace

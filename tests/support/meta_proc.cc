@@ -2,6 +2,8 @@
 // writes its port to a file (the metaserver tests' servers and metaservers).
 #include "meta_proc.h"
 
+#include "server_proc.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -65,16 +67,6 @@ void Proc::signal(int sig) const
 void Proc::stop(int sig)
 {
     if (pid_ <= 0) return;
-    kill(pid_, sig);
-    for (int i = 0; i < 1000; i++) {
-        int st;
-        if (waitpid(pid_, &st, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    stop_process(pid_, sig, 1000);
     pid_ = -1;
 }
