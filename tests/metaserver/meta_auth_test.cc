@@ -21,6 +21,7 @@
 #include "../support/meta_proc.h"
 #include "../support/test_util.h"
 #include "../support/token_dir.h"
+#include "../stubs/local_lapack.h"
 
 extern "C" {
 #include "auth.h"
@@ -32,9 +33,6 @@ extern "C" {
 #include "sock.h"
 #include "tokens.h"
 #include "transport.h"
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
-            const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
-            const int *ldc);
 }
 
 namespace {
@@ -287,7 +285,7 @@ std::string remote_dgemm_ok(int n)
         b[i] = std::cos(2.0 + (double)i);
     }
     double one = 1, zero = 0;
-    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n);
+    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
     int rc = numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
     EXPECT_EQ(rc, NUMRPC_OK) << numrpc_last_error_detail();
     double e = 0;
