@@ -51,21 +51,14 @@ static void free_status(status_reply *s)
 static int fetch_status(const char *server, status_reply *s, err_t *err)
 {
     msg_conn c;
-    uint32_t id = 3, auth_id = 0;
-    const char *token_file = getenv("NUMRPC_TOKEN_FILE");
-    token own;
+    uint32_t id = 3, auth_id = 2;
+    int proving = 0;
+    msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
     memset(s, 0, sizeof *s);
-    memset(&own, 0, sizeof own);
     int rc = control_open(&c, server, err);
-    if (rc == 0 && token_file && *token_file) {
-        msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
-        auth_id = 2;
-        rc = tokens_load_own(token_file, &own, err);
-        if (rc == 0) rc = auth_client_hello(&c, &own, &hello, NULL, 1, auth_id, err);
-        memset(&own, 0, sizeof own);
-    }
+    if (rc == 0) rc = auth_client_hello_file(&c, getenv("NUMRPC_TOKEN_FILE"), &hello, 1, auth_id, &proving, err);
     if (rc == 0) rc = msg_write_status(&c.writer, id, err);
-    if (rc == 0 && auth_id) rc = auth_client_finish(&c, auth_id, err);
+    if (rc == 0 && proving) rc = auth_client_finish(&c, auth_id, err);
     if (rc == 0) rc = msg_read_status_reply(&c.reader, id, c.label, s, err);
     msg_conn_free(&c);
     return rc;

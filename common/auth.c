@@ -78,3 +78,17 @@ int auth_client_finish(msg_conn *c, uint32_t auth_id, err_t *err)
     if (rc == 0) rc = wire_expect_end(&c->reader, err);
     return rc;
 }
+
+int auth_client_hello_file(msg_conn *c, const char *path, const msg_hello *hello, uint32_t hello_id,
+                           uint32_t auth_id, int *auth_sent, err_t *err)
+{
+    token own;
+    *auth_sent = 0;
+    if (path == NULL || *path == '\0') return 0;
+    memset(&own, 0, sizeof own);
+    int rc = tokens_load_own(path, &own, err);
+    if (rc == 0) rc = auth_client_hello(c, &own, hello, NULL, hello_id, auth_id, err);
+    memset(&own, 0, sizeof own);
+    *auth_sent = rc == 0;
+    return rc;
+}

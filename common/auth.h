@@ -41,5 +41,11 @@ int auth_client_hello(msg_conn *c, const token *t, const msg_hello *hello, const
                       uint32_t hello_id, uint32_t auth_id, err_t *err);
 /* Reads the reply to the AUTH (flushing it first if it is still held). */
 int auth_client_finish(msg_conn *c, uint32_t auth_id, err_t *err);
+/* The same with the client's token read from the file path (a client's
+ * `name secret` file; the secret is wiped after use).  path NULL or "":
+ * no token, nothing sent, *auth_sent 0; else *auth_sent 1 once the AUTH
+ * is held (the caller sends its request, then auth_client_finish). */
+int auth_client_hello_file(msg_conn *c, const char *path, const msg_hello *hello, uint32_t hello_id,
+                           uint32_t auth_id, int *auth_sent, err_t *err);
 
 #endif

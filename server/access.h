@@ -1,11 +1,12 @@
 /* access.h -- who may do what on this server once --token-file is set: the
- * HELLO + AUTH exchange the dispatcher answers, and the rights a request
- * needs (access.c; docs/protocol.md "Tokens"). */
+ * HELLO + AUTH exchange the dispatcher answers (decided by common's
+ * auth_accept.c), and the rights a request needs (access.c). */
 #ifndef NUMRPC_SERVER_ACCESS_H
 #define NUMRPC_SERVER_ACCESS_H
 
 #include <stdint.h>
 
+#include "auth_accept.h"
 #include "error.h"
 #include "msg.h"
 #include "tokens.h"
@@ -15,13 +16,7 @@
 #define ACCESS_NEED_TOKEN "this server requires a token (set NUMRPC_TOKEN_FILE)"
 
 /* A connection's authentication, kept by the dispatcher. */
-enum access_state { ACCESS_NONE = 0, ACCESS_CHALLENGED, ACCESS_GRANTED };
-typedef struct conn_access {
-    int state;
-    char token[TOKEN_NAME_MAX + 1]; /* the name its HELLO offered          */
-    uint8_t client_nonce[MSG_NONCE_BYTES];
-    uint8_t server_nonce[MSG_NONCE_BYTES]; /* one use: AUTH clears it    */
-} conn_access;
+typedef auth_peer conn_access;
 
 /* What an exchange left: the connection goes on, or closes once the reply
  * (written either way) has gone out. */

@@ -117,9 +117,10 @@ void config_usage(FILE *out)
                  options[i].arg ? options[i].arg : "");
         fprintf(out, "  %-24s %s\n", left, options[i].help);
     }
-    fprintf(out, "  %-24s %s\n  %-24s %s\n", "--metaserver HOST:PORT",
+    fprintf(out, "  %-24s %s\n  %-24s %s\n  %-24s %s\n", "--metaserver HOST:PORT",
             "join this metaserver (docs/metaserver.md)", "--advertise HOST",
-            "the address clients reach this server at (default: --bind, else as the metaserver sees it)");
+            "the address clients reach this server at (default: --bind, else as the metaserver sees it)",
+            "--metaserver-token-file F", "the token (`name secret`, a 0600 file) proven to a metaserver with tokens");
     fprintf(out, "Sizes take a K, M or G suffix (powers of 1024).  A configuration file holds\n"
                  "the same options as `name = value` lines; the command line wins.\n");
 }

@@ -119,7 +119,7 @@ static int serve_status(control_ctx *ctx, control_state *cs, uint32_t call_id, c
     if (access_may(ctx->tokens, &cs->access, TOKEN_STATUS, "read this server's status", &err) != 0) {
         server_log(ctx->cfg, LOG_LEVEL_NOTICE, "STATUS from %s refused: %s", peer, err.detail);
         int rc = refuse(ctx, call_id, err.code, err.detail);
-        return rc == 0 && cs->access.state != ACCESS_GRANTED ? CONTROL_CLOSE_AFTER : rc;
+        return rc == 0 && cs->access.state != AUTH_PEER_GRANTED ? CONTROL_CLOSE_AFTER : rc;
     }
     if (version != PROTO_VERSION) {
         char detail[96];

@@ -271,7 +271,7 @@ static void route(dispatcher *d, int c)
     default: break;
     }
     /* With tokens, nothing reaches a worker before a good AUTH. */
-    if (access_on(&d->tokens) && k->ctl.access.state != ACCESS_GRANTED) {
+    if (access_on(&d->tokens) && k->ctl.access.state != AUTH_PEER_GRANTED) {
         server_log(d->cfg, LOG_LEVEL_NOTICE, "connection %d refused: a request before a token's proof", c);
         conn_refuse(d, c, NUMRPC_EAUTH, ACCESS_NEED_TOKEN);
     } else if (d->stopping && k->calls > 0) {

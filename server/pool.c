@@ -94,7 +94,7 @@ static int assign(dispatcher *d, int w, int c)
 {
     ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c};
     const conn_access *who = &d->conns[c].ctl.access; /* the worker learns it with the loan */
-    if (who->state == ACCESS_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
+    if (who->state == AUTH_PEER_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
     if (sock_send_fd(d->workers[w].ctl, d->conns[c].fd, &m, sizeof m) != 0) return -1;
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/meta_proc.h"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -36,82 +38,6 @@ void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const in
 }
 
 namespace {
-
-// A process of this build tree with a port file; optional cgroup (the
-// child joins it before exec) and network namespace (ip netns exec).
-class Proc {
-  public:
-    Proc(std::vector<std::string> args, const std::string &cgroup = "", const std::string &netns = "")
-    {
-        char tmpl[] = "/tmp/numrpc-meta-port-XXXXXX";
-        int fd = mkstemp(tmpl);
-        close(fd);
-        unlink(tmpl);
-        port_file_ = tmpl;
-        args.push_back("--port-file");
-        args.push_back(port_file_);
-        if (!netns.empty()) args.insert(args.begin(), {"/usr/sbin/ip", "netns", "exec", netns});
-        pid_ = fork();
-        if (pid_ == 0) {
-            if (!cgroup.empty()) {
-                std::ofstream procs(cgroup + "/cgroup.procs");
-                procs << getpid() << std::endl;
-            }
-            int null = open("/dev/null", O_WRONLY);
-            dup2(null, 1);
-            if (getenv("META_TEST_VERBOSE") == nullptr) dup2(null, 2);
-            std::vector<char *> argv;
-            for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-            argv.push_back(nullptr);
-            execv(argv[0], argv.data());
-            _exit(127);
-        }
-        for (int i = 0; i < 1000 && port_ == 0 && alive(); i++) {
-            std::ifstream in(port_file_);
-            int p = 0;
-            if (in >> p && p > 0) port_ = p;
-            else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    ~Proc()
-    {
-        stop(SIGKILL);
-        unlink(port_file_.c_str());
-    }
-    int port() const { return port_; }
-    pid_t pid() const { return pid_; }
-    bool alive() const
-    {
-        int st;
-        return pid_ > 0 && waitpid(pid_, &st, WNOHANG) == 0;
-    }
-    void signal(int sig) const
-    {
-        if (pid_ > 0) kill(pid_, sig);
-    }
-    // Sends sig and waits for the exit (bounded; SIGKILL after 10 s).
-    void stop(int sig)
-    {
-        if (pid_ <= 0) return;
-        kill(pid_, sig);
-        for (int i = 0; i < 1000; i++) {
-            int st;
-            if (waitpid(pid_, &st, WNOHANG) == pid_) {
-                pid_ = -1;
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-    }
-
-  private:
-    pid_t pid_ = -1;
-    int port_ = 0;
-    std::string port_file_;
-};
 
 const std::string kMeta = TOP_BUILDDIR "/metaserver/numrpc-metaserver";
 const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";

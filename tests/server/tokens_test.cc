@@ -25,6 +25,7 @@
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
 #include "../support/test_util.h"
+#include "../support/token_dir.h"
 #include "numrpc.h"
 #include "protocol.h"
 extern "C" {
@@ -40,36 +41,6 @@ namespace {
 const char kAliceSecret[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const char kBobSecret[] = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 const char kWrongSecret[] = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
-
-// A private directory of token files, removed at the end.
-class TokenDir {
-  public:
-    TokenDir()
-    {
-        char tmpl[] = "/tmp/numrpc-tokens-test-XXXXXX";
-        if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-        dir_ = tmpl;
-    }
-    ~TokenDir()
-    {
-        for (const std::string &f : files_) unlink(f.c_str());
-        rmdir(dir_.c_str());
-    }
-    // Writes a file of the given mode; its path.
-    std::string Write(const std::string &name, const std::string &text, mode_t mode = 0600)
-    {
-        std::string path = dir_ + "/" + name;
-        std::ofstream(path) << text;
-        chmod(path.c_str(), mode);
-        files_.push_back(path);
-        return path;
-    }
-    const std::string &dir() const { return dir_; }
-
-  private:
-    std::string dir_;
-    std::vector<std::string> files_;
-};
 
 std::string ServerTokens()
 {
