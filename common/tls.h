@@ -78,7 +78,7 @@ typedef struct tls_stream_state {
     size_t cipher_len; /* received bytes not yet opened: at most one record and a bit */
     unsigned char cipher[TLS_RECORD_MAX];
     size_t plain_off, plain_len; /* opened bytes not yet consumed: plain[off, off+len) */
-    unsigned char plain[2 * TLS_PLAINTEXT_MAX];
+    unsigned char plain[2 * TLS_CIPHERTEXT_MAX]; /* two whole records at least */
 } tls_stream_state;
 
 /* ---- Server handshake engine (OpenSSL behind memory BIOs) ---- */
@@ -116,7 +116,8 @@ int tls_accept_blocking(tls_context *ctx, int fd, int timeout_ms, tls_stream_sta
  * record cut by a time limit) and st->why. */
 transport tls_record_transport(int fd, tls_stream_state *st);
 /* Non-blocking: reads what fd has, opens the whole records received into
- * st's plaintext.  The plaintext bytes ready (maybe 0; st->eof tells a
+ * st's plaintext while it has room (32 KiB at least: a message to peek at
+ * whole must be smaller).  The plaintext bytes ready (maybe 0; st->eof tells a
  * finished peer), or a negative code with err set (st is then broken). */
 long tls_record_pull(int fd, tls_stream_state *st, err_t *err);
 /* Plaintext ready in st, without consuming it: *p is valid until the next

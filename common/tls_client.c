@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -23,6 +24,7 @@ typedef struct tls_client {
     tls_context *ctx;
     char host[256];
     int port;
+    int fd; /* the stream's socket (for the BIO) */
     char key[300]; /* "host:port": the session cache's key */
     char expect[TLS_FINGERPRINT_HEX + 1]; /* "" when any verified certificate will do */
     double deadline; /* of the handshake, monotonic seconds */
@@ -96,18 +98,57 @@ fail:
 
 /* ---- The handshake ---- */
 
-/* Notes the first byte the peer sent (a BIO callback on the socket). */
-static long note_first_byte(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret,
-                            size_t *processed)
+/* ---- The socket under OpenSSL: sends never raise SIGPIPE, and the
+ * peer's first byte is noted (a plain server's answer tells itself by it) ---- */
+
+static int socket_write(BIO *b, const char *buf, int n)
 {
-    (void)len;
-    (void)argi;
-    (void)argl;
-    tls_client *c = (tls_client *)BIO_get_callback_arg(b);
-    if (oper == (BIO_CB_READ | BIO_CB_RETURN) && ret > 0 && processed && *processed > 0 && c &&
-        c->first_byte < 0)
-        c->first_byte = (unsigned char)argp[0];
-    return ret;
+    tls_client *c = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+    return (int)k;
+}
+
+static int socket_read(BIO *b, char *buf, int n)
+{
+    tls_client *c = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    ssize_t k = recv(c->fd, buf, (size_t)n, 0);
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
+    if (k > 0 && c->first_byte < 0) c->first_byte = (unsigned char)buf[0];
+    return (int)k;
+}
+
+static long socket_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static BIO_METHOD *socket_method;
+static pthread_once_t socket_method_once = PTHREAD_ONCE_INIT;
+
+static void make_socket_method(void)
+{
+    socket_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "numrpc socket");
+    if (socket_method == NULL) return;
+    BIO_meth_set_write(socket_method, socket_write);
+    BIO_meth_set_read(socket_method, socket_read);
+    BIO_meth_set_ctrl(socket_method, socket_ctrl);
+}
+
+/* A BIO over c's socket (c outlives it), or NULL. */
+static BIO *socket_bio(tls_client *c)
+{
+    pthread_once(&socket_method_once, make_socket_method);
+    BIO *b = socket_method ? BIO_new(socket_method) : NULL;
+    if (b == NULL) return NULL;
+    BIO_set_data(b, c);
+    BIO_set_init(b, 1);
+    return b;
 }
 
 /* Why the handshake failed, as the user can act on it. */
@@ -231,9 +272,13 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
         transport_close(t);
         return err->code;
     }
-    SSL_set_fd(c->ssl, t->fd);
-    BIO_set_callback_ex(SSL_get_rbio(c->ssl), note_first_byte);
-    BIO_set_callback_arg(SSL_get_rbio(c->ssl), (char *)c);
+    c->fd = t->fd;
+    BIO *bio = socket_bio(c);
+    if (bio == NULL) {
+        transport_close(t);
+        return err_set(err, NUMRPC_ENOMEM, "TLS client socket");
+    }
+    SSL_set_bio(c->ssl, bio, bio); /* the session owns bio */
     int rc = client_start(t, 0, err);
     if (rc != 0) transport_close(t);
     return rc;

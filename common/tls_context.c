@@ -47,8 +47,10 @@ int tls_load_identity(SSL_CTX *c, const char *cert, const char *key, err_t *err)
     if (check_readable(cert, "TLS certificate", err) != 0) return err->code;
     if (check_readable(key, "TLS key", err) != 0) return err->code;
     if (SSL_CTX_use_certificate_chain_file(c, cert) != 1) return load_failed(cert, "TLS certificate", err);
-    if (SSL_CTX_use_PrivateKey_file(c, key, SSL_FILETYPE_PEM) != 1) return load_failed(key, "TLS key", err);
-    if (SSL_CTX_check_private_key(c) != 1) {
+    int loaded = SSL_CTX_use_PrivateKey_file(c, key, SSL_FILETYPE_PEM) == 1;
+    if (!loaded && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH)
+        return load_failed(key, "TLS key", err);
+    if (!loaded || SSL_CTX_check_private_key(c) != 1) {
         ERR_clear_error();
         return err_set(err, NUMRPC_EINVAL, "TLS certificate %s and key %s do not match", cert, key);
     }

@@ -158,14 +158,14 @@ static long whole_record(tls_stream_state *st)
     return st->cipher_len >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
 }
 
-/* Room for one more opened record at the end of st->plain (compacting). */
-static int plain_room(tls_stream_state *st)
+/* Room for need more bytes at the end of st->plain (compacting). */
+static int plain_room(tls_stream_state *st, size_t need)
 {
     if (st->plain_len == 0) st->plain_off = 0;
-    if (sizeof st->plain - st->plain_off - st->plain_len >= TLS_CIPHERTEXT_MAX) return 1;
+    if (sizeof st->plain - st->plain_off - st->plain_len >= need) return 1;
     memmove(st->plain, st->plain + st->plain_off, st->plain_len);
     st->plain_off = 0;
-    return sizeof st->plain - st->plain_len >= TLS_CIPHERTEXT_MAX;
+    return sizeof st->plain - st->plain_len >= need;
 }
 
 /* What a record other than application data means: EOF for close_notify,
@@ -187,7 +187,7 @@ static int control_record(tls_stream_state *st, int type, const unsigned char *p
 }
 
 /* Opens the whole record at the start of st->cipher (size rec_len) into
- * st->plain (plain_room must hold).  0, or -1 (st broken). */
+ * st->plain (which has room for its body).  0, or -1 (st broken). */
 static int open_record(tls_stream_state *st, size_t rec_len)
 {
     unsigned char *body = st->cipher + TLS_RECORD_HEADER;
@@ -209,16 +209,16 @@ static int open_record(tls_stream_state *st, size_t rec_len)
     return 0;
 }
 
-/* Opens every whole record received while plaintext has room.  0, or -1. */
+/* Opens every whole record received while plaintext has room for it.
+ * 0, or -1 (st broken). */
 static int open_received(tls_stream_state *st)
 {
-    while (!st->eof && plain_room(st)) {
-        long rec = whole_record(st);
-        if (rec < 0) return -1;
-        if (rec == 0) return 0;
+    for (;;) {
+        long rec = st->eof ? 0 : whole_record(st);
+        if (rec <= 0) return (int)rec;
+        if (!plain_room(st, (size_t)rec - TLS_RECORD_HEADER - TAG_SIZE)) return 0;
         if (open_record(st, (size_t)rec) != 0) return -1;
     }
-    return 0;
 }
 
 /* Reads what fd gives into st->cipher (flags: MSG_DONTWAIT or 0): the count,
@@ -238,7 +238,7 @@ long tls_record_pull(int fd, tls_stream_state *st, err_t *err)
 {
     while (!st->broken) {
         if (open_received(st) != 0) break;
-        if (st->eof || !plain_room(st)) return (long)st->plain_len;
+        if (st->eof || st->cipher_len == sizeof st->cipher) return (long)st->plain_len; /* full */
         ssize_t k = receive(fd, st, MSG_DONTWAIT);
         if (k == 0 && st->eof) return (long)st->plain_len;
         if (k < 0 && errno == EINTR) continue;

@@ -1,0 +1,274 @@
+// tls_record_test.cc -- the record layer and the handshake engine given
+// hostile bytes over a socketpair, checked against a sealer written here.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "tls_support.h"
+
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+// One TLS 1.3 record sealed with AES-128-GCM from RFC 8446 §5.2 directly:
+// content || type || padding zeros, nonce = iv XOR seq, header as AAD.
+Bytes Seal(const tls_direction &d, uint64_t seq, int type, const std::string &content, size_t padding = 0)
+{
+    Bytes inner(content.begin(), content.end());
+    inner.push_back(static_cast<unsigned char>(type));
+    inner.resize(inner.size() + padding, 0);
+    size_t body = inner.size() + 16;
+    Bytes rec = {23, 3, 3, static_cast<unsigned char>(body >> 8), static_cast<unsigned char>(body)};
+    unsigned char nonce[12];
+    memcpy(nonce, d.iv, 12);
+    for (int b = 0; b < 8; b++) nonce[11 - b] ^= static_cast<unsigned char>(seq >> (8 * b));
+    rec.resize(5 + body);
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0;
+    EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), nullptr, d.key, nonce);
+    EVP_EncryptUpdate(c, nullptr, &n, rec.data(), 5);
+    EVP_EncryptUpdate(c, rec.data() + 5, &n, inner.data(), static_cast<int>(inner.size()));
+    EVP_EncryptFinal_ex(c, rec.data() + 5 + n, &n);
+    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, rec.data() + 5 + inner.size());
+    EVP_CIPHER_CTX_free(c);
+    return rec;
+}
+
+// A server's stream state with random AES-128-GCM keys, its peer (the test)
+// on the other end of a socketpair.
+class RecordLink : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd_), 0);
+        memset(&st_, 0, sizeof st_);
+        st_.suite = 0x1301;
+        RAND_bytes(st_.in.key, sizeof st_.in.key);
+        RAND_bytes(st_.in.iv, sizeof st_.in.iv);
+        t_ = tls_record_transport(fd_[0], &st_);
+    }
+    void TearDown() override
+    {
+        transport_close(&t_);
+        close(fd_[1]);
+    }
+    void Send(const Bytes &b) { ASSERT_EQ(send(fd_[1], b.data(), b.size(), 0), (ssize_t)b.size()); }
+    // One recv on the server's stream: its result, the bytes in got.
+    ssize_t Recv(std::string *got = nullptr)
+    {
+        char buf[20000];
+        ssize_t k = t_.ops->recv(&t_, buf, sizeof buf);
+        if (got && k > 0) got->assign(buf, static_cast<size_t>(k));
+        return k;
+    }
+    int fd_[2];
+    tls_stream_state st_;
+    transport t_;
+};
+
+TEST_F(RecordLink, RecordsFromAnIndependentSealerOpen)
+{
+    Send(Seal(st_.in, 0, 23, "hello"));
+    Send(Seal(st_.in, 1, 23, "", 0));          // empty: skipped
+    Send(Seal(st_.in, 2, 23, "padded", 300));  // padding stripped
+    std::string got, more;
+    ASSERT_GT(Recv(&got), 0);
+    if (got.size() < 11) { // the records may come in one read or two
+        ASSERT_GT(Recv(&more), 0);
+    }
+    EXPECT_EQ(got + more, "hellopadded");
+    EXPECT_EQ(st_.in.seq, 3u);
+    Send(Seal(st_.in, 3, 21, std::string("\x01\x00", 2))); // close_notify
+    EXPECT_EQ(Recv(), 0);
+    EXPECT_TRUE(st_.eof);
+    EXPECT_FALSE(st_.broken);
+}
+
+TEST_F(RecordLink, AbsurdLengthRefusedFromTheHeader)
+{
+    Send({23, 3, 3, 0xff, 0xff});
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_EQ(errno, EPROTO);
+    EXPECT_STREQ(st_.why, "TLS record length 65535 out of range");
+    EXPECT_EQ(Recv(), -1) << "a broken stream stays broken";
+}
+
+TEST_F(RecordLink, BadTagRefused)
+{
+    Bytes rec = Seal(st_.in, 0, 23, "data");
+    rec.back() ^= 1;
+    Send(rec);
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "TLS record 0 failed authentication (bad tag)");
+    EXPECT_TRUE(st_.broken);
+}
+
+TEST_F(RecordLink, WrongSequenceNumberRefused)
+{
+    Send(Seal(st_.in, 1, 23, "replayed or reordered"));
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "TLS record 0 failed authentication (bad tag)");
+}
+
+TEST_F(RecordLink, TruncatedRecordIsAnError)
+{
+    Bytes rec = Seal(st_.in, 0, 23, std::string(100, 'x'));
+    rec.resize(50);
+    Send(rec);
+    shutdown(fd_[1], SHUT_WR);
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "connection closed inside a TLS record (50 bytes of it came)");
+}
+
+TEST_F(RecordLink, AlertsOtherThanCloseNotifyAreErrors)
+{
+    Send(Seal(st_.in, 0, 21, std::string("\x02\x28", 2))); // fatal handshake_failure
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_EQ(errno, EPROTO);
+    EXPECT_STREQ(st_.why, "the peer sent TLS alert 40 (handshake failure)");
+}
+
+TEST_F(RecordLink, PlaintextRecordAfterTheHandshakeRefused)
+{
+    Send({21, 3, 3, 0, 2, 2, 40});
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "unexpected TLS record type 21 after the handshake");
+}
+
+TEST_F(RecordLink, OversizedPlaintextRefused)
+{
+    Send(Seal(st_.in, 0, 23, std::string(TLS_PLAINTEXT_MAX + 1, 'x')));
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "TLS record of 16385 bytes is too long");
+}
+
+TEST_F(RecordLink, PullPeekConsumeAndSealForTheDispatcher)
+{
+    err_t err;
+    ASSERT_EQ(fcntl(fd_[0], F_SETFL, O_NONBLOCK), 0);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 0) << "nothing yet, and no blocking";
+    Bytes a = Seal(st_.in, 0, 23, "first"), b = Seal(st_.in, 1, 23, "second");
+    a.insert(a.end(), b.begin(), b.begin() + 10); // the second record in part
+    Send(a);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 5);
+    EXPECT_EQ(t_.ops->pending(&t_), 5u);
+    Send(Bytes(b.begin() + 10, b.end()));
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 11);
+    const unsigned char *p;
+    ASSERT_EQ(tls_record_peek(&st_, &p), 11u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char *>(p), 11), "firstsecond");
+    tls_record_consume(&st_, 5);
+    std::string got;
+    EXPECT_EQ(Recv(&got), 6);
+    EXPECT_EQ(got, "second");
+
+    // sealing: what the test's opener (the same keys as out) reads back
+    st_.out = st_.in;
+    st_.out.seq = 7;
+    transport_bytes out = {};
+    out.max = 1 << 20;
+    std::string big(40000, 'z');
+    ASSERT_EQ(tls_record_seal(&st_, big.data(), big.size(), &out, &err), 0) << err.detail;
+    EXPECT_EQ(st_.out.seq, 10u) << "16384 + 16384 + 7232";
+    Bytes expect;
+    for (uint64_t seq = 7, at = 0; seq < 10; seq++, at += TLS_PLAINTEXT_MAX) {
+        Bytes r = Seal(st_.in, seq, 23, big.substr(at, TLS_PLAINTEXT_MAX));
+        expect.insert(expect.end(), r.begin(), r.end());
+    }
+    EXPECT_EQ(Bytes(out.p, out.p + out.len), expect);
+    transport_bytes_free(&out);
+}
+
+TEST_F(RecordLink, KeysFromASecretFollowRfc8448)
+{
+    // RFC 8448 §3: the server's handshake traffic secret and its key and iv
+    const unsigned char secret[32] = {0xb6, 0x7b, 0x7d, 0x69, 0x0c, 0xc1, 0x6c, 0x4e, 0x75, 0xe5, 0x42,
+                                      0x13, 0xcb, 0x2d, 0x37, 0xb4, 0xe9, 0xc9, 0x12, 0xbc, 0xde, 0xd9,
+                                      0x10, 0x5d, 0x42, 0xbe, 0xfd, 0x59, 0xd3, 0x91, 0xad, 0x38};
+    const unsigned char key[16] = {0x3f, 0xce, 0x51, 0x60, 0x09, 0xc2, 0x17, 0x27,
+                                   0xd0, 0xf2, 0xe4, 0xe8, 0x6e, 0xe4, 0x03, 0xbc};
+    const unsigned char iv[12] = {0x5d, 0x31, 0x3e, 0xb2, 0x67, 0x12, 0x76, 0xee, 0x13, 0x00, 0x0b, 0x30};
+    tls_direction d;
+    ASSERT_EQ(tls_record_keys(&d, 0x1301, secret, sizeof secret), 0);
+    EXPECT_EQ(memcmp(d.key, key, sizeof key), 0);
+    EXPECT_EQ(memcmp(d.iv, iv, sizeof iv), 0);
+    EXPECT_EQ(tls_record_keys(&d, 0x1304, secret, sizeof secret), -1) << "CCM is not ours";
+}
+
+// ---- The handshake engine ----
+
+class AcceptLink : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        err_t err;
+        ctx_ = tls_server_context_new(tls_support::Pki("server.pem").c_str(),
+                                      tls_support::Pki("server.key").c_str(), nullptr, &err);
+        ASSERT_NE(ctx_, nullptr) << err.detail;
+        a_ = tls_acceptor_new(ctx_, &err);
+        ASSERT_NE(a_, nullptr) << err.detail;
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fd_), 0);
+    }
+    void TearDown() override
+    {
+        tls_acceptor_free(a_);
+        tls_context_free(ctx_);
+        close(fd_[0]);
+        close(fd_[1]);
+    }
+    void Send(const Bytes &b) { ASSERT_EQ(send(fd_[1], b.data(), b.size(), 0), (ssize_t)b.size()); }
+    tls_context *ctx_ = nullptr;
+    tls_acceptor *a_ = nullptr;
+    int fd_[2];
+};
+
+TEST_F(AcceptLink, NothingYetWantsRead)
+{
+    err_t err;
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), TLS_ACCEPT_WANT_READ);
+}
+
+TEST_F(AcceptLink, PlainClientIsNamedAsSuch)
+{
+    err_t err;
+    Send({0x4E, 0x52, 0, 1});
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), TLS_ACCEPT_NOT_TLS);
+}
+
+TEST_F(AcceptLink, AbsurdRecordLengthRefusedBeforeReadingIt)
+{
+    err_t err;
+    Send({22, 3, 1, 0xff, 0xff});
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), NUMRPC_EPROTO);
+    EXPECT_STREQ(err.detail, "TLS record length 65535 out of range in the handshake");
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), NUMRPC_EPROTO) << "stays failed";
+}
+
+TEST_F(AcceptLink, HugeHandshakeMessageRefused)
+{
+    err_t err;
+    // a ClientHello header that claims 16 MiB
+    Send({22, 3, 1, 0, 8, 1, 0xff, 0xff, 0xff, 3, 3, 0, 0});
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), NUMRPC_EPROTO);
+    EXPECT_NE(strstr(err.detail, "TLS handshake failed: "), nullptr) << err.detail;
+}
+
+TEST_F(AcceptLink, ClientLeavingMidHandshakeIsAnError)
+{
+    err_t err;
+    Send({22, 3, 1, 0, 100, 1});
+    close(fd_[1]);
+    fd_[1] = -1;
+    EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), NUMRPC_EIO);
+    EXPECT_STREQ(err.detail, "the client closed the connection during the TLS handshake");
+}
+
+} // namespace
