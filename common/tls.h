@@ -57,6 +57,11 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
 int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TLS_BINDING_SIZE],
                     int *resumed);
 
+/* Why a tls or tls-record stream failed (a TLS alert from the peer, a bad
+ * record), for the user: "" when it has not, or for another kind.  Valid
+ * until the stream is closed. */
+const char *tls_stream_failure(const transport *t);
+
 /* ---- Server: the state of one TLS 1.3 stream, after its handshake ----
  * Plain data without pointers: it may sit in MAP_SHARED memory and move
  * between processes with the socket.  Whoever holds the socket holds the
@@ -108,6 +113,7 @@ int tls_accept_blocking(tls_context *ctx, int fd, int timeout_ms, tls_stream_sta
                         err_t *err);
 
 /* ---- Server record layer over a tls_stream_state ---- */
+extern const transport_ops transport_tls_record_ops;
 /* A stream of kind "tls-record" on fd (which it owns: close closes fd after
  * a best-effort close_notify) using *st (which stays the caller's and must
  * outlive it).  recv and send block within the socket's time limits; send

@@ -30,6 +30,7 @@ typedef struct tls_client {
     double deadline; /* of the handshake, monotonic seconds */
     int first_byte;  /* the peer's first byte, -1 until one came */
     int failed;      /* a fatal error: no close_notify, no more reads */
+    char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
     tls_peer peer;
     unsigned char binding[TLS_BINDING_SIZE];
 } tls_client;
@@ -296,19 +297,33 @@ int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TL
 
 /* ---- The stream ---- */
 
-/* errno for an SSL_read or SSL_write that returned r <= 0. */
+/* errno for an SSL_read or SSL_write that returned r <= 0; a fatal error
+ * also leaves its reason in c->why. */
 static ssize_t io_failed(tls_client *c, int r)
 {
     int e = SSL_get_error(c->ssl, r);
+    int saved = errno;
+    char reason[200];
     if (e == SSL_ERROR_ZERO_RETURN) return 0;
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) errno = EAGAIN; /* a time limit */
-    else if (e == SSL_ERROR_SYSCALL && errno != 0) c->failed = 1;
-    else {
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        errno = EAGAIN; /* a time limit */
+    } else {
         c->failed = 1;
-        errno = EPROTO;
+        errno = e == SSL_ERROR_SYSCALL && saved != 0 ? saved : EPROTO;
+        snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
+                 e == SSL_ERROR_SYSCALL && saved != 0 ? strerror(saved)
+                                                      : tls_ossl_reason(reason, sizeof reason, "protocol error"));
     }
     ERR_clear_error();
     return -1;
+}
+
+const char *tls_stream_failure(const transport *t)
+{
+    if (t->ops == &transport_tls_ops && t->session != NULL) return ((const tls_client *)t->session)->why;
+    if (t->ops == &transport_tls_record_ops && t->session != NULL)
+        return ((const tls_stream_state *)t->session)->why;
+    return "";
 }
 
 static ssize_t client_recv(transport *t, void *buf, size_t n)

@@ -373,10 +373,10 @@ static void rec_close(transport *t)
     t->session = NULL; /* the state stays its owner's */
 }
 
-static const transport_ops tls_record_ops = {"tls-record", rec_recv, rec_send, rec_start, rec_pending, rec_close};
+const transport_ops transport_tls_record_ops = {"tls-record", rec_recv, rec_send, rec_start, rec_pending, rec_close};
 
 transport tls_record_transport(int fd, tls_stream_state *st)
 {
-    transport t = {&tls_record_ops, fd, st};
+    transport t = {&transport_tls_record_ops, fd, st};
     return t;
 }

@@ -14,6 +14,10 @@
 
 #include "tls_support.h"
 
+extern "C" {
+#include "sock.h"
+}
+
 namespace {
 
 using Bytes = std::vector<unsigned char>;
@@ -187,6 +191,29 @@ TEST_F(RecordLink, PullPeekConsumeAndSealForTheDispatcher)
     transport_bytes_free(&out);
 }
 
+TEST_F(RecordLink, SendTimeLimitInsideARecordBreaksTheStream)
+{
+    sock_set_timeouts(fd_[0], 50, 0);
+    int small = 4096;
+    setsockopt(fd_[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    std::string chunk(TLS_PLAINTEXT_MAX, 'q');
+    uint64_t records = 0;
+    ssize_t k;
+    while ((k = t_.ops->send(&t_, chunk.data(), chunk.size())) > 0) {
+        ASSERT_EQ(k, (ssize_t)TLS_PLAINTEXT_MAX);
+        ASSERT_LT(++records, 1000u) << "the peer reads nothing: the socket must fill";
+    }
+    int e = errno;
+    if (st_.broken) { // part of a record went: the stream is out of step for good
+        EXPECT_EQ(e, ETIMEDOUT);
+        EXPECT_STREQ(st_.why, "send time limit passed inside a TLS record");
+        EXPECT_EQ(t_.ops->send(&t_, "x", 1), -1);
+    } else { // nothing went: the record's number is free again
+        EXPECT_EQ(e, EAGAIN);
+        EXPECT_EQ(st_.out.seq, records);
+    }
+}
+
 TEST_F(RecordLink, KeysFromASecretFollowRfc8448)
 {
     // RFC 8448 §3: the server's handshake traffic secret and its key and iv
@@ -259,6 +286,31 @@ TEST_F(AcceptLink, HugeHandshakeMessageRefused)
     Send({22, 3, 1, 0, 8, 1, 0xff, 0xff, 0xff, 3, 3, 0, 0});
     EXPECT_EQ(tls_accept_step(a_, fd_[0], &err), NUMRPC_EPROTO);
     EXPECT_NE(strstr(err.detail, "TLS handshake failed: "), nullptr) << err.detail;
+}
+
+TEST_F(AcceptLink, BlockingHandshakeKeepsItsDeadline)
+{
+    err_t err;
+    tls_stream_state st;
+    Send({22, 3, 1, 0, 100, 1}); // a ClientHello that never ends
+    EXPECT_EQ(tls_accept_blocking(ctx_, fd_[0], 100, &st, &err), NUMRPC_ETIMEDOUT);
+    EXPECT_STREQ(err.detail, "TLS handshake not finished within 100 ms");
+}
+
+TEST(TlsClient, HandshakeWithASilentServerKeepsItsDeadline)
+{
+    err_t err;
+    int port = 0;
+    int lfd = sock_listen("127.0.0.1", 0, &port, &err); // the kernel accepts; nobody answers
+    ASSERT_GE(lfd, 0) << err.detail;
+    tls_context *ctx = tls_client_context_new(tls_support::Pki("ca.pem").c_str(), nullptr, nullptr, &err);
+    ASSERT_NE(ctx, nullptr) << err.detail;
+    transport t;
+    EXPECT_EQ(tls_client_connect(&t, ctx, "127.0.0.1", port, 200, nullptr, &err), NUMRPC_ETIMEDOUT);
+    EXPECT_EQ(std::string(err.detail), "TLS handshake with 127.0.0.1:" + std::to_string(port) + " not finished in time");
+    EXPECT_EQ(t.fd, -1);
+    tls_context_free(ctx);
+    close(lfd);
 }
 
 TEST_F(AcceptLink, ClientLeavingMidHandshakeIsAnError)
