@@ -88,12 +88,13 @@ int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secre
     return 0;
 }
 
-/* Seals or opens body[0, len) in place with d's key and the nonce of its
- * next record; header is the additional data, tag is written (sealing) or
- * checked (opening).  0, or -1 (a bad tag when opening). */
+/* Seals or opens in[0, len) into out (the same place, or one that does not
+ * overlap it) with d's key and the nonce of its next record; header is the
+ * additional data, tag is written (sealing) or checked (opening).  0, or
+ * -1 (a bad tag when opening). */
 static int aead(const tls_stream_state *st, const tls_direction *d, int seal,
-                const unsigned char header[TLS_RECORD_HEADER], unsigned char *body, size_t len,
-                unsigned char tag[TAG_SIZE])
+                const unsigned char header[TLS_RECORD_HEADER], const unsigned char *in, unsigned char *out,
+                size_t len, unsigned char tag[TAG_SIZE])
 {
     pthread_once(&ciphers_once, fetch_ciphers);
     int i = suite_index(st->suite);
@@ -104,9 +105,9 @@ static int aead(const tls_stream_state *st, const tls_direction *d, int seal,
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     int n = 0, ok = c != NULL && EVP_CipherInit_ex2(c, ciphers[i], d->key, nonce, seal, NULL) == 1 &&
                     EVP_CipherUpdate(c, NULL, &n, header, TLS_RECORD_HEADER) == 1 &&
-                    EVP_CipherUpdate(c, body, &n, body, (int)len) == 1;
+                    EVP_CipherUpdate(c, out, &n, in, (int)len) == 1;
     if (ok && !seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, tag) == 1;
-    ok = ok && EVP_CipherFinal_ex(c, body + n, &n) == 1;
+    ok = ok && EVP_CipherFinal_ex(c, out + n, &n) == 1;
     if (ok && seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_SIZE, tag) == 1;
     EVP_CIPHER_CTX_free(c);
     return ok ? 0 : -1;
@@ -117,18 +118,18 @@ static int aead(const tls_stream_state *st, const tls_direction *d, int seal,
 static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len,
                           unsigned char *rec)
 {
-    size_t body = len + 1 + TAG_SIZE;
+    size_t body_len = len + 1 + TAG_SIZE;
+    unsigned char *body = rec + TLS_RECORD_HEADER;
     rec[0] = TYPE_APPLICATION;
     rec[1] = 3;
     rec[2] = 3;
-    rec[3] = (unsigned char)(body >> 8);
-    rec[4] = (unsigned char)body;
-    memcpy(rec + TLS_RECORD_HEADER, buf, len);
-    rec[TLS_RECORD_HEADER + len] = (unsigned char)type;
-    if (aead(st, &st->out, 1, rec, rec + TLS_RECORD_HEADER, len + 1, rec + TLS_RECORD_HEADER + len + 1) != 0)
-        return 0;
+    rec[3] = (unsigned char)(body_len >> 8);
+    rec[4] = (unsigned char)body_len;
+    memcpy(body, buf, len);
+    body[len] = (unsigned char)type;
+    if (aead(st, &st->out, 1, rec, body, body, len + 1, body + len + 1) != 0) return 0;
     st->out.seq++;
-    return TLS_RECORD_HEADER + body;
+    return TLS_RECORD_HEADER + body_len;
 }
 
 /* Marks st broken with why; errno becomes code.  Returns -1. */
@@ -193,8 +194,7 @@ static int open_record(tls_stream_state *st, size_t rec_len)
     unsigned char *body = st->cipher + TLS_RECORD_HEADER;
     size_t len = rec_len - TLS_RECORD_HEADER - TAG_SIZE;
     unsigned char *to = st->plain + st->plain_off + st->plain_len;
-    memcpy(to, body, len);
-    if (aead(st, &st->in, 0, st->cipher, to, len, body + len) != 0)
+    if (aead(st, &st->in, 0, st->cipher, body, to, len, body + len) != 0)
         return broke(st, EPROTO, "TLS record %llu failed authentication (bad tag)",
                      (unsigned long long)st->in.seq);
     st->in.seq++;
