@@ -339,6 +339,23 @@ static ssize_t client_recv(transport *t, void *buf, size_t n)
     return r > 0 ? r : io_failed(c, r);
 }
 
+/* The server may have refused the session (TLS 1.3 servers judge a client
+ * certificate after the client has finished) and left: its alert, if it
+ * came, is the reason, read without waiting. */
+static void learn_refusal(tls_client *c)
+{
+    char byte, reason[200];
+    int flags = fcntl(c->fd, F_GETFL);
+    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) return;
+    ERR_clear_error();
+    int r = SSL_read(c->ssl, &byte, 1);
+    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL)
+        snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
+                 tls_ossl_reason(reason, sizeof reason, "protocol error"));
+    ERR_clear_error();
+    fcntl(c->fd, F_SETFL, flags);
+}
+
 static ssize_t client_send(transport *t, const void *buf, size_t n)
 {
     tls_client *c = t->session;
@@ -353,6 +370,7 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
     if (r > 0) return r;
     ssize_t k = io_failed(c, r);
     if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
+    if (errno == EPIPE || errno == ECONNRESET) learn_refusal(c);
     return -1;
 }
 

@@ -62,6 +62,7 @@ Issued Issue(const char *cn, const char *san, Issued issuer, long from, long to,
     return out;
 }
 
+// Writes stem.pem and stem.key into dir, and frees i.
 void Write(const std::string &dir, const char *stem, Issued i)
 {
     std::string cert = dir + "/" + stem + ".pem", key = dir + "/" + stem + ".key";
@@ -71,6 +72,8 @@ void Write(const std::string &dir, const char *stem, Issued i)
     f = fopen(key.c_str(), "w");
     PEM_write_PrivateKey(f, i.key, nullptr, nullptr, 0, nullptr, nullptr);
     fclose(f);
+    X509_free(i.cert);
+    EVP_PKEY_free(i.key);
 }
 
 std::string MakePki()
@@ -82,12 +85,12 @@ std::string MakePki()
     Issued none{nullptr, nullptr};
     Issued ca = Issue("numrpc test CA", nullptr, none, -day, 30 * day, true);
     Issued other = Issue("numrpc other CA", nullptr, none, -day, 30 * day, true);
-    Write(dir, "ca", ca);
-    Write(dir, "other-ca", other);
     Write(dir, "server", Issue("localhost", "IP:127.0.0.1,DNS:localhost", ca, -day, 30 * day, false));
     Write(dir, "expired", Issue("localhost", "IP:127.0.0.1,DNS:localhost", ca, -30 * day, -day, false));
     Write(dir, "otherhost", Issue("other.example", "DNS:other.example", ca, -day, 30 * day, false));
     Write(dir, "client", Issue("numrpc-client", nullptr, ca, -day, 30 * day, false));
+    Write(dir, "ca", ca);
+    Write(dir, "other-ca", other);
     return dir;
 }
 
