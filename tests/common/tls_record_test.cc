@@ -313,6 +313,46 @@ TEST(TlsClient, HandshakeWithASilentServerKeepsItsDeadline)
     close(lfd);
 }
 
+// The dispatcher's way: one thread steps the handshake on a non-blocking
+// socket between other work (here, the client's own steps).
+TEST_F(AcceptLink, SteppedHandshakeKeepsWhatFollowsTheClientFinished)
+{
+    err_t err;
+    SSL_CTX *client_ctx = SSL_CTX_new(TLS_client_method());
+    ASSERT_EQ(SSL_CTX_load_verify_locations(client_ctx, tls_support::Pki("ca.pem").c_str(), nullptr), 1);
+    SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, nullptr);
+    SSL *client = SSL_new(client_ctx);
+    SSL_set_fd(client, fd_[1]);
+    bool client_done = false, server_done = false;
+    for (int i = 0; i < 100 && !(client_done && server_done); i++) {
+        if (!client_done && SSL_connect(client) == 1) {
+            client_done = true; // its Finished is sent: data follows at once, before the server steps again
+            ASSERT_EQ(SSL_write(client, "early bird", 10), 10);
+        }
+        if (!server_done) {
+            int rc = tls_accept_step(a_, fd_[0], &err);
+            ASSERT_TRUE(rc == TLS_ACCEPT_WANT_READ || rc == TLS_ACCEPT_WANT_WRITE || rc == TLS_ACCEPT_DONE)
+                << rc << " " << err.detail;
+            server_done = rc == TLS_ACCEPT_DONE;
+        }
+    }
+    ASSERT_TRUE(client_done && server_done);
+    tls_stream_state st;
+    tls_acceptor_take_state(a_, &st);
+    EXPECT_GT(st.cipher_len, 0u) << "the data record came with the Finished and stays for the record layer";
+    EXPECT_EQ(st.in.seq, 0u);
+    transport t = tls_record_transport(fd_[0], &st); // not closed: TearDown closes the socket
+    char got[32] = {0};
+    EXPECT_EQ(t.ops->recv(&t, got, sizeof got), 10);
+    EXPECT_STREQ(got, "early bird");
+    ASSERT_EQ(t.ops->send(&t, "and the worm", 12), 12);
+    char back[32] = {0};
+    EXPECT_EQ(SSL_read(client, back, sizeof back), 12) << "after the tickets, our first record";
+    EXPECT_STREQ(back, "and the worm");
+    SSL_free(client);
+    SSL_CTX_free(client_ctx);
+}
+
 TEST_F(AcceptLink, ClientLeavingMidHandshakeIsAnError)
 {
     err_t err;
