@@ -268,12 +268,12 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
     }
     t->ops = &transport_tls_ops;
     t->session = c; /* close frees c from here on */
-    t->fd = sock_connect(host, port, timeout_ms, err);
-    if (t->fd < 0) {
+    int fd = sock_connect(host, port, timeout_ms, err);
+    if (fd < 0) {
         transport_close(t);
         return err->code;
     }
-    c->fd = t->fd;
+    t->fd = c->fd = fd;
     BIO *bio = socket_bio(c);
     if (bio == NULL) {
         transport_close(t);
