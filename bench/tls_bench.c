@@ -1,5 +1,5 @@
 /* tls_bench.c -- what TLS costs on loopback: a 64-byte ping, an 8 MiB round
- * trip and the handshakes, plain TCP and our TLS interleaved, medians of runs. */
+ * trip and the handshakes; plain TCP, our TLS server, OpenSSL's, interleaved. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -12,14 +12,16 @@
 
 #include "sock.h"
 #include "stats.h"
-#include "tls.h"
+#include "tls_ossl.h" /* the server context's SSL_CTX, for OpenSSL's own server */
 
 #define RUNS 20
 #define PINGS_PER_RUN 200
 #define BIG (8u << 20)
 
-enum { TCP = 0, TLS = 1 };
-static const char *const kind_name[2] = {"tcp", "tls"};
+/* The server kinds: plain TCP, our record layer, OpenSSL's own SSL* (the
+ * client is OpenSSL for both TLS kinds). */
+enum { TCP = 0, TLS = 1, OSSL = 2, KINDS = 3 };
+static const char *const kind_name[KINDS] = {"tcp", "tls", "openssl"};
 
 /* ---- Whole reads and writes through a stream's table ---- */
 
@@ -56,27 +58,54 @@ static int serve_echo(transport *t, unsigned char *buf)
     return 0;
 }
 
-/* Serves connections on lfd (TLS with ctx, else plain) until killed: the
- * handshake here, the echoes in a child of its own (the dispatcher's way). */
-static void serve(int lfd, tls_context *ctx)
+static int ssl_read_full(SSL *ssl, void *buf, size_t n)
+{
+    size_t got = 0, k;
+    while (got < n && SSL_read_ex(ssl, (unsigned char *)buf + got, n - got, &k) == 1) got += k;
+    return got == n ? 0 : -1;
+}
+
+/* OpenSSL's own server on fd: its handshake, then the echoes. */
+static int serve_openssl(tls_context *ctx, int fd, unsigned char *buf)
+{
+    SSL *ssl = SSL_new(ctx->ssl);
+    uint64_t len;
+    size_t k;
+    int rc = -1;
+    if (ssl == NULL || SSL_set_fd(ssl, fd) != 1 || SSL_accept(ssl) != 1) goto done;
+    while (ssl_read_full(ssl, &len, sizeof len) == 0 && len <= BIG)
+        if (ssl_read_full(ssl, buf, len) != 0 || SSL_write_ex(ssl, &len, sizeof len, &k) != 1 ||
+            SSL_write_ex(ssl, buf, len, &k) != 1)
+            goto done;
+    rc = 0;
+done:
+    SSL_free(ssl);
+    return rc;
+}
+
+/* Serves connections on lfd (kind) until killed: our handshake here, the
+ * echoes in a child of its own (the dispatcher's way; OpenSSL's server
+ * does all of it in the child). */
+static void serve(int lfd, int kind, tls_context *ctx)
 {
     tls_stream_state *st = malloc(sizeof *st);
     signal(SIGCHLD, SIG_IGN); /* children reap themselves */
+    signal(SIGPIPE, SIG_IGN);
     for (;;) {
         err_t err;
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0 || st == NULL) continue;
         sock_tune(fd);
         sock_set_timeouts(fd, 30000, 30000);
-        if (ctx && tls_accept_blocking(ctx, fd, 10000, st, &err) != 0) {
+        if (kind == TLS && tls_accept_blocking(ctx, fd, 10000, st, &err) != 0) {
             fprintf(stderr, "tls_bench server: %s\n", err.detail);
             close(fd);
             continue;
         }
         if (fork() == 0) {
             unsigned char *buf = malloc(BIG);
-            transport t = ctx ? tls_record_transport(fd, st) : transport_tcp(fd);
-            int rc = buf ? serve_echo(&t, buf) : -1;
+            transport t = kind == TLS ? tls_record_transport(fd, st) : transport_tcp(fd);
+            int rc = buf == NULL ? -1 : kind == OSSL ? serve_openssl(ctx, fd, buf) : serve_echo(&t, buf);
             transport_close(&t);
             _exit(rc == 0 ? 0 : 1);
         }
@@ -84,7 +113,7 @@ static void serve(int lfd, tls_context *ctx)
     }
 }
 
-static pid_t start_server(tls_context *ctx, int *port)
+static pid_t start_server(int kind, tls_context *ctx, int *port)
 {
     err_t err;
     int lfd = sock_listen("127.0.0.1", 0, port, &err);
@@ -94,7 +123,7 @@ static pid_t start_server(tls_context *ctx, int *port)
     }
     pid_t pid = fork();
     if (pid == 0) {
-        serve(lfd, ctx);
+        serve(lfd, kind, ctx);
         _exit(0);
     }
     close(lfd);
@@ -105,7 +134,7 @@ static pid_t start_server(tls_context *ctx, int *port)
 
 static int open_stream(int kind, tls_context *ctx, int port, transport *t, err_t *err)
 {
-    if (kind == TLS) return tls_client_connect(t, ctx, "127.0.0.1", port, 10000, NULL, err);
+    if (kind != TCP) return tls_client_connect(t, ctx, "127.0.0.1", port, 10000, NULL, err);
     return transport_connect(t, &transport_tcp_ops, "127.0.0.1", port, 10000, err);
 }
 
@@ -122,16 +151,16 @@ static int make_certificate(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static void report(const char *what, const char *unit, double scale, double v[2][RUNS])
+static void report(const char *what, const char *unit, double scale, double v[KINDS][RUNS])
 {
-    double med[2];
-    printf("%-26s", what);
-    for (int k = 0; k < 2; k++) {
+    double med[KINDS];
+    printf("%-22s", what);
+    for (int k = 0; k < KINDS; k++) {
         double lo = bench_min(v[k], RUNS) * scale, hi = bench_max(v[k], RUNS) * scale;
         med[k] = bench_median(v[k], RUNS) * scale;
-        printf("  %s %9.1f %s [%.1f..%.1f]", kind_name[k], med[k], unit, lo, hi);
+        printf("  %s %.1f %s [%.1f..%.1f]", kind_name[k], med[k], unit, lo, hi);
     }
-    printf("  ratio tls/tcp %.2f\n", med[TCP] > 0 ? med[TLS] / med[TCP] : 0);
+    printf("  ratios tls/tcp %.2f tls/openssl %.2f\n", med[TLS] / med[TCP], med[TLS] / med[OSSL]);
 }
 
 int main(void)
@@ -150,19 +179,20 @@ int main(void)
         fprintf(stderr, "tls_bench: %s\n", err.detail);
         return 1;
     }
-    int port[2];
-    pid_t server[2] = {start_server(NULL, &port[TCP]), start_server(server_ctx, &port[TLS])};
+    int port[KINDS];
+    pid_t server[KINDS];
+    for (int k = 0; k < KINDS; k++) server[k] = start_server(k, server_ctx, &port[k]);
     unsigned char *buf = calloc(1, BIG);
-    transport t[2];
-    for (int k = 0; k < 2; k++)
+    transport t[KINDS];
+    for (int k = 0; k < KINDS; k++)
         if (buf == NULL || open_stream(k, client_ctx, port[k], &t[k], &err) != 0) {
             fprintf(stderr, "tls_bench: %s\n", err.detail);
             return 1;
         }
-    double ping[2][RUNS], big[2][RUNS], handshake[2][RUNS];
+    double ping[KINDS][RUNS], big[KINDS][RUNS], handshake[2][RUNS];
     int failed = 0;
     for (int run = 0; run < RUNS && !failed; run++) {
-        for (int k = 0; k < 2 && !failed; k++) {
+        for (int k = 0; k < KINDS && !failed; k++) {
             double t0 = bench_now();
             for (int i = 0; i < PINGS_PER_RUN && !failed; i++) failed = echo_once(&t[k], buf, 64) != 0;
             ping[k][run] = (bench_now() - t0) / PINGS_PER_RUN;
@@ -184,15 +214,15 @@ int main(void)
     }
     if (failed) fprintf(stderr, "tls_bench: a round trip failed (%s)\n", err.detail);
     else {
-        printf("tls_bench: loopback, %d interleaved runs; median [min..max] per run\n", RUNS);
+        printf("tls_bench: loopback, %d interleaved runs; median [min..max] per run; the client is OpenSSL\n", RUNS);
         report("ping 64 B round trip", "us", 1e6, ping);
-        report("8 MiB echoed (round trip)", "ms", 1e3, big);
-        printf("%-26s  full %9.1f us [%.1f..%.1f]  resumed %9.1f us [%.1f..%.1f]\n", "TLS handshake + connect",
+        report("8 MiB echoed", "ms", 1e3, big);
+        printf("%-22s  full %9.1f us [%.1f..%.1f]  resumed %9.1f us [%.1f..%.1f]\n", "our TLS handshake",
                bench_median(handshake[0], RUNS) * 1e6, bench_min(handshake[0], RUNS) * 1e6,
                bench_max(handshake[0], RUNS) * 1e6, bench_median(handshake[1], RUNS) * 1e6,
                bench_min(handshake[1], RUNS) * 1e6, bench_max(handshake[1], RUNS) * 1e6);
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < KINDS; k++) {
         transport_close(&t[k]);
         kill(server[k], SIGTERM);
         waitpid(server[k], NULL, 0);

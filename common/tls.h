@@ -118,8 +118,11 @@ extern const transport_ops transport_tls_record_ops;
  * a best-effort close_notify) using *st (which stays the caller's and must
  * outlive it).  recv and send block within the socket's time limits; send
  * writes whole records; a time limit passed inside a record breaks st.
- * Errors set errno (EPROTO for a bad record or an alert, ETIMEDOUT for a
- * record cut by a time limit) and st->why. */
+ * pending is the plaintext ready, or 1 when a whole record waits to be
+ * opened.  Errors set errno (EPROTO for a bad record, an alert or a
+ * KeyUpdate, which is not supported; ETIMEDOUT for a record cut by a time
+ * limit) and st->why.  The handshake may have read the client's first
+ * records already: use the stream (or pull) before waiting on fd. */
 transport tls_record_transport(int fd, tls_stream_state *st);
 /* Non-blocking: reads what fd has, opens the whole records received into
  * st's plaintext while it has room (32 KiB at least: a message to peek at
