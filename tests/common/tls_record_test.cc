@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -313,30 +314,48 @@ TEST(TlsClient, HandshakeWithASilentServerKeepsItsDeadline)
     close(lfd);
 }
 
+// An OpenSSL client on fd trusting ca.pem, without a host name to check.
+SSL *PlainClient(int fd)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_load_verify_locations(ctx, tls_support::Pki("ca.pem").c_str(), nullptr);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    SSL *ssl = SSL_new(ctx);
+    SSL_CTX_free(ctx); // ssl keeps its reference
+    SSL_set_fd(ssl, fd);
+    return ssl;
+}
+
 // The dispatcher's way: one thread steps the handshake on a non-blocking
-// socket between other work (here, the client's own steps).
-TEST_F(AcceptLink, SteppedHandshakeKeepsWhatFollowsTheClientFinished)
+// socket between other work (here, the client's own steps).  After the
+// client's last step, `after` runs before the server steps again.  The
+// results the server's steps gave are counted in seen (by result).
+void StepBoth(tls_acceptor *a, int server_fd, SSL *client, const std::function<void()> &after, int seen[3])
 {
     err_t err;
-    SSL_CTX *client_ctx = SSL_CTX_new(TLS_client_method());
-    ASSERT_EQ(SSL_CTX_load_verify_locations(client_ctx, tls_support::Pki("ca.pem").c_str(), nullptr), 1);
-    SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, nullptr);
-    SSL *client = SSL_new(client_ctx);
-    SSL_set_fd(client, fd_[1]);
     bool client_done = false, server_done = false;
-    for (int i = 0; i < 100 && !(client_done && server_done); i++) {
+    for (int i = 0; i < 1000 && !(client_done && server_done); i++) {
         if (!client_done && SSL_connect(client) == 1) {
-            client_done = true; // its Finished is sent: data follows at once, before the server steps again
-            ASSERT_EQ(SSL_write(client, "early bird", 10), 10);
+            client_done = true;
+            after();
         }
         if (!server_done) {
-            int rc = tls_accept_step(a_, fd_[0], &err);
+            int rc = tls_accept_step(a, server_fd, &err);
             ASSERT_TRUE(rc == TLS_ACCEPT_WANT_READ || rc == TLS_ACCEPT_WANT_WRITE || rc == TLS_ACCEPT_DONE)
                 << rc << " " << err.detail;
+            seen[rc]++;
             server_done = rc == TLS_ACCEPT_DONE;
         }
     }
     ASSERT_TRUE(client_done && server_done);
+}
+
+TEST_F(AcceptLink, SteppedHandshakeKeepsWhatFollowsTheClientFinished)
+{
+    SSL *client = PlainClient(fd_[1]);
+    int seen[3] = {0, 0, 0};
+    // the client's Finished is sent: data follows at once, before the server steps again
+    StepBoth(a_, fd_[0], client, [&] { ASSERT_EQ(SSL_write(client, "early bird", 10), 10); }, seen);
     tls_stream_state st;
     tls_acceptor_take_state(a_, &st);
     EXPECT_GT(st.cipher_len, 0u) << "the data record came with the Finished and stays for the record layer";
@@ -350,7 +369,31 @@ TEST_F(AcceptLink, SteppedHandshakeKeepsWhatFollowsTheClientFinished)
     EXPECT_EQ(SSL_read(client, back, sizeof back), 12) << "after the tickets, our first record";
     EXPECT_STREQ(back, "and the worm");
     SSL_free(client);
-    SSL_CTX_free(client_ctx);
+}
+
+TEST_F(AcceptLink, OutputTheSocketCannotTakeWaitsForTheNextStep)
+{
+    err_t err;
+    tls_context *big = tls_server_context_new(tls_support::Pki("big.pem").c_str(),
+                                              tls_support::Pki("big.key").c_str(), nullptr, &err);
+    ASSERT_NE(big, nullptr) << err.detail;
+    tls_acceptor *a = tls_acceptor_new(big, &err);
+    int small = 4096;
+    setsockopt(fd_[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    SSL *client = PlainClient(fd_[1]);
+    int seen[3] = {0, 0, 0};
+    StepBoth(a, fd_[0], client, [] {}, seen);
+    EXPECT_GT(seen[TLS_ACCEPT_WANT_WRITE], 0) << "a 60 KiB certificate does not fit the socket at once";
+    tls_stream_state st;
+    tls_acceptor_take_state(a, &st);
+    transport t = tls_record_transport(fd_[0], &st);
+    ASSERT_EQ(t.ops->send(&t, "whole", 5), 5);
+    char back[8] = {0};
+    EXPECT_EQ(SSL_read(client, back, sizeof back), 5);
+    EXPECT_STREQ(back, "whole");
+    SSL_free(client);
+    tls_acceptor_free(a);
+    tls_context_free(big);
 }
 
 TEST_F(AcceptLink, ClientLeavingMidHandshakeIsAnError)

@@ -2,6 +2,7 @@
 // so expired ones too), server child processes, whole reads and writes.
 #include "tls_support.h"
 
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,11 +77,27 @@ void Write(const std::string &dir, const char *stem, Issued i)
     EVP_PKEY_free(i.key);
 }
 
+char pki_dir[64];
+pid_t pki_owner;
+
+// At exit of the process that made them (children leave with _exit).
+void RemovePki()
+{
+    if (getpid() != pki_owner) return;
+    DIR *d = opendir(pki_dir);
+    for (struct dirent *e; d && (e = readdir(d)) != nullptr;)
+        if (e->d_name[0] != '.') unlink((std::string(pki_dir) + "/" + e->d_name).c_str());
+    if (d) closedir(d);
+    rmdir(pki_dir);
+}
+
 std::string MakePki()
 {
-    char tmpl[] = "/tmp/numrpc-tls-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) abort();
-    std::string dir = tmpl;
+    snprintf(pki_dir, sizeof pki_dir, "/tmp/numrpc-tls-XXXXXX");
+    if (mkdtemp(pki_dir) == nullptr) abort();
+    pki_owner = getpid();
+    atexit(RemovePki);
+    std::string dir = pki_dir;
     const long day = 86400;
     Issued none{nullptr, nullptr};
     Issued ca = Issue("numrpc test CA", nullptr, none, -day, 30 * day, true);
@@ -89,6 +106,9 @@ std::string MakePki()
     Write(dir, "expired", Issue("localhost", "IP:127.0.0.1,DNS:localhost", ca, -30 * day, -day, false));
     Write(dir, "otherhost", Issue("other.example", "DNS:other.example", ca, -day, 30 * day, false));
     Write(dir, "client", Issue("numrpc-client", nullptr, ca, -day, 30 * day, false));
+    std::string many = "IP:127.0.0.1";
+    for (int i = 0; i < 2000; i++) many += ",DNS:host-" + std::to_string(i) + ".numrpc.example";
+    Write(dir, "big", Issue("localhost", many.c_str(), ca, -day, 30 * day, false));
     Write(dir, "ca", ca);
     Write(dir, "other-ca", other);
     return dir;

@@ -16,7 +16,8 @@ extern "C" {
 namespace tls_support {
 
 // The path of a file made for this run: ca.pem, other-ca.pem (a second CA), server.pem/.key (127.0.0.1, localhost), expired.*,
-// otherhost.* (other.example), client.* (CN numrpc-client), each signed by ca.
+// otherhost.* (other.example), client.* (CN numrpc-client), big.* (2000
+// names more: a 60 KiB certificate), each signed by ca.
 std::string Pki(const char *file);
 // The SHA-256 fingerprint (hex) of a PEM certificate file.
 std::string Fingerprint(const std::string &pem);
