@@ -75,6 +75,20 @@ void Finish(transport *t)
     transport_close(t);
 }
 
+// A server body that accepts one TLS connection with ctx and hands its
+// socket and state (in shared memory) to body.
+std::function<int(int)> OneConnection(tls_context *ctx, std::function<int(int fd, tls_stream_state *st)> body)
+{
+    return [ctx, body](int lfd) {
+        tls_stream_state *st = SharedState();
+        err_t err;
+        int not_tls;
+        int fd = AcceptTls(lfd, ctx, st, &not_tls, &err);
+        CHILD_CHECK(fd >= 0 && !not_tls, "handshake: %s", err.detail);
+        return body(fd, st);
+    };
+}
+
 // ---- Round trips, one per suite ----
 
 struct Suite {
@@ -88,12 +102,7 @@ TEST_P(TlsRoundTrip, BytesBothWaysAcrossRecordBoundaries)
 {
     Suite suite = GetParam();
     tls_context *server_ctx = ServerContext();
-    ServerProc server([&](int lfd) {
-        tls_stream_state *st = SharedState();
-        err_t err;
-        int not_tls;
-        int fd = AcceptTls(lfd, server_ctx, st, &not_tls, &err);
-        CHILD_CHECK(fd >= 0 && !not_tls, "handshake: %s", err.detail);
+    ServerProc server(OneConnection(server_ctx, [&](int fd, tls_stream_state *st) {
         CHILD_CHECK(st->suite == suite.id, "suite %#x", st->suite);
         CHILD_CHECK(st->out.seq == 2, "OpenSSL's two tickets go first: %llu", (unsigned long long)st->out.seq);
         CHILD_CHECK(strcmp(st->peer.fingerprint, "none") == 0, "peer %s", st->peer.fingerprint);
@@ -102,7 +111,7 @@ TEST_P(TlsRoundTrip, BytesBothWaysAcrossRecordBoundaries)
         int rc = EchoLoop(&t);
         transport_close(&t);
         return rc;
-    });
+    }));
     tls_context *ctx = ClientContext();
     ASSERT_EQ(SSL_CTX_set_ciphersuites(ctx->ssl, suite.name), 1);
     transport t;
@@ -175,12 +184,8 @@ int EchoOne(int fd, tls_stream_state *st)
 TEST(Tls, StateLentToAnotherProcessKeepsTheStream)
 {
     tls_context *server_ctx = ServerContext();
-    ServerProc server([&](int lfd) {
-        tls_stream_state *st = SharedState(); // the worker's changes come back in it
-        err_t err;
-        int not_tls;
-        int fd = AcceptTls(lfd, server_ctx, st, &not_tls, &err);
-        CHILD_CHECK(fd >= 0, "handshake: %s", err.detail);
+    // st is in shared memory: the worker's changes come back in it
+    ServerProc server(OneConnection(server_ctx, [&](int fd, tls_stream_state *st) {
         CHILD_CHECK(EchoNonBlocking(fd, st) == 0, "first message");
         pid_t worker = fork();
         if (worker == 0) _exit(EchoOne(fd, st));
@@ -192,7 +197,7 @@ TEST(Tls, StateLentToAnotherProcessKeepsTheStream)
         transport t = tls_record_transport(fd, st);
         transport_close(&t); // close_notify
         return 0;
-    });
+    }));
     tls_context *ctx = ClientContext();
     transport t;
     err_t err;
@@ -404,19 +409,14 @@ TEST(Tls, ExpectedFingerprintIsEnforced)
 TEST(Tls, KeyUpdateFromTheClientIsAClearError)
 {
     tls_context *good = ServerContext();
-    ServerProc server([&](int lfd) {
-        tls_stream_state *st = SharedState();
-        err_t err;
-        int not_tls;
-        int fd = AcceptTls(lfd, good, st, &not_tls, &err);
-        CHILD_CHECK(fd >= 0, "handshake: %s", err.detail);
+    ServerProc server(OneConnection(good, [&](int fd, tls_stream_state *st) {
         transport t = tls_record_transport(fd, st);
         char byte;
         CHILD_CHECK(t.ops->recv(&t, &byte, 1) == -1 && errno == EPROTO, "recv");
         CHILD_CHECK(strstr(st->why, "KeyUpdate") != nullptr, "why: %s", st->why);
         transport_close(&t);
         return 0;
-    });
+    }));
     tls_context *ctx = ClientContext();
     err_t err;
     int fd = sock_connect("127.0.0.1", server.port(), 5000, &err);
@@ -438,12 +438,8 @@ TEST(Tls, KeyUpdateFromTheClientIsAClearError)
 TEST(Tls, NumrpcMessagesTravelOverBothKinds)
 {
     tls_context *good = ServerContext();
-    ServerProc server([&](int lfd) {
-        tls_stream_state *st = SharedState();
+    ServerProc server(OneConnection(good, [&](int fd, tls_stream_state *st) {
         err_t err;
-        int not_tls;
-        int fd = AcceptTls(lfd, good, st, &not_tls, &err);
-        CHILD_CHECK(fd >= 0, "handshake: %s", err.detail);
         msg_conn m;
         CHILD_CHECK(msg_conn_init(&m, 4096, &err) == 0, "init: %s", err.detail);
         msg_conn_attach(&m, tls_record_transport(fd, st), "server side");
@@ -458,7 +454,7 @@ TEST(Tls, NumrpcMessagesTravelOverBothKinds)
         }
         msg_conn_free(&m);
         return 0;
-    });
+    }));
     tls_context *ctx = ClientContext();
     transport t;
     err_t err;
