@@ -287,12 +287,13 @@ int ServeInTurn(int lfd, const std::vector<Expect> &turns)
 }
 
 // Connects with ctx to host (expected fingerprint fp): the error, or "" and
-// one good echo.
-std::string Attempt(tls_context *ctx, const char *host, int port, const char *fp = nullptr)
+// one good echo; *resumed tells whether the session was resumed.
+std::string Attempt(tls_context *ctx, const char *host, int port, const char *fp = nullptr, int *resumed = nullptr)
 {
     transport t;
     err_t err;
     if (tls_client_connect(&t, ctx, host, port, 5000, fp, &err) != 0) return err.detail;
+    tls_client_peer(&t, nullptr, nullptr, resumed);
     std::string failure = Echoes(&t, 5000, 9) ? "" : tls_stream_failure(&t);
     Finish(&t);
     return failure;
@@ -328,7 +329,8 @@ TEST(Tls, ClientCertificateRequiredAndChecked)
     tls_context *mutual = ServerContext("server", "ca.pem");
     ServerProc server([&](int lfd) {
         return ServeInTurn(lfd, {{mutual, Expect::FAILS, "peer did not return a certificate"},
-                                 {mutual, Expect::OK, "numrpc-client"}});
+                                 {mutual, Expect::OK, "numrpc-client"},
+                                 {mutual, Expect::OK, "numrpc-client"}}); // resumed: still known
     });
     tls_context *anonymous = ClientContext(), *holder = ClientContext("ca.pem", true);
     // TLS 1.3: the client finishes first; the refusal arrives on its first read
@@ -336,6 +338,9 @@ TEST(Tls, ClientCertificateRequiredAndChecked)
               "TLS session with 127.0.0.1:" + std::to_string(server.port()) +
                   " failed: tlsv13 alert certificate required");
     EXPECT_EQ(Attempt(holder, "127.0.0.1", server.port()), "");
+    int resumed = 0;
+    EXPECT_EQ(Attempt(holder, "127.0.0.1", server.port(), nullptr, &resumed), "");
+    EXPECT_EQ(resumed, 1) << "a resumed session keeps the client's identity (the server checks its CN)";
     EXPECT_EQ(server.Wait(), 0);
     for (tls_context *c : {mutual, anonymous, holder}) tls_context_free(c);
 }
