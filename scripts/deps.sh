@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ make autoconf automake libtool pkg-config flex bison
-  libtirpc-dev libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
+  libtirpc-dev libssl-dev openssl libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
   omniidl libomniorb4-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc gnuplot-nox iproute2
   sdpa libsdpa-dev
   clang-14 libclang-rt-14-dev

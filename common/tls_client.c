@@ -1,0 +1,397 @@
+/* tls_client.c -- the client's TLS stream: its context and session cache,
+ * one OpenSSL session on the socket (verified, resumed), the "tls" table entry. */
+#include "tls_ossl.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include "sock.h"
+
+/* A tls stream's session: malloc'd by tls_client_connect, freed by close. */
+typedef struct tls_client {
+    SSL *ssl;
+    tls_context *ctx;
+    char host[256];
+    int port;
+    int fd; /* the stream's socket (for the BIO) */
+    char key[300]; /* "host:port": the session cache's key */
+    char expect[TLS_FINGERPRINT_HEX + 1]; /* "" when any verified certificate will do */
+    double deadline; /* of the handshake, monotonic seconds */
+    int first_byte;  /* the peer's first byte, -1 until one came */
+    int failed;      /* a fatal error: no close_notify, no more reads */
+    char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
+    tls_peer peer;
+    unsigned char binding[TLS_BINDING_SIZE];
+} tls_client;
+
+/* ---- The session cache ---- */
+
+/* Keeps a session the server gave for resumption (OpenSSL's callback for
+ * new sessions: returning 1 takes its reference). */
+static int keep_session(SSL *ssl, SSL_SESSION *session)
+{
+    tls_client *c = SSL_get_app_data(ssl);
+    if (c == NULL || !SSL_SESSION_is_resumable(session)) return 0;
+    tls_context *ctx = c->ctx;
+    pthread_mutex_lock(&ctx->lock);
+    tls_cached_session *slot = &ctx->sessions[0];
+    for (int i = 0; i < TLS_SESSION_CACHE; i++) {
+        tls_cached_session *e = &ctx->sessions[i];
+        if (strcmp(e->key, c->key) == 0) {
+            slot = e;
+            break;
+        }
+        if (e->used < slot->used) slot = e; /* free slots have used 0 */
+    }
+    SSL_SESSION_free(slot->session);
+    slot->session = session;
+    snprintf(slot->key, sizeof slot->key, "%s", c->key);
+    slot->used = ++ctx->clock;
+    pthread_mutex_unlock(&ctx->lock);
+    return 1;
+}
+
+/* A reference to the session cached for key, or NULL. */
+static SSL_SESSION *cached_session(tls_context *ctx, const char *key)
+{
+    SSL_SESSION *s = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    for (int i = 0; i < TLS_SESSION_CACHE && s == NULL; i++)
+        if (ctx->sessions[i].session != NULL && strcmp(ctx->sessions[i].key, key) == 0) {
+            s = ctx->sessions[i].session;
+            SSL_SESSION_up_ref(s);
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}
+
+tls_context *tls_client_context_new(const char *ca, const char *cert, const char *key, err_t *err)
+{
+    tls_context *ctx = tls_context_alloc(0, err);
+    if (ctx == NULL) return NULL;
+    if (ca == NULL) {
+        err_set(err, NUMRPC_EINVAL, "a TLS client needs a CA file to verify servers against");
+        goto fail;
+    }
+    if (tls_load_ca(ctx->ssl, ca, err) != 0 || tls_load_identity(ctx->ssl, cert, key, err) != 0) goto fail;
+    SSL_CTX_set_verify(ctx->ssl, SSL_VERIFY_PEER, NULL);
+    /* a peer that closes without close_notify is EOF: numrpc's framing finds cut messages */
+    SSL_CTX_set_options(ctx->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_mode(ctx->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_session_cache_mode(ctx->ssl, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx->ssl, keep_session);
+    return ctx;
+fail:
+    tls_context_free(ctx);
+    return NULL;
+}
+
+/* ---- The handshake ---- */
+
+/* ---- The socket under OpenSSL: sends never raise SIGPIPE, and the
+ * peer's first byte is noted (a plain server's answer tells itself by it) ---- */
+
+static int socket_write(BIO *b, const char *buf, int n)
+{
+    tls_client *c = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+    return (int)k;
+}
+
+static int socket_read(BIO *b, char *buf, int n)
+{
+    tls_client *c = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    ssize_t k = recv(c->fd, buf, (size_t)n, 0);
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
+    if (k > 0 && c->first_byte < 0) c->first_byte = (unsigned char)buf[0];
+    return (int)k;
+}
+
+static long socket_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static BIO_METHOD *socket_method;
+static pthread_once_t socket_method_once = PTHREAD_ONCE_INIT;
+
+static void make_socket_method(void)
+{
+    socket_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "numrpc socket");
+    if (socket_method == NULL) return;
+    BIO_meth_set_write(socket_method, socket_write);
+    BIO_meth_set_read(socket_method, socket_read);
+    BIO_meth_set_ctrl(socket_method, socket_ctrl);
+}
+
+/* A BIO over c's socket (c outlives it), or NULL. */
+static BIO *socket_bio(tls_client *c)
+{
+    pthread_once(&socket_method_once, make_socket_method);
+    BIO *b = socket_method ? BIO_new(socket_method) : NULL;
+    if (b == NULL) return NULL;
+    BIO_set_data(b, c);
+    BIO_set_init(b, 1);
+    return b;
+}
+
+/* Why the handshake failed, as the user can act on it. */
+static int handshake_failed(tls_client *c, int ssl_err, err_t *err)
+{
+    char why[200];
+    long verify = SSL_get_verify_result(c->ssl);
+    c->failed = 1;
+    if (c->first_byte >= 0 && (c->first_byte < 20 || c->first_byte > 23)) {
+        ERR_clear_error();
+        return err_set(err, NUMRPC_EPROTO, "peer at %s:%d did not answer TLS (is it a plain numrpc server?)",
+                       c->host, c->port);
+    }
+    if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+        ERR_clear_error();
+        return err_set(err, NUMRPC_EAUTH, "TLS handshake with %s:%d failed: server certificate is not for host %s",
+                       c->host, c->port, c->host);
+    }
+    if (verify != X509_V_OK) {
+        ERR_clear_error();
+        return err_set(err, NUMRPC_EAUTH, "TLS handshake with %s:%d failed: certificate verify failed: %s", c->host,
+                       c->port, X509_verify_cert_error_string(verify));
+    }
+    if (ssl_err == SSL_ERROR_SYSCALL && c->first_byte < 0)
+        return err_set(err, NUMRPC_ECONNECT, "peer at %s:%d closed the connection during the TLS handshake",
+                       c->host, c->port);
+    return err_set(err, NUMRPC_ECONNECT, "TLS handshake with %s:%d failed: %s", c->host, c->port,
+                   tls_ossl_reason(why, sizeof why, "connection lost"));
+}
+
+/* Lower-case hex without ':' of text into out (size TLS_FINGERPRINT_HEX + 1). */
+static void normalize_fingerprint(const char *text, char *out)
+{
+    size_t n = 0;
+    for (; *text && n < TLS_FINGERPRINT_HEX; text++)
+        if (*text != ':') out[n++] = (char)tolower((unsigned char)*text);
+    out[n] = '\0';
+}
+
+/* After the handshake: the peer, the binding, the expected fingerprint. */
+static int check_peer(tls_client *c, err_t *err)
+{
+    tls_peer_of(c->ssl, &c->peer);
+    if (tls_binding_of(c->ssl, c->binding) != 0)
+        return err_set(err, NUMRPC_EINTERNAL, "TLS channel binding unavailable");
+    if (c->expect[0] != '\0' && strcmp(c->expect, c->peer.fingerprint) != 0)
+        return err_set(err, NUMRPC_EAUTH, "server at %s:%d presented certificate %s, expected %s", c->host, c->port,
+                       c->peer.fingerprint, c->expect);
+    return 0;
+}
+
+/* The table's start: the handshake, on a socket made non-blocking for it,
+ * finished by the deadline tls_client_connect set. */
+static int client_start(transport *t, int server_side, err_t *err)
+{
+    tls_client *c = t->session;
+    if (server_side || c == NULL) return err_set(err, NUMRPC_EINVAL, "tls streams are clients (servers use tls-record)");
+    int flags = fcntl(t->fd, F_GETFL);
+    if (flags < 0 || fcntl(t->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return err_set(err, NUMRPC_EIO, "fcntl: %s", strerror(errno));
+    int rc = 0;
+    for (;;) {
+        ERR_clear_error();
+        int r = SSL_connect(c->ssl);
+        if (r == 1) break;
+        int e = SSL_get_error(c->ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            rc = handshake_failed(c, e, err);
+            break;
+        }
+        double left = c->deadline - sock_now();
+        struct pollfd p = {t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0};
+        int n = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            c->failed = 1;
+            rc = err_set(err, NUMRPC_ETIMEDOUT, "TLS handshake with %s:%d not finished in time", c->host, c->port);
+            break;
+        }
+    }
+    if (fcntl(t->fd, F_SETFL, flags) < 0 && rc == 0) rc = err_set(err, NUMRPC_EIO, "fcntl: %s", strerror(errno));
+    return rc != 0 ? rc : check_peer(c, err);
+}
+
+int tls_client_connect(transport *t, tls_context *ctx, const char *host, int port, int timeout_ms,
+                       const char *expect_fingerprint, err_t *err)
+{
+    unsigned char ip[16];
+    *t = transport_none();
+    if (ctx == NULL || ctx->server) return err_set(err, NUMRPC_EINVAL, "a TLS client needs a client context");
+    tls_client *c = calloc(1, sizeof *c);
+    if (c == NULL) return err_set(err, NUMRPC_ENOMEM, "TLS client");
+    c->ctx = ctx;
+    c->port = port;
+    c->first_byte = -1;
+    c->deadline = sock_now() + timeout_ms / 1000.0;
+    snprintf(c->host, sizeof c->host, "%s", host);
+    snprintf(c->key, sizeof c->key, "%s:%d", host, port);
+    if (expect_fingerprint != NULL) normalize_fingerprint(expect_fingerprint, c->expect);
+    c->ssl = SSL_new(ctx->ssl);
+    if (c->ssl == NULL) {
+        free(c);
+        return err_set(err, NUMRPC_ENOMEM, "TLS client session");
+    }
+    SSL_set_app_data(c->ssl, c);
+    int is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+    if (is_ip) X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host);
+    else {
+        SSL_set1_host(c->ssl, host);
+        SSL_set_tlsext_host_name(c->ssl, host);
+    }
+    SSL_SESSION *resume = cached_session(ctx, c->key);
+    if (resume != NULL) {
+        SSL_set_session(c->ssl, resume);
+        SSL_SESSION_free(resume);
+    }
+    t->ops = &transport_tls_ops;
+    t->session = c; /* close frees c from here on */
+    int fd = sock_connect(host, port, timeout_ms, err);
+    if (fd < 0) {
+        transport_close(t);
+        return err->code;
+    }
+    t->fd = c->fd = fd;
+    BIO *bio = socket_bio(c);
+    if (bio == NULL) {
+        transport_close(t);
+        return err_set(err, NUMRPC_ENOMEM, "TLS client socket");
+    }
+    SSL_set_bio(c->ssl, bio, bio); /* the session owns bio */
+    int rc = client_start(t, 0, err);
+    if (rc != 0) transport_close(t);
+    return rc;
+}
+
+int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TLS_BINDING_SIZE], int *resumed)
+{
+    if (t->ops != &transport_tls_ops || t->session == NULL) return -1;
+    const tls_client *c = t->session;
+    if (peer) *peer = c->peer;
+    if (binding) memcpy(binding, c->binding, TLS_BINDING_SIZE);
+    if (resumed) *resumed = SSL_session_reused(c->ssl);
+    return 0;
+}
+
+/* ---- The stream ---- */
+
+/* errno for an SSL_read or SSL_write that returned r <= 0; a fatal error
+ * also leaves its reason in c->why. */
+static ssize_t io_failed(tls_client *c, int r)
+{
+    int e = SSL_get_error(c->ssl, r);
+    int saved = errno;
+    char reason[200];
+    if (e == SSL_ERROR_ZERO_RETURN) return 0;
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        errno = EAGAIN; /* a time limit */
+    } else {
+        c->failed = 1;
+        errno = e == SSL_ERROR_SYSCALL && saved != 0 ? saved : EPROTO;
+        snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
+                 e == SSL_ERROR_SYSCALL && saved != 0 ? strerror(saved)
+                                                      : tls_ossl_reason(reason, sizeof reason, "protocol error"));
+    }
+    ERR_clear_error();
+    return -1;
+}
+
+const char *tls_stream_failure(const transport *t)
+{
+    if (t->ops == &transport_tls_ops && t->session != NULL) return ((const tls_client *)t->session)->why;
+    if (t->ops == &transport_tls_record_ops && t->session != NULL)
+        return ((const tls_stream_state *)t->session)->why;
+    return "";
+}
+
+static ssize_t client_recv(transport *t, void *buf, size_t n)
+{
+    tls_client *c = t->session;
+    if (c->failed) {
+        errno = EPROTO;
+        return -1;
+    }
+    ERR_clear_error();
+    errno = 0;
+    int r = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    return r > 0 ? r : io_failed(c, r);
+}
+
+/* The server may have refused the session (TLS 1.3 servers judge a client
+ * certificate after the client has finished) and left: its alert, if it
+ * came, is the reason, read without waiting. */
+static void learn_refusal(tls_client *c)
+{
+    char byte, reason[200];
+    int flags = fcntl(c->fd, F_GETFL);
+    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) return;
+    ERR_clear_error();
+    int r = SSL_read(c->ssl, &byte, 1);
+    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL)
+        snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
+                 tls_ossl_reason(reason, sizeof reason, "protocol error"));
+    ERR_clear_error();
+    fcntl(c->fd, F_SETFL, flags);
+}
+
+static ssize_t client_send(transport *t, const void *buf, size_t n)
+{
+    tls_client *c = t->session;
+    if (c->failed) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (n == 0) return 0;
+    ERR_clear_error();
+    errno = 0;
+    int r = SSL_write(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    if (r > 0) return r;
+    ssize_t k = io_failed(c, r);
+    if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
+    if (errno == EPIPE || errno == ECONNRESET) learn_refusal(c);
+    return -1;
+}
+
+static size_t client_pending(const transport *t)
+{
+    const tls_client *c = t->session;
+    return c && c->ssl ? (size_t)SSL_pending(c->ssl) : 0;
+}
+
+static void client_close(transport *t)
+{
+    tls_client *c = t->session;
+    if (c != NULL) {
+        if (!c->failed && t->fd >= 0 && SSL_is_init_finished(c->ssl)) SSL_shutdown(c->ssl); /* close_notify */
+        SSL_free(c->ssl);
+        free(c);
+    }
+    if (t->fd >= 0) close(t->fd);
+    t->fd = -1;
+    t->session = NULL;
+}
+
+const transport_ops transport_tls_ops = {"tls", client_recv, client_send, client_start, client_pending,
+                                         client_close};

@@ -1,0 +1,51 @@
+/* tls_ossl.h -- what the TLS files share about OpenSSL (internal to them):
+ * the context's insides, the traffic secrets a handshake yields, errors. */
+#ifndef NUMRPC_COMMON_TLS_OSSL_H
+#define NUMRPC_COMMON_TLS_OSSL_H
+
+#include <pthread.h>
+
+#include <openssl/ssl.h>
+
+#include "tls.h"
+
+#define TLS_SESSION_CACHE 64 /* resumable sessions a client context keeps */
+
+/* A session for one host:port, kept for resumption (client contexts). */
+typedef struct tls_cached_session {
+    char key[300];        /* "host:port"; "" when the slot is free */
+    SSL_SESSION *session; /* one reference held by the cache */
+    uint64_t used;        /* the cache's clock at the last store: the oldest goes first */
+} tls_cached_session;
+
+struct tls_context {
+    SSL_CTX *ssl; /* owned: freed by tls_context_free */
+    int server;
+    pthread_mutex_t lock; /* guards sessions and clock */
+    tls_cached_session sessions[TLS_SESSION_CACHE];
+    uint64_t clock;
+};
+
+/* A context for one end (server or client) limited to TLS 1.3 and the
+ * record layer's suites, without certificates yet; NULL with err set. */
+tls_context *tls_context_alloc(int server, err_t *err);
+/* Loads our certificate chain and key into c (both or neither given). */
+int tls_load_identity(SSL_CTX *c, const char *cert, const char *key, err_t *err);
+/* Makes c trust the certificates of the CA file ca. */
+int tls_load_ca(SSL_CTX *c, const char *ca, err_t *err);
+/* OpenSSL's reason for the newest error on this thread's queue (the queue
+ * is emptied), or fallback when it is empty.  Returns buf. */
+const char *tls_ossl_reason(char *buf, size_t size, const char *fallback);
+/* The peer's identity after a handshake. */
+void tls_peer_of(SSL *ssl, tls_peer *peer);
+/* The channel binding of a finished handshake: 0, or -1. */
+int tls_binding_of(SSL *ssl, unsigned char binding[TLS_BINDING_SIZE]);
+
+/* Sets d's key and iv from a traffic secret (HKDF-Expand-Label "key" and
+ * "iv" with suite's hash) and its sequence number to 0: 0, or -1 for a
+ * suite the record layer does not implement (tls_record.c). */
+int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secret, size_t secret_len);
+/* The suite's name ("TLS_AES_128_GCM_SHA256"), or NULL when unknown. */
+const char *tls_suite_name(uint16_t suite);
+
+#endif

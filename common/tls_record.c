@@ -1,0 +1,382 @@
+/* tls_record.c -- our own TLS 1.3 record layer (RFC 8446 §5) over a plain
+ * tls_stream_state: keys, sealing and opening records, the "tls-record" stream. */
+#include "tls_ossl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#define TYPE_ALERT 21
+#define TYPE_HANDSHAKE 22
+#define TYPE_APPLICATION 23
+#define TAG_SIZE 16
+#define HANDSHAKE_KEY_UPDATE 24
+
+/* What a suite needs: its AEAD, key size and hash. */
+typedef struct suite_info {
+    uint16_t id;
+    const char *name, *cipher, *hash;
+    size_t key_len;
+} suite_info;
+
+static const suite_info suites[] = {
+    {0x1301, "TLS_AES_128_GCM_SHA256", "AES-128-GCM", "SHA256", 16},
+    {0x1302, "TLS_AES_256_GCM_SHA384", "AES-256-GCM", "SHA384", 32},
+    {0x1303, "TLS_CHACHA20_POLY1305_SHA256", "ChaCha20-Poly1305", "SHA256", 32},
+};
+#define NSUITES (sizeof suites / sizeof suites[0])
+
+static EVP_CIPHER *ciphers[NSUITES]; /* fetched once, kept for the process */
+static pthread_once_t ciphers_once = PTHREAD_ONCE_INIT;
+
+static void fetch_ciphers(void)
+{
+    for (size_t i = 0; i < NSUITES; i++) ciphers[i] = EVP_CIPHER_fetch(NULL, suites[i].cipher, NULL);
+}
+
+/* The index of suite in suites, or -1. */
+static int suite_index(uint16_t suite)
+{
+    for (size_t i = 0; i < NSUITES; i++)
+        if (suites[i].id == suite) return (int)i;
+    return -1;
+}
+
+const char *tls_suite_name(uint16_t suite)
+{
+    int i = suite_index(suite);
+    return i < 0 ? NULL : suites[i].name;
+}
+
+/* HKDF-Expand-Label(secret, label, "", len) for len up to the hash's size:
+ * one HMAC block of the HkdfLabel structure (RFC 8446 §7.1). */
+static int expand_label(const EVP_MD *md, const unsigned char *secret, size_t secret_len,
+                        const char *label, unsigned char *out, size_t len)
+{
+    unsigned char info[64], block[EVP_MAX_MD_SIZE];
+    size_t label_len = strlen(label), n = 0;
+    unsigned block_len = 0;
+    info[n++] = (unsigned char)(len >> 8);
+    info[n++] = (unsigned char)len;
+    info[n++] = (unsigned char)(6 + label_len);
+    memcpy(info + n, "tls13 ", 6);
+    memcpy(info + n + 6, label, label_len);
+    n += 6 + label_len;
+    info[n++] = 0; /* empty context */
+    info[n++] = 1; /* the counter of the first block */
+    if (HMAC(md, secret, (int)secret_len, info, n, block, &block_len) == NULL || block_len < len) return -1;
+    memcpy(out, block, len);
+    return 0;
+}
+
+int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secret, size_t secret_len)
+{
+    int i = suite_index(suite);
+    if (i < 0) return -1;
+    const EVP_MD *md = EVP_get_digestbyname(suites[i].hash);
+    memset(d, 0, sizeof *d);
+    if (md == NULL || expand_label(md, secret, secret_len, "key", d->key, suites[i].key_len) != 0 ||
+        expand_label(md, secret, secret_len, "iv", d->iv, sizeof d->iv) != 0)
+        return -1;
+    return 0;
+}
+
+/* Seals or opens in[0, len) into out (the same place, or one that does not
+ * overlap it) with d's key and the nonce of its next record; header is the
+ * additional data, tag is written (sealing) or checked (opening).  0, or
+ * -1 (a bad tag when opening). */
+static int aead(const tls_stream_state *st, const tls_direction *d, int seal,
+                const unsigned char header[TLS_RECORD_HEADER], const unsigned char *in, unsigned char *out,
+                size_t len, unsigned char tag[TAG_SIZE])
+{
+    pthread_once(&ciphers_once, fetch_ciphers);
+    int i = suite_index(st->suite);
+    if (i < 0 || ciphers[i] == NULL) return -1;
+    unsigned char nonce[12];
+    memcpy(nonce, d->iv, sizeof nonce);
+    for (int b = 0; b < 8; b++) nonce[11 - b] ^= (unsigned char)(d->seq >> (8 * b));
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0, ok = c != NULL && EVP_CipherInit_ex2(c, ciphers[i], d->key, nonce, seal, NULL) == 1 &&
+                    EVP_CipherUpdate(c, NULL, &n, header, TLS_RECORD_HEADER) == 1 &&
+                    EVP_CipherUpdate(c, out, &n, in, (int)len) == 1;
+    if (ok && !seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, tag) == 1;
+    ok = ok && EVP_CipherFinal_ex(c, out + n, &n) == 1;
+    if (ok && seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_SIZE, tag) == 1;
+    EVP_CIPHER_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
+ * (TLS_RECORD_MAX bytes); returns the record's size, or 0 on failure. */
+static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len,
+                          unsigned char *rec)
+{
+    size_t body_len = len + 1 + TAG_SIZE;
+    unsigned char *body = rec + TLS_RECORD_HEADER;
+    rec[0] = TYPE_APPLICATION;
+    rec[1] = 3;
+    rec[2] = 3;
+    rec[3] = (unsigned char)(body_len >> 8);
+    rec[4] = (unsigned char)body_len;
+    memcpy(body, buf, len);
+    body[len] = (unsigned char)type;
+    if (aead(st, &st->out, 1, rec, body, body, len + 1, body + len + 1) != 0) return 0;
+    st->out.seq++;
+    return TLS_RECORD_HEADER + body_len;
+}
+
+/* Marks st broken with why; errno becomes code.  Returns -1. */
+static int broke(tls_stream_state *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int broke(tls_stream_state *st, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->why, sizeof st->why, fmt, ap);
+    va_end(ap);
+    st->broken = 1;
+    errno = code;
+    return -1;
+}
+
+/* The size of the whole record at the start of st->cipher, 0 when it has
+ * not all arrived, or -1 (st broken) when its header is impossible. */
+static long whole_record(tls_stream_state *st)
+{
+    if (st->cipher_len < TLS_RECORD_HEADER) return 0;
+    const unsigned char *h = st->cipher;
+    size_t len = (size_t)h[3] << 8 | h[4];
+    if (h[0] != TYPE_APPLICATION)
+        return broke(st, EPROTO, "unexpected TLS record type %d after the handshake", h[0]);
+    if (h[1] != 3 || len <= TAG_SIZE || len > TLS_CIPHERTEXT_MAX)
+        return broke(st, EPROTO, "TLS record length %zu out of range", len);
+    return st->cipher_len >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
+}
+
+/* Room for need more bytes at the end of st->plain (compacting). */
+static int plain_room(tls_stream_state *st, size_t need)
+{
+    if (st->plain_len == 0) st->plain_off = 0;
+    if (sizeof st->plain - st->plain_off - st->plain_len >= need) return 1;
+    memmove(st->plain, st->plain + st->plain_off, st->plain_len);
+    st->plain_off = 0;
+    return sizeof st->plain - st->plain_len >= need;
+}
+
+/* What a record other than application data means: EOF for close_notify,
+ * else an error.  Returns 0 or -1 (st broken). */
+static int control_record(tls_stream_state *st, int type, const unsigned char *p, size_t len)
+{
+    if (type == TYPE_ALERT && len == 2 && p[1] == 0) {
+        st->eof = 1;
+        return 0;
+    }
+    if (type == TYPE_ALERT && len == 2)
+        return broke(st, EPROTO, "the peer sent TLS alert %d (%s)", p[1], SSL_alert_desc_string_long(p[1]));
+    if (type == TYPE_HANDSHAKE && len > 0 && p[0] == HANDSHAKE_KEY_UPDATE)
+        return broke(st, EPROTO, "the peer sent a TLS KeyUpdate, which numrpc's record layer does not take");
+    if (type == TYPE_HANDSHAKE)
+        return broke(st, EPROTO, "the peer sent a TLS handshake message (type %d) after the handshake",
+                     len > 0 ? p[0] : -1);
+    return broke(st, EPROTO, "bad TLS inner content type %d (length %zu)", type, len);
+}
+
+/* Opens the whole record at the start of st->cipher (size rec_len) into
+ * st->plain (which has room for its body).  0, or -1 (st broken). */
+static int open_record(tls_stream_state *st, size_t rec_len)
+{
+    unsigned char *body = st->cipher + TLS_RECORD_HEADER;
+    size_t len = rec_len - TLS_RECORD_HEADER - TAG_SIZE;
+    unsigned char *to = st->plain + st->plain_off + st->plain_len;
+    if (aead(st, &st->in, 0, st->cipher, body, to, len, body + len) != 0)
+        return broke(st, EPROTO, "TLS record %llu failed authentication (bad tag)",
+                     (unsigned long long)st->in.seq);
+    st->in.seq++;
+    memmove(st->cipher, st->cipher + rec_len, st->cipher_len - rec_len);
+    st->cipher_len -= rec_len;
+    while (len > 0 && to[len - 1] == 0) len--; /* padding */
+    if (len == 0) return broke(st, EPROTO, "TLS record without a content type");
+    int type = to[--len];
+    if (len > TLS_PLAINTEXT_MAX) return broke(st, EPROTO, "TLS record of %zu bytes is too long", len);
+    if (type != TYPE_APPLICATION) return control_record(st, type, to, len);
+    st->plain_len += len;
+    return 0;
+}
+
+/* Opens every whole record received while plaintext has room for it.
+ * 0, or -1 (st broken). */
+static int open_received(tls_stream_state *st)
+{
+    for (;;) {
+        long rec = st->eof ? 0 : whole_record(st);
+        if (rec <= 0) return (int)rec;
+        if (!plain_room(st, (size_t)rec - TLS_RECORD_HEADER - TAG_SIZE)) return 0;
+        if (open_record(st, (size_t)rec) != 0) return -1;
+    }
+}
+
+/* Reads what fd gives into st->cipher (flags: MSG_DONTWAIT or 0): the count,
+ * 0 at EOF (st->eof, or broken inside a record), -1 with errno. */
+static ssize_t receive(int fd, tls_stream_state *st, int flags)
+{
+    ssize_t k = recv(fd, st->cipher + st->cipher_len, sizeof st->cipher - st->cipher_len, flags);
+    if (k > 0) st->cipher_len += (size_t)k;
+    if (k == 0 && st->cipher_len > 0)
+        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)",
+                     st->cipher_len);
+    if (k == 0) st->eof = 1;
+    return k;
+}
+
+long tls_record_pull(int fd, tls_stream_state *st, err_t *err)
+{
+    while (!st->broken) {
+        if (open_received(st) != 0) break;
+        if (st->eof || st->cipher_len == sizeof st->cipher) return (long)st->plain_len; /* full */
+        ssize_t k = receive(fd, st, MSG_DONTWAIT);
+        if (k == 0 && st->eof) return (long)st->plain_len;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return (long)st->plain_len;
+        if (k < 0 && !st->broken) broke(st, errno, "receive: %s", strerror(errno));
+    }
+    return err_set(err, errno == EPROTO ? NUMRPC_EPROTO : NUMRPC_EIO, "%s", st->why);
+}
+
+size_t tls_record_peek(const tls_stream_state *st, const unsigned char **p)
+{
+    *p = st->plain + st->plain_off;
+    return st->plain_len;
+}
+
+void tls_record_consume(tls_stream_state *st, size_t n)
+{
+    if (n > st->plain_len) n = st->plain_len;
+    st->plain_off += n;
+    st->plain_len -= n;
+}
+
+int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out, err_t *err)
+{
+    unsigned char rec[TLS_RECORD_MAX];
+    transport sink = transport_memory_sink(out);
+    const unsigned char *p = buf;
+    if (st->broken) return err_set(err, NUMRPC_EIO, "TLS stream broken: %s", st->why);
+    while (len > 0) {
+        size_t n = len < TLS_PLAINTEXT_MAX ? len : TLS_PLAINTEXT_MAX;
+        size_t size = seal_record(st, TYPE_APPLICATION, p, n, rec);
+        if (size == 0) return err_set(err, NUMRPC_EINTERNAL, "TLS record sealing failed");
+        if (sink.ops->send(&sink, rec, size) < 0) {
+            broke(st, errno, "sealed records: %s", strerror(errno));
+            return err_set(err, NUMRPC_ELIMIT, "%s", st->why);
+        }
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* ---- The blocking stream ---- */
+
+static ssize_t rec_recv(transport *t, void *buf, size_t n)
+{
+    tls_stream_state *st = t->session;
+    for (;;) {
+        if (st->broken) {
+            errno = EPROTO;
+            return -1;
+        }
+        if (st->plain_len > 0) {
+            size_t k = n < st->plain_len ? n : st->plain_len;
+            memcpy(buf, st->plain + st->plain_off, k);
+            tls_record_consume(st, k);
+            return (ssize_t)k;
+        }
+        if (open_received(st) != 0) return -1;
+        if (st->plain_len > 0) continue;
+        if (st->eof) return 0;
+        ssize_t k = receive(t->fd, st, 0);
+        if (k <= 0) return st->broken ? -1 : k; /* a record cut by a time limit stays buffered */
+    }
+}
+
+/* Sends the record rec (size bytes) whole, or breaks st. */
+static int send_record(int fd, tls_stream_state *st, const unsigned char *rec, size_t size)
+{
+    size_t sent = 0;
+    while (sent < size) {
+        ssize_t k = send(fd, rec + sent, size - sent, MSG_NOSIGNAL);
+        if (k > 0) sent += (size_t)k;
+        else if (errno == EINTR) continue;
+        else if (sent == 0) return -1; /* nothing went: the caller takes the record back */
+        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return broke(st, ETIMEDOUT, "send time limit passed inside a TLS record");
+        else
+            return broke(st, errno, "send: %s", strerror(errno));
+    }
+    return 0;
+}
+
+static ssize_t rec_send(transport *t, const void *buf, size_t n)
+{
+    tls_stream_state *st = t->session;
+    unsigned char rec[TLS_RECORD_MAX];
+    if (st->broken) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (n > TLS_PLAINTEXT_MAX) n = TLS_PLAINTEXT_MAX;
+    size_t size = seal_record(st, TYPE_APPLICATION, buf, n, rec);
+    if (size == 0) return broke(st, EPROTO, "TLS record sealing failed");
+    if (send_record(t->fd, st, rec, size) != 0) {
+        if (!st->broken) st->out.seq--; /* never sent: its number is free again */
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+static int rec_start(transport *t, int server_side, err_t *err)
+{
+    (void)server_side;
+    if (t->session == NULL) return err_set(err, NUMRPC_EINVAL, "a TLS record stream needs its handshake's state");
+    return 0; /* the handshake is the acceptor's (tls_accept.c) */
+}
+
+/* Plaintext ready, or 1 when a whole record waits to be opened: bytes poll()
+ * on the socket cannot see either way. */
+static size_t rec_pending(const transport *t)
+{
+    const tls_stream_state *st = t->session;
+    if (st == NULL) return 0;
+    if (st->plain_len > 0) return st->plain_len;
+    if (st->cipher_len < TLS_RECORD_HEADER) return 0;
+    size_t len = (size_t)st->cipher[3] << 8 | st->cipher[4];
+    return st->cipher_len >= TLS_RECORD_HEADER + len ? 1 : 0;
+}
+
+static void rec_close(transport *t)
+{
+    tls_stream_state *st = t->session;
+    unsigned char rec[TLS_RECORD_MAX];
+    static const unsigned char close_notify[2] = {1, 0};
+    if (t->fd >= 0 && st != NULL && !st->broken) {
+        size_t size = seal_record(st, TYPE_ALERT, close_notify, sizeof close_notify, rec);
+        if (size > 0 && send(t->fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) st->broken = 1;
+    }
+    if (t->fd >= 0) close(t->fd);
+    t->fd = -1;
+    t->session = NULL; /* the state stays its owner's */
+}
+
+const transport_ops transport_tls_record_ops = {"tls-record", rec_recv, rec_send, rec_start, rec_pending, rec_close};
+
+transport tls_record_transport(int fd, tls_stream_state *st)
+{
+    transport t = {&transport_tls_record_ops, fd, st};
+    return t;
+}
