@@ -89,6 +89,9 @@ static void print_json(const char *server, const status_reply *s)
            (unsigned long long)s->restarts);
     printf(" \"calls_in_flight\": %u, \"calls_queued\": %u, \"connections\": %u, \"draining\": %s,\n",
            s->in_flight, s->queued, s->connections, s->draining ? "true" : "false");
+    if (s->has_security)
+        printf(" \"tls\": %s, \"tokens\": %s,\n", s->security & MSG_STATUS_TLS ? "true" : "false",
+               s->security & MSG_STATUS_TOKENS ? "true" : "false");
     printf(" \"routines\": [");
     for (uint32_t i = 0; i < s->nroutines; i++) {
         const routine_row *r = &s->rows[i];
@@ -127,8 +130,12 @@ static void print_table(const char *server, const status_reply *s)
     printf("%s at %s: up %ldd %02ld:%02ld:%02ld, load %.2f %.2f %.2f%s\n", s->server, server, up / 86400,
            up / 3600 % 24, up / 60 % 60, up % 60, s->load[0], s->load[1], s->load[2],
            s->draining ? ", SHUTTING DOWN" : "");
-    printf("workers %u (at most %u), %llu restarted; calls in flight %u, queued %u; connections %u\n\n", s->workers,
+    printf("workers %u (at most %u), %llu restarted; calls in flight %u, queued %u; connections %u\n", s->workers,
            s->max_workers, (unsigned long long)s->restarts, s->in_flight, s->queued, s->connections);
+    if (s->has_security)
+        printf("security: %s, %s\n", s->security & MSG_STATUS_TLS ? "TLS" : "plain TCP (no TLS)",
+               s->security & MSG_STATUS_TOKENS ? "tokens required" : "no tokens");
+    putchar('\n');
     printf("%-20s %-12s %-16s %9s %7s %10s %10s %9s %9s\n", "ROUTINE", "MODULE", "VERSION", "CALLS", "ERRORS",
            "BYTES IN", "BYTES OUT", "MEAN", "P99");
     for (uint32_t i = 0; i < s->nroutines; i++) {

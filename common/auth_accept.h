@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "auth.h"
 #include "error.h"
 #include "hmac.h"
 #include "msg.h"
@@ -20,8 +21,15 @@ typedef struct auth_peer {
     char token[TOKEN_NAME_MAX + 1]; /* the name its HELLO offered          */
     uint8_t client_nonce[MSG_NONCE_BYTES];
     uint8_t server_nonce[MSG_NONCE_BYTES]; /* one use: an AUTH clears it  */
+    /* Set by the caller when TLS carries the connection: both proofs then
+     * cover the channel's binding (kept when a HELLO starts over). */
+    int bound;
+    uint8_t binding[AUTH_BINDING_BYTES];
 } auth_peer;
 
+/* Forgets a's authentication (state, token, nonces), keeping its channel
+ * binding. */
+void auth_accept_reset(auth_peer *a);
 /* True when tokens are on (t holds some). */
 int auth_accept_on(const token_table *t);
 /* For the HELLO h (read already; its version is the caller's business):

@@ -80,6 +80,7 @@ int msg_write_status_reply(wire_writer *w, uint32_t call_id, const msg_status *s
     if (rc == 0) rc = wire_put_u32(w, s->draining, err);
     if (rc == 0) rc = wire_put_u32(w, s->nroutines, err);
     for (uint32_t i = 0; rc == 0 && i < s->nroutines; i++) rc = put_status_routine(w, &s->rows[i], err);
+    if (rc == 0) rc = wire_put_u32(w, s->security, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -108,7 +109,15 @@ int msg_read_status_reply(wire_reader *r, uint32_t want_id, const char *label, m
         s->nroutines = i + 1;
         rc = get_status_routine(r, &s->rows[i], err);
     }
-    if (rc == 0) rc = wire_expect_end(r, err);
+    /* Trailing fields, each absent from older servers' replies; fields
+     * added after them are skipped. */
+    int at_end = 1;
+    if (rc == 0) rc = wire_at_end(r, &at_end, err);
+    if (rc == 0 && !at_end) {
+        rc = wire_get_u32(r, &s->security, err);
+        s->has_security = rc == 0;
+        if (rc == 0) rc = wire_skip_message(r, err);
+    }
     if (rc != 0) msg_status_free(s);
     return rc;
 }

@@ -29,11 +29,17 @@ typedef struct msg_status_routine {
     double total_s, p99_s; /* seconds in the worker: all calls, 99th percentile   */
 } msg_status_routine;
 
+/* What a server asks of its clients (msg_status.security). */
+#define MSG_STATUS_TLS 1u    /* every connection is TLS */
+#define MSG_STATUS_TOKENS 2u /* a token's proof is required */
+
 typedef struct msg_status {
     char server[MSG_PEER_MAX + 1]; /* "numrpc-server 1.0"                   */
     double uptime, load[3];        /* seconds; the host's 1, 5, 15-min load */
     uint32_t workers, max_workers, in_flight, queued, connections, draining, nroutines;
     uint64_t restarts;
+    uint32_t security;     /* MSG_STATUS_TLS | MSG_STATUS_TOKENS (a trailing field) */
+    uint32_t has_security; /* reader: the server sent it (older ones do not) */
     msg_status_routine *rows; /* nroutines rows: the writer's own; the
                                  reader's malloc'd (msg_status_free)    */
 } msg_status;

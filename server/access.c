@@ -27,7 +27,7 @@ int access_hello(const token_table *t, wire_reader *r, wire_writer *w, uint32_t 
     err_clear(why);
     if (msg_read_hello(r, &h, &ignored) != 0) return -1;
     if (h.version != PROTO_VERSION) { /* reply_hello says which versions */
-        memset(a, 0, sizeof *a);
+        auth_accept_reset(a);
         return reply_hello(w, call_id, &h, NULL, &ignored) == 0 ? ACCESS_GO_ON : -1;
     }
     if (auth_accept_hello(t, &h, ACCESS_NEED_TOKEN, a, &answer, why) != 0) return refuse_closing(w, call_id, why);

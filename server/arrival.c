@@ -1,27 +1,25 @@
 /* arrival.c -- whether a connection's next request is here: its first
- * packet whole, or enough of a large one, seen with MSG_PEEK (nothing read). */
+ * packet whole, or enough of a large one, looked at without consuming it. */
 #include "arrival.h"
 
-#include <errno.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-
+#include "connio.h"
 #include "wire.h"
 
-int arrival_check(int fd)
+int arrival_check(int fd, tls_stream_state *tls)
 {
     uint8_t hdr[PROTO_HEADER_SIZE];
-    ssize_t k = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT);
-    if (k == 0) return ARRIVAL_CLOSED;
-    if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? ARRIVAL_NOTHING : ARRIVAL_CLOSED;
-    if (k < (ssize_t)sizeof hdr) return ARRIVAL_PARTIAL;
+    long k = connio_peek(fd, tls, hdr, sizeof hdr);
+    if (k < 0) return ARRIVAL_CLOSED;
+    if (k == 0) return ARRIVAL_NOTHING;
+    if (k < (long)sizeof hdr) return ARRIVAL_PARTIAL;
     uint32_t type, call_id, flags, len;
     err_t ignored;
     /* Bytes that are no packet at all: a worker answers them (EPROTO). */
     if (wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0) return ARRIVAL_READY;
-    int queued = 0;
-    if (ioctl(fd, FIONREAD, &queued) != 0) return ARRIVAL_CLOSED;
+    long queued = connio_ready(fd, tls);
+    if (queued < 0) return ARRIVAL_CLOSED;
     unsigned long want = (unsigned long)PROTO_HEADER_SIZE + len;
     if (want > ARRIVAL_ENOUGH_BYTES) want = ARRIVAL_ENOUGH_BYTES;
+    if (want > connio_window(tls)) want = connio_window(tls);
     return (unsigned long)queued >= want ? ARRIVAL_READY : ARRIVAL_PARTIAL;
 }

@@ -30,7 +30,7 @@ typedef struct option_def {
 
 static const option_def options[] = {
     {"port", 'p', OPT_INT, F(port), "P", "TCP port (0 = any free port; default 7800)"},
-    {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 127.0.0.1; beyond loopback needs --token-file or --allow-insecure)"},
+    {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 127.0.0.1; beyond loopback needs --tls-cert, --token-file or --allow-insecure)"},
     {"stubs", 's', OPT_STR, F(stubs_dir), "DIR", "stub modules to serve (default " NUMRPC_STUBDIR ")"},
     {"port-file", 'f', OPT_STR, F(port_file), "FILE", "write the port chosen to FILE once calls and admin requests are accepted"},
     {"config", 0, OPT_STR, F(config_file), "FILE", "key = value options; reread on SIGHUP"},
@@ -71,6 +71,11 @@ static const option_def options[] = {
      "clients' tokens, mode 0600: lines `name secret rights...` (docs/admin.md \"Tokens\"; default: none)"},
     {"allow-insecure", 0, OPT_FLAG, F(allow_insecure), NULL,
      "listen beyond loopback with neither tokens nor TLS: anyone who reaches the port may call"},
+    {"tls-cert", 0, OPT_STR, F(tls_cert), "FILE",
+     "certificate chain (PEM) for TLS 1.3 on every connection (with --tls-key; default: plain TCP)"},
+    {"tls-key", 0, OPT_STR, F(tls_key), "FILE", "private key (PEM) of --tls-cert"},
+    {"tls-client-ca", 0, OPT_STR, F(tls_client_ca), "FILE",
+     "require client certificates signed by this CA (mutual TLS; needs --tls-cert)"},
     /* Memory of calls (docs/admin.md, "Memory"). */
     {"max-untravelled-bytes", 0, OPT_U64, F(max_untravelled_bytes), "B",
      "memory a call may ask for beyond the arrays it sends (out and work arrays, gaps), plus 4 times "
@@ -320,6 +325,10 @@ int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *er
         memcpy(cfg->config_file, file, sizeof file);
     }
     if (rc == 0) rc = apply_args(cfg, argc, argv, 0, help, err);
+    if (rc == 0 && (cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0'))
+        rc = err_set(err, NUMRPC_EINVAL, "--tls-cert and --tls-key go together: give both or neither");
+    if (rc == 0 && cfg->tls_client_ca[0] && !cfg->tls_cert[0])
+        rc = err_set(err, NUMRPC_EINVAL, "--tls-client-ca needs TLS: give --tls-cert and --tls-key too");
     if (rc == 0) config_normalise(cfg);
     return rc;
 }

@@ -44,6 +44,11 @@ typedef struct server_config {
     char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
     char token_file[CONFIG_PATH_MAX]; /* clients' tokens ("" = anyone may call) */
     int allow_insecure;        /* serve beyond loopback with neither tokens nor TLS */
+    /* TLS (--tls-cert and --tls-key, both or neither): every connection on
+     * the port is TLS 1.3; --tls-client-ca requires client certificates. */
+    char tls_cert[CONFIG_PATH_MAX];
+    char tls_key[CONFIG_PATH_MAX];
+    char tls_client_ca[CONFIG_PATH_MAX];
     /* Memory of calls (callmem.c): what one call may ask for beyond what
      * it sends, and what all calls in flight may hold (0 = no limit). */
     uint64_t max_untravelled_bytes;

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "connio.h"
 #include "log.h"
 #include "reply.h"
 #include "sock.h"
@@ -23,7 +24,7 @@ static uint64_t ev_data(int kind, int index)
     return ((uint64_t)kind << 32) | (uint32_t)index;
 }
 
-static void watch_for(dispatcher *d, int fd, uint32_t events, int kind, int index)
+void conn_watch_events(dispatcher *d, int fd, uint32_t events, int kind, int index)
 {
     struct epoll_event ev = {.events = events, .data.u64 = ev_data(kind, index)};
     epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -31,7 +32,7 @@ static void watch_for(dispatcher *d, int fd, uint32_t events, int kind, int inde
 
 void conn_watch(dispatcher *d, int fd, int kind, int index)
 {
-    watch_for(d, fd, EPOLLIN, kind, index);
+    conn_watch_events(d, fd, EPOLLIN, kind, index);
 }
 
 void conn_unwatch(dispatcher *d, int fd)
@@ -43,7 +44,12 @@ void conn_unwatch(dispatcher *d, int fd)
  * registration goes before its socket. */
 static int in_epoll(const conn *k)
 {
-    return k->state == CONN_IDLE || (k->state == CONN_WRITING && k->out_watched);
+    return k->state == CONN_IDLE || k->state == CONN_HANDSHAKE || (k->state == CONN_WRITING && k->out_watched);
+}
+
+tls_stream_state *conn_tls(const dispatcher *d, int c)
+{
+    return d->tls_states != NULL ? &d->tls_states[c] : NULL;
 }
 
 /* Forgets c's state and frees its slot; its socket is closed by the caller. */
@@ -53,6 +59,9 @@ static void release(dispatcher *d, int c)
     if (in_epoll(k)) conn_unwatch(d, k->fd);
     control_forget(&k->ctl);
     transport_bytes_free(&k->out);
+    tls_acceptor_free(k->acceptor);
+    k->acceptor = NULL;
+    k->tls_look = 0;
     k->state = CONN_FREE;
     k->fd = -1;
     d->nconns_open--;
@@ -63,6 +72,7 @@ void conn_close(dispatcher *d, int c)
     int fd = d->conns[c].fd;
     release(d, c);
     close(fd);
+    connio_state_wipe(conn_tls(d, c));
 }
 
 ssize_t conn_send_now(int fd, const void *bytes, size_t len)
@@ -81,6 +91,7 @@ wire_writer *conn_writer(dispatcher *d, int c)
     transport_bytes_free(&k->out);
     k->out.max = CONN_OUT_MAX;
     k->out_sent = 0;
+    k->out_sealed = 0;
     wire_writer_attach(&d->notice, transport_memory_sink(&k->out));
     return &d->notice;
 }
@@ -93,9 +104,28 @@ static int unread_by_peer(int fd)
     return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : 0;
 }
 
+/* c's framed reply as it goes on the socket: sealed once on TLS.  0, or
+ * -1 (the stream failed). */
+static int seal_out(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    err_t err;
+    if (k->out_sealed) return 0;
+    if (connio_seal(conn_tls(d, c), &k->out, &err) != 0) {
+        server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", c, err.detail);
+        return -1;
+    }
+    k->out_sealed = 1;
+    return 0;
+}
+
 void conn_send(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
+    if (seal_out(d, c) != 0) {
+        conn_close(d, c);
+        return;
+    }
     while (k->out_sent < k->out.len) {
         ssize_t n = conn_send_now(k->fd, k->out.p + k->out_sent, k->out.len - k->out_sent);
         if (n < 0) {
@@ -117,7 +147,7 @@ void conn_send(dispatcher *d, int c)
             k->out_since = sock_now();
         }
         if (unsent != k->out_watched) { /* room for the rest is an event */
-            if (unsent) watch_for(d, k->fd, EPOLLOUT, EV_CONN, c);
+            if (unsent) conn_watch_events(d, k->fd, EPOLLOUT, EV_CONN, c);
             else conn_unwatch(d, k->fd);
             k->out_watched = unsent;
         }
@@ -154,19 +184,20 @@ static void linger_after(dispatcher *d, int fd, const uint8_t *bytes, size_t len
  * closes.  The call id comes from the first packet's header if it is there;
  * a client reads a refusal of its HELLO whatever its id.  The request bytes
  * are read away before close so that the reply is not lost to a reset. */
-void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail)
+void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail)
 {
     uint8_t hdr[PROTO_HEADER_SIZE];
     uint32_t type, id, flags, len, call_id = 0;
     err_t err;
-    if (recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof hdr &&
+    if (connio_peek(fd, tls, hdr, sizeof hdr) == (long)sizeof hdr &&
         wire_parse_header(hdr, &type, &id, &flags, &len, &err) == 0)
         call_id = id;
     /* Framed in memory and sent if the socket takes it now: a peer that
      * does not read cannot hold the dispatcher. */
     transport_bytes refusal = {.max = CONN_OUT_MAX};
     wire_writer_attach(&d->notice, transport_memory_sink(&refusal));
-    if (reply_error(&d->notice, call_id, code, detail, &err) == 0) linger_after(d, fd, refusal.p, refusal.len);
+    if (reply_error(&d->notice, call_id, code, detail, &err) == 0 && connio_seal(tls, &refusal, &err) == 0)
+        linger_after(d, fd, refusal.p, refusal.len);
     else linger_after(d, fd, NULL, 0);
     transport_bytes_free(&refusal);
     wire_writer_attach(&d->notice, transport_none());
@@ -191,24 +222,28 @@ void conn_send_last(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
     int fd = k->fd;
+    if (seal_out(d, c) != 0) transport_bytes_free(&k->out);
     transport_bytes out = k->out; /* taken from c before release frees it */
     memset(&k->out, 0, sizeof k->out);
     release(d, c);
     linger_after(d, fd, out.p, out.len);
     transport_bytes_free(&out);
+    connio_state_wipe(conn_tls(d, c));
 }
 
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)
 {
     int fd = d->conns[c].fd;
+    /* Before its TLS handshake is over, a connection is answered plain. */
+    tls_stream_state *tls = d->conns[c].acceptor == NULL ? conn_tls(d, c) : NULL;
     release(d, c);
-    conn_refuse_fd(d, fd, code, detail);
+    conn_refuse_fd(d, fd, tls, code, detail);
+    connio_state_wipe(conn_tls(d, c));
 }
 
-int conn_readable(int fd)
+int conn_readable(const dispatcher *d, int c)
 {
-    int n = 0;
-    return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+    return connio_ready(d->conns[c].fd, conn_tls(d, c)) > 0;
 }
 
 void conn_make_idle(dispatcher *d, int c, double since)
@@ -217,6 +252,12 @@ void conn_make_idle(dispatcher *d, int c, double since)
     d->conns[c].since = since;
     d->conns[c].edge = 0;
     conn_watch(d, d->conns[c].fd, EV_CONN, c);
+    /* Bytes a worker (or the handshake) left in the TLS state wake no
+     * epoll event: the loop looks at c itself. */
+    if (connio_buffered(conn_tls(d, c))) {
+        d->conns[c].tls_look = 1;
+        d->tls_looks++;
+    }
 }
 
 /* The bytes stay unread in the socket, so a level-triggered watch would
@@ -227,7 +268,7 @@ void conn_wait_arrival(dispatcher *d, int c)
     k->state = CONN_IDLE;
     k->edge = 1;
     if (k->request_since == 0) k->request_since = sock_now();
-    watch_for(d, k->fd, EPOLLIN | EPOLLRDHUP | EPOLLET, EV_CONN, c);
+    conn_watch_events(d, k->fd, EPOLLIN | EPOLLRDHUP | EPOLLET, EV_CONN, c);
 }
 
 void conn_enqueue(dispatcher *d, int c)
@@ -286,7 +327,7 @@ void conn_back(dispatcher *d, int c, double since)
         return;
     }
     d->conns[c].state = CONN_QUEUED; /* not in epoll */
-    if (conn_readable(d->conns[c].fd)) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
+    if (conn_readable(d, c)) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
     else conn_close(d, c);
 }
 
@@ -324,6 +365,10 @@ void conn_tick(dispatcher *d, double now)
             conn_close(d, c); /* its reply is with the kernel; nothing more comes */
         } else if (k->state == CONN_WRITING && !k->out_watched) {
             conn_send(d, c); /* has the peer read its backlog? */
+        } else if (k->state == CONN_HANDSHAKE && now - k->request_since > due) {
+            server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: TLS handshake not finished within %d ms (--request-timeout)",
+                       c, d->cfg->request_timeout_ms);
+            conn_close(d, c);
         } else if (k->state != CONN_IDLE) {
             continue;
         } else if (k->request_since > 0 && now - k->request_since > due) {

@@ -12,13 +12,15 @@
 #include "tokens.h"
 #include "registry.h"
 #include "slots.h"
+#include "tls.h"
 #include "wire.h"
 
-/* IDLE: in epoll, waiting for (the rest of) a request; QUEUED: whole,
+/* HANDSHAKE: in epoll (for input or output), its TLS handshake under way
+ * (handshake.c); IDLE: in epoll, waiting for (the rest of) a request; QUEUED: whole,
  * waiting for a worker (or in the dispatcher's hands, not in epoll); HELD:
  * lent to a worker; WRITING: a reply of the dispatcher's waits for the
  * socket to take it (in epoll for output; nothing more is read meanwhile). */
-enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD, CONN_WRITING };
+enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD, CONN_WRITING, CONN_HANDSHAKE };
 enum worker_state { WORKER_DEAD = 0, WORKER_FREE, WORKER_HOLDING };
 enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LINGER };
 
@@ -60,6 +62,10 @@ typedef struct conn {
     int out_watched;     /* WRITING, in epoll for room (bytes unsent); else
                             all sent and waiting for the peer to read    */
     double out_since;    /* monotonic seconds WRITING began               */
+    int out_sealed;      /* out holds TLS records already (else plaintext) */
+    tls_acceptor *acceptor; /* HANDSHAKE: its engine, the dispatcher's (freed when it ends) */
+    int tls_look;        /* IDLE with TLS bytes buffered in its state: the
+                            loop looks at it without an epoll event        */
 } conn;
 
 /* A worker process as the dispatcher sees it (pool.c). */
@@ -100,11 +106,16 @@ typedef struct dispatcher {
     double started;      /* monotonic seconds at start (uptime)          */
     wire_writer notice;  /* frames the dispatcher's replies into memory */
     wire_reader control_in; /* parses a HELLO, STATUS or ADMIN read whole (control.c) */
+    tls_context *tls;       /* --tls-cert's (NULL: plain TCP), freed by main */
+    tls_stream_state *tls_states; /* one per connection, shared with the workers (connio.c) */
+    int tls_looks;          /* connections with tls_look set */
 } dispatcher;
 
 /* ---- The event loop's descriptors ---- */
 /* Watches fd for input; its events carry kind and index. */
 void conn_watch(dispatcher *d, int fd, int kind, int index);
+/* Watches fd for the given epoll events. */
+void conn_watch_events(dispatcher *d, int fd, uint32_t events, int kind, int index);
 void conn_unwatch(dispatcher *d, int fd);
 
 /* ---- A connection's states ---- */
@@ -136,16 +147,19 @@ ssize_t conn_send_now(int fd, const void *bytes, size_t len);
 void conn_send_last(dispatcher *d, int c);
 /* Answers c with an error, then lets it linger until the peer closes. */
 void conn_refuse(dispatcher *d, int c, int code, const char *detail);
-/* The same for a socket that never became a connection. */
-void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail);
+/* The same for a socket that is no connection (any more), through its TLS
+ * state tls (NULL: plain). */
+void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail);
 /* A lingering refused peer sent more or closed (force: time is up). */
 void conn_linger(dispatcher *d, int i, int force);
 /* Lingering and idle connections whose time is up are closed. */
 void conn_tick(dispatcher *d, double now);
 
 /* ---- Looking ---- */
-/* True when fd has bytes to read. */
-int conn_readable(int fd);
+/* Connection c's TLS stream state, or NULL on a plain server. */
+tls_stream_state *conn_tls(const dispatcher *d, int c);
+/* True when connection c has bytes to read (on TLS: opened plaintext). */
+int conn_readable(const dispatcher *d, int c);
 /* The peer key of a socket address. */
 peer_key conn_peer_key(const struct sockaddr_storage *sa);
 /* Open connections from the peer with this key. */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "connio.h"
 #include "hmac.h"
 #include "log.h"
 #include "msg_control.h"
@@ -33,17 +34,17 @@ void control_forget(control_state *cs)
     memset(cs, 0, sizeof *cs);
 }
 
-int control_next(int fd, control_state *cs)
+int control_next(int fd, tls_stream_state *tls, control_state *cs)
 {
     uint32_t type, call_id, flags, len;
     err_t ignored;
     if (cs->buf == NULL) {
         uint8_t hdr[PROTO_HEADER_SIZE];
-        ssize_t k = recv(fd, hdr, sizeof hdr, MSG_PEEK | MSG_DONTWAIT);
-        if (k == 0) return CONTROL_BROKEN;
+        long k = connio_peek(fd, tls, hdr, sizeof hdr);
+        if (k < 0) return CONTROL_BROKEN;
         /* Not one of ours, or its header is not whole yet: a worker reads
          * it (and waits, if need be). */
-        if (k < (ssize_t)sizeof hdr || wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0 ||
+        if (k < (long)sizeof hdr || wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0 ||
             (type != PROTO_STATUS && type != PROTO_ADMIN && type != PROTO_HELLO && type != PROTO_AUTH))
             return CONTROL_NONE;
         cs->buf = malloc(PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD);
@@ -60,9 +61,9 @@ int control_next(int fd, control_state *cs)
             want += len;
         }
         if (cs->got >= PROTO_HEADER_SIZE && cs->got == want) return CONTROL_READY;
-        ssize_t k = recv(fd, cs->buf + cs->got, want - cs->got, MSG_DONTWAIT);
-        if (k == 0) return CONTROL_BROKEN;
-        if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? CONTROL_PARTIAL : CONTROL_BROKEN;
+        long k = connio_take(fd, tls, cs->buf + cs->got, want - cs->got);
+        if (k < 0) return CONTROL_BROKEN;
+        if (k == 0) return CONTROL_PARTIAL;
         cs->got += (size_t)k;
     }
 }
@@ -134,7 +135,8 @@ static int serve_status(control_ctx *ctx, control_state *cs, uint32_t call_id, c
                      .in_flight = (uint32_t)v->in_flight,
                      .queued = (uint32_t)v->queued,
                      .connections = (uint32_t)v->connections,
-                     .draining = (uint32_t)v->draining};
+                     .draining = (uint32_t)v->draining,
+                     .security = (v->tls ? MSG_STATUS_TLS : 0u) | (v->tokens ? MSG_STATUS_TOKENS : 0u)};
     snprintf(st.server, sizeof st.server, "numrpc-server " PACKAGE_VERSION);
     load_average(st.load);
     st.rows = calloc(STATS_MAX_ROUTINES, sizeof *st.rows); /* freed here */
@@ -303,12 +305,17 @@ static int serve_access(control_ctx *ctx, control_state *cs, uint32_t type, uint
 
 int control_serve(control_ctx *ctx, int fd, control_state *cs)
 {
-    char peer[NI_MAXHOST + NI_MAXSERV + 4] = "?", host[NI_MAXHOST], serv[NI_MAXSERV];
+    char peer[NI_MAXHOST + NI_MAXSERV + 80] = "?", host[NI_MAXHOST], serv[NI_MAXSERV];
     struct sockaddr_storage sa;
     socklen_t sl = sizeof sa;
     if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 &&
         getnameinfo((struct sockaddr *)&sa, sl, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0)
         snprintf(peer, sizeof peer, "%s:%s", host, serv);
+    /* A client certificate (--tls-client-ca) names the peer in the log. */
+    if (ctx->tls != NULL && strcmp(ctx->tls->peer.common_name, "none") != 0) {
+        size_t used = strlen(peer);
+        snprintf(peer + used, sizeof peer - used, " (CN %.64s)", ctx->tls->peer.common_name);
+    }
     uint8_t *msg = cs->buf; /* the whole packet control_next read: freed here */
     cs->buf = NULL;
     if (msg == NULL) return -1;

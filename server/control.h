@@ -11,6 +11,7 @@
 #include "access.h"
 #include "config.h"
 #include "error.h"
+#include "tls.h"
 #include "wire.h"
 
 #define CONTROL_MAX_PAYLOAD 4096u
@@ -28,6 +29,7 @@ typedef struct control_state {
 typedef struct status_view {
     double uptime;
     int workers, max_workers, in_flight, queued, connections, draining;
+    int tls, tokens; /* every connection is TLS; tokens are required */
     uint64_t restarts;
     unsigned generation;
 } status_view;
@@ -43,13 +45,14 @@ typedef struct control_ctx {
      * "unregister NAME", "list"); the reply "ok ..." or "error ...". */
     int (*admin_exec)(void *owner, const char *line, char *reply, size_t len);
     void *owner;
+    const tls_stream_state *tls; /* the connection's TLS stream (NULL: plain) */
 } control_ctx;
 
 enum control_next { CONTROL_NONE = 0, CONTROL_PARTIAL, CONTROL_READY, CONTROL_BROKEN, CONTROL_BAD };
-/* Looks at what fd has to read: not a control message (CONTROL_NONE: a
+/* Looks at what fd has to read (through its TLS state tls, or NULL): not a control message (CONTROL_NONE: a
  * worker reads it), part of one (PARTIAL: wait), one whole (READY), a
  * peer that closed (BROKEN) or a control message too large or cut (BAD). */
-int control_next(int fd, control_state *cs);
+int control_next(int fd, tls_stream_state *tls, control_state *cs);
 /* Answers the message read by control_next (READY).  0, CONTROL_CLOSE_AFTER
  * when the connection must close once the reply has gone out (a refused
  * token), or -1 when it must be closed now. */

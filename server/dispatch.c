@@ -20,7 +20,9 @@
 #include "arrival.h"
 #include "access.h"
 #include "conn.h"
+#include "connio.h"
 #include "control.h"
+#include "handshake.h"
 #include "live.h"
 #include "log.h"
 #include "metajoin.h"
@@ -34,6 +36,14 @@
 #define DISPATCH_FD_RESERVE 32
 
 static void route(dispatcher *d, int c);
+
+/* A connection in the dispatcher's hands, ready for its first request (a
+ * TLS one with its handshake done): what is here is routed, else it waits. */
+static void take_first(dispatcher *d, int c)
+{
+    if (conn_readable(d, c)) route(d, c);
+    else conn_make_idle(d, c, d->conns[c].since);
+}
 
 /* Out of descriptors, a pending connection would keep the listening socket
  * readable forever (a spinning loop): the spare descriptor makes room to
@@ -84,13 +94,13 @@ static void accept_all(dispatcher *d)
         }
         char detail[160];
         if (d->stopping) {
-            conn_refuse_fd(d, fd, NUMRPC_EBUSY, "server shutting down");
+            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, "server shutting down");
             continue;
         }
         if (d->nconns_open >= d->cfg->max_connections) {
             snprintf(detail, sizeof detail, "server at its connection limit (%d connections)",
                      d->cfg->max_connections);
-            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
             continue;
         }
@@ -101,7 +111,7 @@ static void accept_all(dispatcher *d)
             snprintf(detail, sizeof detail,
                      "server busy: %d requests already wait for a worker (limit %d, %d workers)", d->qlen,
                      d->cfg->max_queue, d->cfg->max_workers);
-            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
             continue;
         }
@@ -113,7 +123,7 @@ static void accept_all(dispatcher *d)
             snprintf(detail, sizeof detail,
                      "too many connections from this address: %d open (limit %d, --max-connections-per-peer)",
                      from_peer, per_peer);
-            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_INFO, "refused a connection: %s", detail);
             continue;
         }
@@ -131,8 +141,7 @@ static void accept_all(dispatcher *d)
         /* Its first message decides: HELLO, STATUS and ADMIN are answered here,
          * anything else waits for a worker once it is here whole. */
         k->state = CONN_QUEUED; /* not in epoll */
-        if (conn_readable(fd)) route(d, c);
-        else conn_make_idle(d, c, k->since);
+        if (d->tls == NULL || handshake_start(d, c) == HANDSHAKE_DONE) take_first(d, c);
     }
 }
 
@@ -150,7 +159,7 @@ static void start_drain(dispatcher *d)
     for (int i = 0; i < d->nworkers_cap; i++) atomic_store(&d->slots[i].draining, 1);
     for (int c = 0; c < d->nconns_cap; c++) {
         if (d->conns[c].state != CONN_IDLE) continue;
-        if (conn_readable(d->conns[c].fd)) {
+        if (conn_readable(d, c)) {
             conn_unwatch(d, d->conns[c].fd);
             d->conns[c].state = CONN_QUEUED; /* not in epoll */
             route(d, c);
@@ -183,6 +192,9 @@ static void reload(dispatcher *d)
     memcpy(fresh.bind_addr, d->cfg->bind_addr, sizeof fresh.bind_addr);
     memcpy(fresh.admin_socket, d->cfg->admin_socket, sizeof fresh.admin_socket);
     memcpy(fresh.module_dir, d->cfg->module_dir, sizeof fresh.module_dir);
+    memcpy(fresh.tls_cert, d->cfg->tls_cert, sizeof fresh.tls_cert); /* the context is made once */
+    memcpy(fresh.tls_key, d->cfg->tls_key, sizeof fresh.tls_key);
+    memcpy(fresh.tls_client_ca, d->cfg->tls_client_ca, sizeof fresh.tls_client_ca);
     fresh.max_connections = d->cfg->max_connections;
     fresh.max_workers = d->cfg->max_workers;
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
@@ -220,7 +232,7 @@ static int write_port_file(const server_config *cfg, err_t *err)
 static void serve_control(dispatcher *d, int c)
 {
     control_ctx ctx = {.cfg = d->cfg, .tokens = &d->tokens, .reader = &d->control_in, .admin_exec = live_exec,
-                       .owner = d};
+                       .owner = d, .tls = conn_tls(d, c)};
     status_view *v = &ctx.view;
     v->uptime = sock_now() - d->started;
     v->workers = pool_count(d);
@@ -231,6 +243,8 @@ static void serve_control(dispatcher *d, int c)
     v->draining = d->stopping;
     v->generation = d->generation;
     v->in_flight = (int)slots_in_flight(NULL);
+    v->tls = d->tls != NULL;
+    v->tokens = access_on(&d->tokens);
     /* HELLO and AUTH are the handshake: the connection's first call is
      * still due (a drain serves it); STATUS and ADMIN count as its calls. */
     int type = (int)d->conns[c].ctl.type;
@@ -252,7 +266,7 @@ static void serve_control(dispatcher *d, int c)
 static void route(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
-    switch (control_next(k->fd, &k->ctl)) {
+    switch (control_next(k->fd, conn_tls(d, c), &k->ctl)) {
     case CONTROL_READY: serve_control(d, c); return;
     case CONTROL_PARTIAL: /* read in part (it left the socket) */
         if (k->request_since == 0) k->request_since = sock_now();
@@ -264,7 +278,7 @@ static void route(dispatcher *d, int c)
         return;
     default: break;
     }
-    switch (arrival_check(k->fd)) {
+    switch (arrival_check(k->fd, conn_tls(d, c))) {
     case ARRIVAL_CLOSED: conn_close(d, c); return;
     case ARRIVAL_NOTHING: conn_make_idle(d, c, k->since); return;
     case ARRIVAL_PARTIAL: conn_wait_arrival(d, c); return;
@@ -291,8 +305,12 @@ static void conn_event(dispatcher *d, int c, uint32_t events)
         conn_send(d, c);
         return;
     }
+    if (k->state == CONN_HANDSHAKE) {
+        if (handshake_step(d, c) == HANDSHAKE_DONE) take_first(d, c);
+        return;
+    }
     if (k->state != CONN_IDLE) return;
-    if (k->edge && arrival_check(k->fd) == ARRIVAL_PARTIAL) {
+    if (k->edge && arrival_check(k->fd, conn_tls(d, c)) == ARRIVAL_PARTIAL) {
         if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn_close(d, c);
         return;
     }
@@ -301,10 +319,24 @@ static void conn_event(dispatcher *d, int c, uint32_t events)
     route(d, c);
 }
 
-int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, err_t *err)
+/* Connections idle with TLS bytes already in their state (conn_make_idle):
+ * looked at as if epoll had seen input. */
+static void look_at_buffered(dispatcher *d)
+{
+    d->tls_looks = 0;
+    for (int c = 0; c < d->nconns_cap; c++) {
+        if (!d->conns[c].tls_look) continue;
+        d->conns[c].tls_look = 0;
+        if (d->conns[c].state == CONN_IDLE) conn_event(d, c, EPOLLIN);
+    }
+}
+
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, tls_context *tls,
+                   err_t *err)
 {
     dispatcher d = {0};
     d.cfg = cfg;
+    d.tls = tls;
     d.tokens = *tokens; /* the dispatcher's from now on */
     memset(tokens, 0, sizeof *tokens);
     d.argc = argc;
@@ -321,7 +353,9 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     d.started = sock_now();
     server_stats = stats_create();
+    if (tls != NULL) d.tls_states = connio_states_map(d.nconns_cap);
     if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED || server_stats == NULL ||
+        (tls != NULL && d.tls_states == NULL) ||
         wire_writer_init(&d.notice, -1, 0, err) != 0 ||
         wire_reader_init(&d.control_in, -1, PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD, err) != 0) {
         wire_writer_free(&d.notice);
@@ -329,6 +363,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         free(d.queue);
         free(d.workers);
         if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+        connio_states_unmap(d.tls_states, d.nconns_cap);
         stats_destroy(server_stats);
         server_stats = NULL;
         tokens_free(&d.tokens);
@@ -370,6 +405,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
             else if (kind == EV_LINGER) conn_linger(&d, index, 0);
             else if (kind == EV_CONN) conn_event(&d, index, evs[i].events);
         }
+        if (d.tls_looks > 0) look_at_buffered(&d);
         pool_schedule(&d);
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
         if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
@@ -397,6 +433,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     wire_writer_free(&d.notice);
     wire_reader_free(&d.control_in);
     munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
+    connio_states_unmap(d.tls_states, d.nconns_cap);
     stats_destroy(server_stats);
     server_stats = NULL;
     free(d.mods.items);

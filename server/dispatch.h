@@ -5,11 +5,15 @@
 
 #include "config.h"
 #include "error.h"
+#include "tls.h"
 #include "tokens.h"
 
 /* Accepts connections and lends them to workers until SIGTERM has drained
  * them; argv is kept to rebuild the configuration on SIGHUP.  tokens (from
- * --token-file; empty: none) become the dispatcher's (*tokens emptied). */
-int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, err_t *err);
+ * --token-file; empty: none) become the dispatcher's (*tokens emptied).
+ * tls (--tls-cert's context, or NULL: plain TCP) stays the caller's: with
+ * it every connection on the port is TLS. */
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, tls_context *tls,
+                   err_t *err);
 
 #endif

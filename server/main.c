@@ -13,6 +13,7 @@
 #include "log.h"
 #include "metajoin.h"
 #include "sock.h"
+#include "tls.h"
 
 int main(int argc, char **argv)
 {
@@ -42,26 +43,36 @@ int main(int argc, char **argv)
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 2;
     }
+    /* So are the certificates: a bad file stops the server at once. */
+    tls_context *tls = NULL;
+    if (cfg.tls_cert[0] &&
+        (tls = tls_server_context_new(cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca[0] ? cfg.tls_client_ca : NULL,
+                                      &err)) == NULL) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        tokens_free(&tokens);
+        return 2;
+    }
     int port = 0;
     int fd = sock_listen(cfg.bind_addr, cfg.port, &port, &err);
-    exposure_guard guard = {.tokens_on = tokens.count > 0, .tls_on = 0, .allow_insecure = cfg.allow_insecure};
+    exposure_guard guard = {.tokens_on = tokens.count > 0, .tls_on = tls != NULL, .allow_insecure = cfg.allow_insecure};
     if (fd < 0 || exposure_check(fd, cfg.bind_addr, &guard, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         tokens_free(&tokens);
+        tls_context_free(tls);
         return fd < 0 ? 1 : 2;
     }
     cfg.port = port; /* rereading the configuration keeps the socket; the
                       * dispatcher writes --port-file once it is ready */
-    printf("numrpc-server listening on %s:%d (%d workers, stubs %s, %s)\n", cfg.bind_addr, port,
-           cfg.min_workers, cfg.stubs_dir, tokens.count ? "tokens required" : "no tokens");
+    printf("numrpc-server listening on %s:%d (%d workers, stubs %s, %s, %s)\n", cfg.bind_addr, port,
+           cfg.min_workers, cfg.stubs_dir, tls == NULL ? "plain TCP" : cfg.tls_client_ca[0] ? "mutual TLS" : "TLS",
+           tokens.count ? "tokens required" : "no tokens");
     fflush(stdout);
     if (metajoin_start(&cfg, fd, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
-    if (dispatcher_run(&cfg, argc, argv, fd, &tokens, &err) != 0) {
-        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
-        return 1;
-    }
-    return 0;
+    int rc = dispatcher_run(&cfg, argc, argv, fd, &tokens, tls, &err);
+    if (rc != 0) server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+    tls_context_free(tls);
+    return rc != 0 ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cancel.h"
+#include "connio.h"
 #include "log.h"
 #include "metajoin.h"
 #include "reply.h"
@@ -48,7 +49,7 @@ int pool_spawn(dispatcher *d, int index)
             dup2(sv[1], 3);
         }
         close_range(4, ~0u, 0);
-        worker_main(d->cfg, &d->mods, &d->tokens, 3, slot);
+        worker_main(d->cfg, &d->mods, &d->tokens, 3, slot, d->tls_states);
     }
     close(sv[1]);
     worker *w = &d->workers[index];
@@ -191,7 +192,11 @@ static void worker_exited(dispatcher *d, int w, int status)
         /* A call that died while computing gets its error; the connection
          * stays usable only if no bytes of a later request were lost (nor
          * a keepalive cut short). */
-        if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined && !wk->stream_cut) {
+        /* On TLS the notice is sealed with the state the worker left: one
+         * it broke (a record cut) cannot carry it. */
+        const tls_stream_state *tls = conn_tls(d, c);
+        if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined && !wk->stream_cut &&
+            (tls == NULL || !tls->broken)) {
             char how[64], detail[320];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
             pool_describe_exit(status, how, sizeof how);
@@ -259,8 +264,9 @@ static void send_keepalive(dispatcher *d, int i)
     transport sink = transport_memory_sink(&packet);
     err_t err;
     if (wire_send_empty(&sink, PROTO_KEEPALIVE, d->slots[i].call_id, &err) == 0) {
-        ssize_t sent = conn_send_now(d->conns[w->conn].fd, packet.p, packet.len);
-        if (sent > 0 && (size_t)sent < packet.len) {
+        size_t size = 0; /* on TLS, a record */
+        ssize_t sent = connio_send_now(d->conns[w->conn].fd, conn_tls(d, w->conn), packet.p, packet.len, &size);
+        if (sent > 0 && (size_t)sent < size) {
             w->stream_cut = 1;
             w->kill_reason = NUMRPC_EIO;
             kill(w->pid, SIGKILL);
@@ -287,7 +293,7 @@ void pool_tick(dispatcher *d, double now)
             kill(w->pid, SIGKILL);
             continue;
         }
-        if (!w->kill_reason && cancel_poll(d->conns[w->conn].fd, slot)) { /* cancel.c */
+        if (!w->kill_reason && cancel_poll(d->conns[w->conn].fd, conn_tls(d, w->conn), slot)) { /* cancel.c */
             w->kill_reason = NUMRPC_ECANCELLED;
             kill(w->pid, SIGKILL);
             continue;

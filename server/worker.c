@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "arrival.h"
+#include "connio.h"
 #include "log.h"
 #include "reply.h"
 #include "session.h"
@@ -42,6 +43,7 @@ static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
  * that it closed). */
 static void give_back(session *s, int ctl_fd, int kind)
 {
+    connio_give_back(&s->conn.tp); /* a TLS stream goes on in the dispatcher */
     msg_conn_close(&s->conn);
     tell_dispatcher(ctl_fd, kind, s->conn_id);
 }
@@ -51,11 +53,11 @@ static void give_back(session *s, int ctl_fd, int kind)
  * that trickles it holds the dispatcher's attention, not a worker.  A
  * packet split by the network gets a moment to join up first. */
 #define ARRIVAL_WORKER_WAIT_MS 2
-static int request_has_arrived(int fd)
+static int request_has_arrived(int fd, tls_stream_state *tls)
 {
     double until = sock_now() + ARRIVAL_WORKER_WAIT_MS / 1000.0;
     for (;;) {
-        if (arrival_check(fd) != ARRIVAL_PARTIAL) return 1; /* ready, or closed: the reader sees which */
+        if (arrival_check(fd, tls) != ARRIVAL_PARTIAL) return 1; /* ready, or closed: the reader sees which */
         struct pollfd p = {fd, POLLRDHUP, 0};
         if (poll(&p, 1, 0) > 0) return 1; /* cut short by the peer: the reader says so */
         if (sock_now() >= until) return 0;
@@ -65,7 +67,7 @@ static int request_has_arrived(int fd)
 
 /* Serves one borrowed connection until it ends or the dispatcher wants it
  * back while no request is in progress. */
-static void serve_connection(session *s, int ctl_fd, int fd)
+static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *tls)
 {
     err_t err;
     char label[32];
@@ -76,12 +78,13 @@ static void serve_connection(session *s, int ctl_fd, int fd)
     /* Whatever the previous loan left half written or half read (a client
      * that hung up mid-reply) is forgotten with it. */
     snprintf(label, sizeof label, "connection %d", s->conn_id);
-    msg_conn_attach(&s->conn, transport_tcp(fd), label);
+    msg_conn_attach(&s->conn, connio_transport(fd, tls), label);
     wire_reader *r = &s->conn.reader;
     wire_reader_set_pace(r, s->cfg->request_timeout_ms / 1000.0, (double)s->cfg->min_rate);
     s->slot->last_active = sock_now();
     for (;;) {
-        if (wire_reader_idle(r)) {
+        /* TLS bytes already in the state are ready without a poll. */
+        if (wire_reader_idle(r) && !(wire_reader_buffered(r) == 0 && connio_buffered(tls))) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {fd, POLLIN, 0}};
             int n = wait_events(s, p, 2);
             if (n < 0 && errno == EINTR) continue;
@@ -97,7 +100,7 @@ static void serve_connection(session *s, int ctl_fd, int fd)
                 }
                 continue;
             }
-            if (wire_reader_buffered(r) == 0 && !request_has_arrived(fd)) {
+            if (wire_reader_buffered(r) == 0 && !request_has_arrived(fd, tls)) {
                 give_back(s, ctl_fd, CTL_RETURNED);
                 return;
             }
@@ -148,7 +151,7 @@ static void limit_memory(const server_config *cfg)
 }
 
 void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
-                 worker_slot *slot)
+                 worker_slot *slot, tls_stream_state *tls_states)
 {
     registry reg;
     err_t err;
@@ -181,13 +184,13 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
         wait_events(&s, &ctl, 1);
         ssize_t k = sock_recv_fd(ctl_fd, &fd, &m, sizeof m);
         if (k <= 0) _exit(0);
-        if (m.kind != CTL_ASSIGN || fd < 0) {
+        if (m.kind != CTL_ASSIGN || fd < 0 || m.conn_id < 0 || m.conn_id > cfg->max_connections) {
             if (fd >= 0) close(fd);
             continue;
         }
         s.conn_id = m.conn_id;
         memcpy(s.identity, m.identity, sizeof s.identity);
         s.identity[TOKEN_NAME_MAX] = '\0';
-        serve_connection(&s, ctl_fd, fd);
+        serve_connection(&s, ctl_fd, fd, tls_states ? &tls_states[m.conn_id] : NULL);
     }
 }

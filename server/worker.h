@@ -11,6 +11,7 @@
 #include "config.h"
 #include "registry.h"
 #include "slots.h"
+#include "tls.h"
 #include "tokens.h"
 
 /* Messages on the dispatcher <-> worker control socket. */
@@ -29,9 +30,11 @@ typedef struct ctl_msg {
 } ctl_msg;
 
 /* The worker's main loop; never returns.  tokens: the table the
- * dispatcher loaded before the fork (empty: no tokens). */
+ * dispatcher loaded before the fork (empty: no tokens).  tls_states: a TLS
+ * server's stream states, shared, indexed by connection id (NULL: plain):
+ * a lent connection is read and written through its state. */
 void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
-                 worker_slot *slot) __attribute__((noreturn));
+                 worker_slot *slot, tls_stream_state *tls_states) __attribute__((noreturn));
 
 /* In a child just forked from parent: it is killed when parent dies, even
  * in the middle of a routine (and leaves at once if parent is already gone). */
