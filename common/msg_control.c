@@ -116,8 +116,9 @@ int msg_read_status_reply(wire_reader *r, uint32_t want_id, const char *label, m
     if (rc == 0 && !at_end) {
         rc = wire_get_u32(r, &s->security, err);
         s->has_security = rc == 0;
-        if (rc == 0) rc = wire_skip_message(r, err);
+        if (rc == 0) rc = wire_at_end(r, &at_end, err);
     }
+    if (rc == 0) rc = at_end ? wire_expect_end(r, err) : wire_skip_message(r, err);
     if (rc != 0) msg_status_free(s);
     return rc;
 }

@@ -38,10 +38,10 @@ typedef struct msg_status {
     double uptime, load[3];        /* seconds; the host's 1, 5, 15-min load */
     uint32_t workers, max_workers, in_flight, queued, connections, draining, nroutines;
     uint64_t restarts;
-    uint32_t security;     /* MSG_STATUS_TLS | MSG_STATUS_TOKENS (a trailing field) */
-    uint32_t has_security; /* reader: the server sent it (older ones do not) */
     msg_status_routine *rows; /* nroutines rows: the writer's own; the
                                  reader's malloc'd (msg_status_free)    */
+    uint32_t security;     /* MSG_STATUS_TLS | MSG_STATUS_TOKENS (a trailing field) */
+    uint32_t has_security; /* reader: the server sent it (older ones do not) */
 } msg_status;
 
 /* The request, as one whole message. */

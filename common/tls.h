@@ -103,6 +103,11 @@ void tls_acceptor_free(tls_acceptor *a);
  * a tls_accept_result, or a negative code with err set (the handshake
  * failed; an alert was sent if the socket took it). */
 int tls_accept_step(tls_acceptor *a, int fd, err_t *err);
+/* The bytes read from the client and not fed to the handshake: after
+ * TLS_ACCEPT_NOT_TLS, the start of what a plain client sent (its first
+ * packet's header, to answer it by its call id).  *p valid until the next
+ * step or the acceptor is freed. */
+size_t tls_acceptor_received(const tls_acceptor *a, const unsigned char **p);
 /* After TLS_ACCEPT_DONE: fills *st (keys, sequence numbers, the peer, the
  * channel binding, bytes the client sent after its Finished). */
 void tls_acceptor_take_state(tls_acceptor *a, tls_stream_state *st);

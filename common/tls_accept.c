@@ -268,6 +268,12 @@ int tls_accept_step(tls_acceptor *a, int fd, err_t *err)
     }
 }
 
+size_t tls_acceptor_received(const tls_acceptor *a, const unsigned char **p)
+{
+    *p = a->state.cipher;
+    return a->state.cipher_len;
+}
+
 void tls_acceptor_take_state(tls_acceptor *a, tls_stream_state *st)
 {
     NR_ASSERT(a->done);

@@ -180,18 +180,20 @@ static void linger_after(dispatcher *d, int fd, const uint8_t *bytes, size_t len
     close(fd);
 }
 
-/* Answers whatever the peer sent (or will send) first with an error, then
- * closes.  The call id comes from the first packet's header if it is there;
- * a client reads a refusal of its HELLO whatever its id.  The request bytes
- * are read away before close so that the reply is not lost to a reset. */
-void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail)
+/* The call id in the packet header at bytes (len of them), or 0. */
+static uint32_t call_id_of(const uint8_t *bytes, long len)
 {
-    uint8_t hdr[PROTO_HEADER_SIZE];
-    uint32_t type, id, flags, len, call_id = 0;
+    uint32_t type, id, flags, size;
+    err_t ignored;
+    if (len < (long)PROTO_HEADER_SIZE || wire_parse_header(bytes, &type, &id, &flags, &size, &ignored) != 0)
+        return 0;
+    return id;
+}
+
+/* Answers call_id on fd with an error (sealed on tls), then lingers. */
+static void refuse_call(dispatcher *d, int fd, tls_stream_state *tls, uint32_t call_id, int code, const char *detail)
+{
     err_t err;
-    if (connio_peek(fd, tls, hdr, sizeof hdr) == (long)sizeof hdr &&
-        wire_parse_header(hdr, &type, &id, &flags, &len, &err) == 0)
-        call_id = id;
     /* Framed in memory and sent if the socket takes it now: a peer that
      * does not read cannot hold the dispatcher. */
     transport_bytes refusal = {.max = CONN_OUT_MAX};
@@ -201,6 +203,16 @@ void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, cons
     else linger_after(d, fd, NULL, 0);
     transport_bytes_free(&refusal);
     wire_writer_attach(&d->notice, transport_none());
+}
+
+/* Answers whatever the peer sent (or will send) first with an error, then
+ * closes.  The call id comes from the first packet's header if it is there.
+ * The request bytes are read away before close so that the reply is not
+ * lost to a reset. */
+void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail)
+{
+    uint8_t hdr[PROTO_HEADER_SIZE];
+    refuse_call(d, fd, tls, call_id_of(hdr, connio_peek(fd, tls, hdr, sizeof hdr)), code, detail);
 }
 
 /* A refused peer sent more (drop it) or closed (so do we). */
@@ -233,11 +245,22 @@ void conn_send_last(dispatcher *d, int c)
 
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)
 {
-    int fd = d->conns[c].fd;
-    /* Before its TLS handshake is over, a connection is answered plain. */
-    tls_stream_state *tls = d->conns[c].acceptor == NULL ? conn_tls(d, c) : NULL;
+    conn *k = &d->conns[c];
+    int fd = k->fd;
+    tls_stream_state *tls = conn_tls(d, c);
+    uint8_t hdr[PROTO_HEADER_SIZE];
+    long got;
+    if (k->acceptor != NULL) { /* its TLS handshake is not over: answered plain, */
+        const unsigned char *p; /* by what the acceptor read */
+        got = (long)tls_acceptor_received(k->acceptor, &p);
+        if (got > (long)sizeof hdr) got = (long)sizeof hdr;
+        memcpy(hdr, p, (size_t)got);
+        tls = NULL;
+    } else {
+        got = connio_peek(fd, tls, hdr, sizeof hdr);
+    }
     release(d, c);
-    conn_refuse_fd(d, fd, tls, code, detail);
+    refuse_call(d, fd, tls, call_id_of(hdr, got), code, detail);
     connio_state_wipe(conn_tls(d, c));
 }
 

@@ -278,6 +278,13 @@ static void route(dispatcher *d, int c)
         return;
     default: break;
     }
+    /* A TLS client on a plain server hears it in plain framing (its
+     * library then names the mismatch). */
+    uint8_t first;
+    if (d->tls == NULL && recv(k->fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && first == TLS_HANDSHAKE_BYTE) {
+        conn_refuse(d, c, NUMRPC_EPROTO, "this server does not use TLS (unset NUMRPC_TLS_CA for it)");
+        return;
+    }
     switch (arrival_check(k->fd, conn_tls(d, c))) {
     case ARRIVAL_CLOSED: conn_close(d, c); return;
     case ARRIVAL_NOTHING: conn_make_idle(d, c, k->since); return;

@@ -5,6 +5,9 @@
 
 #include "conn.h"
 
+/* The first byte of a TLS client's first record (a handshake record). */
+#define TLS_HANDSHAKE_BYTE 0x16
+
 /* What a step left connection c as. */
 enum handshake_result {
     HANDSHAKE_DONE = 0, /* its TLS stream is up: c is in the dispatcher's hands (QUEUED, not in epoll) */

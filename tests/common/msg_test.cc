@@ -346,9 +346,12 @@ TEST(Messages, StatusRoundTripAndAServerClaimingTooManyRows)
     msg_status_routine rows[2] = {{"dgefa", "linpack", 11, 5, 1, 800, 900, 1, 0.5, 0.25},
                                   {"ping", "", 12, 7, 0, 64, 64, 0, 0.001, 0.0002}};
     msg_status st = {"numrpc-server test", 12.5, {0.5, 0.25, 0.125}, 4, 32, 1, 0, 3, 0, 2, 1, rows};
+    st.security = MSG_STATUS_TLS | MSG_STATUS_TOKENS;
     ASSERT_EQ(msg_write_status_reply(&l.b.writer, 70, &st, &err), 0) << err.detail;
     msg_status got;
     ASSERT_EQ(msg_read_status_reply(&l.a.reader, 70, l.a.label, &got, &err), 0) << err.detail;
+    EXPECT_EQ(got.has_security, 1u);
+    EXPECT_EQ(got.security, MSG_STATUS_TLS | MSG_STATUS_TOKENS);
     EXPECT_STREQ(got.server, "numrpc-server test");
     EXPECT_EQ(got.load[2], 0.125);
     EXPECT_EQ(got.max_workers, 32u);
@@ -357,6 +360,26 @@ TEST(Messages, StatusRoundTripAndAServerClaimingTooManyRows)
     EXPECT_EQ(got.rows[0].bytes_out, 900u);
     EXPECT_EQ(got.rows[1].p99_s, 0.0002);
     msg_status_free(&got);
+
+    // An older server's reply ends after the rows; a newer one's may carry
+    // fields after security: both are read.
+    for (int extra = 0; extra < 2; extra++) {
+        ASSERT_EQ(msg_reply_begin(&l.b.writer, 72, NUMRPC_OK, "", &err), 0);
+        wire_put_string(&l.b.writer, "other", &err);
+        for (int i = 0; i < 4; i++) wire_put_double(&l.b.writer, 0, &err);
+        for (int i = 0; i < 2; i++) wire_put_u32(&l.b.writer, 1, &err);
+        wire_put_u64(&l.b.writer, 0, &err);
+        for (int i = 0; i < 5; i++) wire_put_u32(&l.b.writer, 0, &err); /* ... draining, no rows */
+        if (extra) {
+            wire_put_u32(&l.b.writer, MSG_STATUS_TLS, &err);
+            wire_put_u64(&l.b.writer, 99, &err);
+        }
+        ASSERT_EQ(wire_end(&l.b.writer, &err), 0);
+        ASSERT_EQ(msg_read_status_reply(&l.a.reader, 72, l.a.label, &got, &err), 0) << err.detail;
+        EXPECT_EQ(got.has_security, static_cast<uint32_t>(extra));
+        EXPECT_EQ(got.security, extra ? MSG_STATUS_TLS : 0u);
+        msg_status_free(&got);
+    }
 
     // A hostile server announcing more rows than any server has: refused
     // by the count, before anything is allocated for them.
