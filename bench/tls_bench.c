@@ -1,5 +1,6 @@
 /* tls_bench.c -- what TLS costs on loopback: a 64-byte ping, an 8 MiB round
- * trip and the handshakes; plain TCP, our TLS server, OpenSSL's, interleaved. */
+ * trip and the handshakes; plain TCP, our TLS server, OpenSSL's, interleaved
+ * (or, with --server, numrpc-server itself: tls_server_bench.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 #include "sock.h"
 #include "stats.h"
+#include "tls_server_bench.h"
 #include "tls_ossl.h" /* the server context's SSL_CTX, for OpenSSL's own server */
 
 #define RUNS 20
@@ -163,7 +165,18 @@ static void report(const char *what, const char *unit, double scale, double v[KI
     printf("  ratios tls/tcp %.2f tls/openssl %.2f\n", med[TLS] / med[TCP], med[TLS] / med[OSSL]);
 }
 
-int main(void)
+/* numrpc-bench-tls --server PATH/numrpc-server --stubs DIR: that server,
+ * TLS against plain TCP, with the certificate made here. */
+static int server_mode(int argc, char **argv, const char *cert, const char *key)
+{
+    if (argc != 5 || strcmp(argv[1], "--server") != 0 || strcmp(argv[3], "--stubs") != 0) {
+        fprintf(stderr, "usage: numrpc-bench-tls [--server PATH/numrpc-server --stubs DIR]\n");
+        return 2;
+    }
+    return tls_server_figures(argv[2], argv[4], cert, key);
+}
+
+int main(int argc, char **argv)
 {
     char dir[] = "/tmp/numrpc-tls-bench-XXXXXX", cert[256], key[256];
     err_t err;
@@ -173,6 +186,12 @@ int main(void)
     }
     snprintf(cert, sizeof cert, "%s/cert.pem", dir);
     snprintf(key, sizeof key, "%s/key.pem", dir);
+    if (argc > 1) {
+        int rc = server_mode(argc, argv, cert, key);
+        char cleanup[300];
+        snprintf(cleanup, sizeof cleanup, "rm -rf %s", dir);
+        return system(cleanup) == 0 ? rc : 1;
+    }
     tls_context *server_ctx = tls_server_context_new(cert, key, NULL, &err);
     tls_context *client_ctx = server_ctx ? tls_client_context_new(cert, NULL, NULL, &err) : NULL;
     if (client_ctx == NULL) {
