@@ -28,6 +28,7 @@ extern "C" {
 #include "marshal.h"
 #include "msg.h"
 #include "msg_control.h"
+#include "sock.h"
 #include "tls.h"
 void dcopy_(const int *n, const double *x, const int *incx, double *y, const int *incy);
 double ddot_(const int *n, const double *x, const int *incx, const double *y, const int *incy);
@@ -228,6 +229,34 @@ TEST(TlsServer, PipelinedCalls)
     }
 }
 
+// HELLO and GET_IFACE in one TLS record: the dispatcher answers HELLO, and
+// GET_IFACE waits in the stream state where epoll cannot see it.
+TEST(TlsServer, RequestLeftInTheStateAfterHelloIsServed)
+{
+    ServerProc server(TlsArgs());
+    Client cl;
+    ASSERT_EQ(cl.Connect(server.port()), 0) << cl.err.detail;
+    sock_set_timeouts(msg_conn_fd(&cl.c), 10000, 10000); // a request left unserved fails, not hangs
+    msg_hello h = {}, back = {};
+    h.version = PROTO_VERSION;
+    h.packet_size = PROTO_DEFAULT_PACKET;
+    transport_bytes both = {};
+    both.max = 1 << 16;
+    wire_writer w;
+    ASSERT_EQ(wire_writer_init(&w, -1, 0, &cl.err), 0);
+    wire_writer_attach(&w, transport_memory_sink(&both));
+    ASSERT_EQ(msg_write_hello(&w, 1, &h, &cl.err), 0);
+    ASSERT_EQ(msg_write_get_iface(&w, 2, "ddot", &cl.err), 0);
+    wire_writer_free(&w);
+    ASSERT_EQ(cl.c.tp.ops->send(&cl.c.tp, both.p, both.len), static_cast<ssize_t>(both.len)) << "one record";
+    transport_bytes_free(&both);
+    EXPECT_EQ(msg_read_hello_reply(&cl.c.reader, 1, cl.c.label, &back, &cl.err), 0) << cl.err.detail;
+    uint8_t *blob = nullptr;
+    uint32_t len = 0;
+    EXPECT_EQ(msg_read_iface_reply(&cl.c.reader, 2, cl.c.label, &blob, &len, &cl.err), 0) << cl.err.detail;
+    free(blob);
+}
+
 // One worker, two connections taking turns: each call is a loan of the
 // connection to the worker and its return, the stream state going along.
 TEST(TlsServer, ConnectionsLentToAWorkerAndBackManyTimes)
@@ -280,6 +309,33 @@ TEST(TlsServer, CrashNoticeIsSealedAndTheNextCallsWork)
     ASSERT_EQ(cl.Connect(server.port()), 0) << cl.err.detail;
     EXPECT_EQ(cl.Call(&crash, argv), 0) << "a new connection: " << cl.err.detail;
     iface_free(&crash);
+}
+
+// Keepalives while a routine computes are sealed by the dispatcher in turn
+// with the worker's records; a CANCEL is found in the decrypted stream.
+TEST(TlsServer, KeepalivesAndCancelOverTls)
+{
+    ServerProc server(TlsArgs("server", {"--stubs", kFaults, "--keepalive-ms", "20"}));
+    Client cl;
+    iface_t spin{};
+    ASSERT_EQ(cl.Connect(server.port()), 0) << cl.err.detail;
+    ASSERT_EQ(cl.Hello(), 0) << cl.err.detail;
+    ASSERT_EQ(cl.Iface("spin", &spin), 0) << cl.err.detail;
+    int seconds = 1;
+    void *argv[] = {&seconds};
+    ASSERT_EQ(cl.Call(&spin, argv), 0) << cl.err.detail;
+    EXPECT_GT(wire_reader_keepalives(&cl.c.reader), 5u) << "keepalives came, and opened";
+    seconds = -1; // for ever, until cancelled
+    std::vector<iface_shape> shapes(spin.nparams);
+    uint32_t id;
+    ASSERT_EQ(cl.Send(&spin, argv, shapes.data(), &id), 0) << cl.err.detail;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the routine runs by then
+    sock_set_timeouts(msg_conn_fd(&cl.c), 20000, 20000); // an unseen CANCEL fails the test, not hangs it
+    ASSERT_EQ(msg_send_cancel(&cl.c, id, &cl.err), 0) << cl.err.detail;
+    EXPECT_EQ(cl.Receive(&spin, argv, shapes.data(), id), NUMRPC_ECANCELLED) << cl.err.detail;
+    seconds = 0;
+    EXPECT_EQ(cl.Call(&spin, argv), 0) << "the connection goes on: " << cl.err.detail;
+    iface_free(&spin);
 }
 
 // ---- Refusals ----
