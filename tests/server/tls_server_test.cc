@@ -96,6 +96,13 @@ struct Client {
         free(blob);
         return rc;
     }
+    // Connected, HELLO said, and name's interface in *f.
+    int Open(int port, const char *name, iface_t *f)
+    {
+        int rc = Connect(port);
+        if (rc == 0) rc = Hello();
+        return rc == 0 ? Iface(name, f) : rc;
+    }
     // A CALL of f with argv, written (its id returned in *id).
     int Send(const iface_t *f, void *const *argv, iface_shape *shapes, uint32_t *id)
     {
@@ -296,9 +303,7 @@ TEST(TlsServer, CrashNoticeIsSealedAndTheNextCallsWork)
     ServerProc server(TlsArgs("server", {"--stubs", kFaults, "--workers", "1"}));
     Client cl;
     iface_t crash{};
-    ASSERT_EQ(cl.Connect(server.port()), 0) << cl.err.detail;
-    ASSERT_EQ(cl.Hello(), 0) << cl.err.detail;
-    ASSERT_EQ(cl.Iface("crash", &crash), 0) << cl.err.detail;
+    ASSERT_EQ(cl.Open(server.port(), "crash", &crash), 0) << cl.err.detail;
     int how = 1;
     void *argv[] = {&how};
     EXPECT_EQ(cl.Call(&crash, argv), NUMRPC_ECRASHED);
@@ -318,9 +323,7 @@ TEST(TlsServer, KeepalivesAndCancelOverTls)
     ServerProc server(TlsArgs("server", {"--stubs", kFaults, "--keepalive-ms", "20"}));
     Client cl;
     iface_t spin{};
-    ASSERT_EQ(cl.Connect(server.port()), 0) << cl.err.detail;
-    ASSERT_EQ(cl.Hello(), 0) << cl.err.detail;
-    ASSERT_EQ(cl.Iface("spin", &spin), 0) << cl.err.detail;
+    ASSERT_EQ(cl.Open(server.port(), "spin", &spin), 0) << cl.err.detail;
     int seconds = 1;
     void *argv[] = {&seconds};
     ASSERT_EQ(cl.Call(&spin, argv), 0) << cl.err.detail;
@@ -461,43 +464,10 @@ TEST(TlsServer, TokenProofsCoverTheChannelBinding)
 
 // ---- Refuse to start ----
 
-// Runs the server to its exit: the exit code (-1: it was still running
-// after 3 s, and was stopped), stderr's text in *text.
-int RunServer(const std::vector<std::string> &extra, std::string *text)
-{
-    char tmpl[] = "/tmp/numrpc-tls-err-XXXXXX";
-    int efd = mkstemp(tmpl);
-    std::vector<std::string> args = {TOP_BUILDDIR "/server/numrpc-server", "--port", "0", "--stubs",
-                                     TOP_BUILDDIR "/stubs/.libs", "--workers", "1", "--admin-socket", "none"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<char *> argv;
-        for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        dup2(efd, 2);
-        if (freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    int status = 0, code = -1;
-    for (int i = 0; i < 300 && code == -1; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid) code = WIFEXITED(status) ? WEXITSTATUS(status) : -2;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (code == -1) stop_process(pid, SIGTERM, 300);
-    char buf[4096];
-    ssize_t k = pread(efd, buf, sizeof buf - 1, 0);
-    *text = std::string(buf, k > 0 ? static_cast<size_t>(k) : 0);
-    close(efd);
-    unlink(tmpl);
-    return code;
-}
-
 TEST(TlsServer, BeyondLoopbackWithTlsStartsWithoutItRefuses)
 {
     std::string text;
-    EXPECT_EQ(RunServer({"--bind", "0.0.0.0"}, &text), 2);
+    EXPECT_EQ(run_server_to_exit({"--bind", "0.0.0.0"}, &text), 2);
     EXPECT_TRUE(Contains(text, "without --token-file or --tls-cert")) << text;
     {
         ServerProc open(TlsArgs("server", {"--bind", "0.0.0.0"}));
@@ -510,9 +480,9 @@ TEST(TlsServer, BeyondLoopbackWithTlsStartsWithoutItRefuses)
     Client cl;
     EXPECT_EQ(cl.Connect(configured.port()), 0) << cl.err.detail;
     EXPECT_EQ(cl.Hello(), 0) << cl.err.detail;
-    EXPECT_EQ(RunServer({"--tls-cert", Pki("server.pem")}, &text), 2);
+    EXPECT_EQ(run_server_to_exit({"--tls-cert", Pki("server.pem")}, &text), 2);
     EXPECT_TRUE(Contains(text, "--tls-cert and --tls-key go together")) << text;
-    EXPECT_EQ(RunServer({"--tls-cert", Pki("server.pem"), "--tls-key", Pki("client.key")}, &text), 2);
+    EXPECT_EQ(run_server_to_exit({"--tls-cert", Pki("server.pem"), "--tls-key", Pki("client.key")}, &text), 2);
     EXPECT_TRUE(Contains(text, "do not match")) << text;
 }
 

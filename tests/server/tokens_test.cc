@@ -335,49 +335,12 @@ TEST_F(Tokens, AdminReloadTakesANewToken)
     EXPECT_EQ(rc, NUMRPC_OK) << detail;
 }
 
-// Runs numrpc-server with args to its end (at most 10 s); exit code, stderr.
-int RunServer(const std::vector<std::string> &extra, std::string *err_text)
-{
-    char tmpl[] = "/tmp/numrpc-tokens-err-XXXXXX";
-    int efd = mkstemp(tmpl);
-    std::vector<std::string> args = {TOP_BUILDDIR "/server/numrpc-server", "--port", "0", "--stubs",
-                                     TOP_BUILDDIR "/stubs/.libs", "--workers", "1", "--admin-socket", "none"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<char *> argv;
-        for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        dup2(efd, 2);
-        if (freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    int status = 0, code = -1;
-    for (int i = 0; i < 1000; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (code == -1) { // still running: it started
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    std::ifstream in(tmpl);
-    err_text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    close(efd);
-    unlink(tmpl);
-    return code;
-}
-
 TEST(TokensStart, TokenFileReadableByOthersIsRefused)
 {
     TokenDir dir;
     std::string file = dir.Write("open.tokens", ServerTokens(), 0644);
     std::string err;
-    EXPECT_EQ(RunServer({"--token-file", file}, &err), 2);
+    EXPECT_EQ(run_server_to_exit({"--token-file", file}, &err), 2);
     EXPECT_TRUE(Contains(err, "token file " + file + " is readable by others; chmod 600 " + file)) << err;
 }
 
@@ -386,14 +349,14 @@ TEST(TokensStart, BadLineIsRefusedWithItsPlace)
     TokenDir dir;
     std::string file = dir.Write("bad.tokens", std::string("alice ") + kAliceSecret + " call\nbob 1234 call\n");
     std::string err;
-    EXPECT_EQ(RunServer({"--token-file", file}, &err), 2);
+    EXPECT_EQ(run_server_to_exit({"--token-file", file}, &err), 2);
     EXPECT_TRUE(Contains(err, file + ":2: the secret must be")) << err;
 }
 
 TEST(TokensStart, BeyondLoopbackNeedsTokensOrAllowInsecure)
 {
     std::string err;
-    EXPECT_EQ(RunServer({"--bind", "0.0.0.0"}, &err), 2);
+    EXPECT_EQ(run_server_to_exit({"--bind", "0.0.0.0"}, &err), 2);
     EXPECT_TRUE(Contains(err, "refusing to listen on 0.0.0.0:")) << err;
     EXPECT_TRUE(Contains(err, "without --token-file or --tls-cert; add one, or --allow-insecure to accept anyone "
                               "who reaches the port"))

@@ -105,3 +105,39 @@ int connect_loopback(int port)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
+
+int run_server_to_exit(const std::vector<std::string> &extra, std::string *err_text)
+{
+    char tmpl[] = "/tmp/numrpc-server-err-XXXXXX";
+    int efd = mkstemp(tmpl);
+    std::vector<std::string> args = {TOP_BUILDDIR "/server/numrpc-server", "--port", "0", "--stubs",
+                                     TOP_BUILDDIR "/stubs/.libs", "--workers", "1", "--admin-socket", "none"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::vector<char *> argv;
+        for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        dup2(efd, 2);
+        if (freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    int status = 0, code = -1;
+    for (int i = 0; i < 1000; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (code == -1) { // still running: it started
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    std::ifstream in(tmpl);
+    err_text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    close(efd);
+    unlink(tmpl);
+    return code;
+}

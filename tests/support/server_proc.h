@@ -33,6 +33,11 @@ class ServerProc {
 // SIGKILL.
 void stop_process(pid_t pid, int sig, int tries);
 
+// Runs this tree's numrpc-server (a free port, no admin socket) with the
+// extra arguments to its end, at most 10 s: its exit code (-1: still
+// running then, and killed), its stderr in *err_text.
+int run_server_to_exit(const std::vector<std::string> &extra, std::string *err_text);
+
 // A TCP connection to 127.0.0.1:port for raw-byte tests; -1 on failure.
 int connect_loopback(int port);
 
