@@ -24,7 +24,8 @@ static int finish(dispatcher *d, int c)
     /* Token proofs on this connection cover the channel (auth.h). */
     k->ctl.access.bound = 1;
     memcpy(k->ctl.access.binding, st->binding, sizeof k->ctl.access.binding);
-    server_log(d->cfg, LOG_LEVEL_DEBUG, "connection %d: TLS up (client certificate CN %s)", c, st->peer.common_name);
+    /* The client certificate's CN names the connection in later lines. */
+    server_log(d->cfg, LOG_LEVEL_INFO, "connection %d: TLS up, client certificate CN %s", c, st->peer.common_name);
     return HANDSHAKE_DONE;
 }
 
