@@ -137,14 +137,18 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
  * loaded (by default twice the call bytes allowed, 256 MiB per BLAS thread
  * and 1 GiB: config.c).  Not under AddressSanitizer, whose shadow memory is
  * terabytes. */
-static void limit_memory(const server_config *cfg)
+static void limit_memory(const server_config *cfg, uint64_t shared)
 {
 #if defined(__SANITIZE_ADDRESS__)
+    (void)shared;
     if (cfg->max_worker_memory)
         server_log(cfg, LOG_LEVEL_DEBUG, "--max-worker-memory ignored in an AddressSanitizer build");
 #else
     if (cfg->max_worker_memory == 0) return;
-    struct rlimit lim = {cfg->max_worker_memory, cfg->max_worker_memory};
+    /* The shared TLS states are mapped in every worker but are no call's:
+     * they come on top of the limit. */
+    rlim_t cap = cfg->max_worker_memory + shared < shared ? RLIM_INFINITY : cfg->max_worker_memory + shared;
+    struct rlimit lim = {cap, cap};
     if (setrlimit(RLIMIT_AS, &lim) != 0)
         server_log(cfg, LOG_LEVEL_ERROR, "cannot limit worker memory: %s", strerror(errno));
 #endif
@@ -164,7 +168,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
     }
-    limit_memory(cfg);
+    limit_memory(cfg, tls_states ? ((uint64_t)cfg->max_connections + 1) * sizeof *tls_states : 0);
     /* This worker's routines in the shared counters (STATUS reads them). */
     for (size_t i = 0; i < reg.count; i++)
         reg.items[i].stat_index = stats_register(server_stats, &reg.items[i].iface, slot->generation);

@@ -216,6 +216,16 @@ TEST(TlsServer, EightMiBCopy)
     ExpectRightDcopy(&cl, &cl.dcopy, 1 << 20, 3);
 }
 
+// The shared stream states (about 50 KiB per connection the server may
+// hold) are mapped in every worker, beside --max-worker-memory.
+TEST(TlsServer, SharedStatesDoNotCountAgainstWorkerMemory)
+{
+    ServerProc server(TlsArgs("server", {"--max-connections", "30000", "--max-worker-memory", "1G"}));
+    BlasClient cl(server.port());
+    ASSERT_TRUE(cl.ready) << cl.err.detail;
+    ExpectRightDcopy(&cl, &cl.dcopy, 1 << 20, 4);
+}
+
 TEST(TlsServer, PipelinedCalls)
 {
     ServerProc server(TlsArgs());
