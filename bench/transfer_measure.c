@@ -253,7 +253,7 @@ int measure_numrpc_setup(int port, size_t packet)
 {
     char servers[64];
     snprintf(servers, sizeof servers, "%s:%d", bench_opt.host, port);
-    numrpc_config cfg = {servers, packet};
+    numrpc_config cfg = {servers, packet, NULL};
     int rc = numrpc_init(&cfg);
     if (rc != 0)
         fprintf(stderr, "numrpc-bench-transfer: numrpc_init: %s: %s\n", numrpc_strerror(rc),

@@ -33,8 +33,10 @@ void client_files_detach(client_conn *c)
 static int open_rfile(client_conn *c, uint32_t index, err_t *e)
 {
     const iface_t *f = c->rfile_iface;
-    if (index >= f->nparams || f->params[index].type != NUMRPC_T_RFILE)
-        return err_set(e, NUMRPC_EPROTO, "%s: parameter %u is not a remote file", f->name, index);
+    /* Only what the call's admitted interface says is an IN rfile is served. */
+    if (index >= f->nparams || f->params[index].type != NUMRPC_T_RFILE || f->params[index].mode != IFACE_IN)
+        return err_set(e, NUMRPC_EPROTO, "%s: the server asked to read parameter %u, which is not an "
+                       "IN rfile of %s: refused, no file opened", c->m.label, index, f->name);
     if (c->rfile_fd >= 0 && c->rfile_index == index) return 0;
     if (c->rfile_fd >= 0) close(c->rfile_fd);
     const char *path = *(char *const *)c->rfile_argv[index];
