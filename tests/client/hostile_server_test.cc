@@ -230,7 +230,7 @@ std::vector<Attack> Attacks()
     a.push_back({"IN string turned IN rfile", "greet", false, "parameter name: type rfile, was string",
                  [](iface_t *f) { f->params[0].type = NUMRPC_T_RFILE; },
                  [](HostileServer *h, msg_conn *conn, uint32_t id, const iface_t *) {
-                     h->NoteFileBytes(AskFile(conn, id, 0, 64));
+                     h->NoteFileBytes(AskFile(conn, id, 0, 16)); // the secret has 29 bytes
                      msg_call_result res = {0, 0, 0};
                      err_t err;
                      if (msg_reply_begin(&conn->writer, id, NUMRPC_ESERVER, "done", &err) == 0 &&
@@ -372,7 +372,7 @@ TEST_F(HostileServers, FileReadOfAParameterThatIsNoRfileIsRefused)
 {
     HostileServer hostile;
     hostile.Offer("greet", FetchDescriptor(mods_->port(), "greet")); // the real interface
-    hostile.OnCall([&](msg_conn *c, uint32_t id) { hostile.NoteFileBytes(AskFile(c, id, 0, 64)); });
+    hostile.OnCall([&](msg_conn *c, uint32_t id) { hostile.NoteFileBytes(AskFile(c, id, 0, 16)); });
     Configure(hostile.address(), "");
     EXPECT_EQ(CallGreet(&caller_, "greet", nullptr, caller_.secret.c_str()), NUMRPC_EPROTO);
     EXPECT_TRUE(Contains(Detail(), "asked to read parameter 0, which is no IN rfile of the call: refused, no file opened")) << Detail();
