@@ -86,6 +86,7 @@ static const char *c_type(const iface_param *p, char *buf, size_t len)
         [NUMRPC_T_LONG] = "long",    [NUMRPC_T_FLOAT] = "float",
         [NUMRPC_T_DOUBLE] = "double", [NUMRPC_T_SCOMPLEX] = "float _Complex",
         [NUMRPC_T_DCOMPLEX] = "double _Complex"};
+    if (iface_type_is_file(p->type)) return "const char *"; /* a path, whatever the mode */
     if (p->type == NUMRPC_T_STRING) { /* out strings: a buffer of bound + 1 bytes */
         int in = p->mode == IFACE_IN;
         if (p->rank == 0) return in ? "const char *" : "char *";
