@@ -401,6 +401,26 @@ TEST_F(HostileServers, PinnedRoutineMatchesLocalBlasAndOthersAreRefused)
     for (int i = 0; i < kN; i++) EXPECT_DOUBLE_EQ(caller_.y.data()[i], want[i]) << i;
     EXPECT_TRUE(caller_.y.CanariesIntact());
 
+    // The same pin through numrpc_callv_pinned: a pin of another routine is
+    // a caller's mistake (EINVAL), the right one works.
+    char *daxpy_pin = nullptr;
+    ASSERT_EQ(numrpc_describe_pin("daxpy", &daxpy_pin), NUMRPC_OK) << Detail();
+    std::string right = daxpy_pin;
+    free(daxpy_pin);
+    std::string wrong = "dcopy" + right.substr(5); // another name on daxpy's descriptor
+    numrpc_arg args[6] = {};
+    args[0].v.i = kN;
+    args[1].v.d = 2.5;
+    args[2].v.p = caller_.x.data();
+    args[3].v.i = 1;
+    args[4].v.p = caller_.y.data();
+    args[5].v.i = 1;
+    EXPECT_EQ(numrpc_callv_pinned(wrong.c_str(), "daxpy", args, 6), NUMRPC_EINVAL);
+    EXPECT_TRUE(Contains(Detail(), "typed header: the pin of dcopy")) << Detail();
+    caller_.Reset();
+    ASSERT_EQ(numrpc_callv_pinned(right.c_str(), "daxpy", args, 6), NUMRPC_OK) << Detail();
+    for (int i = 0; i < kN; i++) EXPECT_DOUBLE_EQ(caller_.y.data()[i], want[i]) << i;
+
     caller_.Reset();
     EXPECT_EQ(CallDcopy(&caller_, "dcopy", nullptr), NUMRPC_EAUTH);
     EXPECT_TRUE(Contains(Detail(), "dcopy is not pinned in " + pin_file)) << Detail();
