@@ -226,39 +226,42 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     return 0;
 }
 
-int numrpc_callv(const char *name, const numrpc_arg *args, int nargs)
+/* The call from tagged arguments, through a typed header's pin when
+ * need_pin (api names the entry point in errors). */
+static int callv(const char *api, const char *pin, int need_pin, const char *name, const numrpc_arg *args,
+                 int nargs)
 {
-    if (nargs > 0 && args == NULL) {
+    if ((need_pin && pin == NULL) || (nargs > 0 && args == NULL)) {
         err_t err;
-        err_set(&err, NUMRPC_EINVAL, "numrpc_callv: args is NULL");
-        return client_fail(&err);
-    }
-    arg_source src = {nargs, args, NULL};
-    return call_run(name, &src, NULL);
-}
-
-int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *args, int nargs)
-{
-    if (pin == NULL || (nargs > 0 && args == NULL)) {
-        err_t err;
-        err_set(&err, NUMRPC_EINVAL, "numrpc_callv_pinned: %s is NULL", pin ? "args" : "pin");
+        err_set(&err, NUMRPC_EINVAL, "%s: %s is NULL", api, need_pin && pin == NULL ? "pin" : "args");
         return client_fail(&err);
     }
     arg_source src = {nargs, args, NULL};
     return call_run(name, &src, pin);
 }
 
+int numrpc_callv(const char *name, const numrpc_arg *args, int nargs)
+{
+    return callv("numrpc_callv", NULL, 0, name, args, nargs);
+}
+
+int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *args, int nargs)
+{
+    return callv("numrpc_callv_pinned", pin, 1, name, args, nargs);
+}
+
+static int call_va(const char *pin, int nargs, const char *name, va_list *ap)
+{
+    arg_source src = {nargs, NULL, ap};
+    return call_run(name, &src, pin);
+}
+
 int numrpc_call_pinned_counted_(const char *pin, int nargs, const char *name, ...)
 {
-    if (pin == NULL) {
-        err_t err;
-        err_set(&err, NUMRPC_EINVAL, "numrpc_call_pinned: pin is NULL");
-        return client_fail(&err);
-    }
+    if (pin == NULL) return callv("numrpc_call_pinned", NULL, 1, name, NULL, 0);
     va_list ap;
     va_start(ap, name);
-    arg_source src = {nargs, NULL, &ap};
-    int rc = call_run(name, &src, pin);
+    int rc = call_va(pin, nargs, name, &ap);
     va_end(ap);
     return rc;
 }
@@ -267,8 +270,7 @@ int numrpc_call_counted_(int nargs, const char *name, ...)
 {
     va_list ap;
     va_start(ap, name);
-    arg_source src = {nargs, NULL, &ap};
-    int rc = call_run(name, &src, NULL);
+    int rc = call_va(NULL, nargs, name, &ap);
     va_end(ap);
     return rc;
 }

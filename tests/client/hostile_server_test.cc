@@ -52,20 +52,6 @@ struct Guarded {
     }
 };
 
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/numrpc-hostile-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir()
-    {
-        std::string cmd = "rm -rf '" + path + "'";
-        if (system(cmd.c_str()) != 0) perror("rm");
-    }
-};
-
 std::string ReadFile(const std::string &path)
 {
     std::ifstream in(path);

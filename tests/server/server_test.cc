@@ -58,20 +58,6 @@ void SleepMs(int ms)
 }
 
 
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/numrpc-server-test-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir()
-    {
-        std::string cmd = "rm -rf '" + path + "'";
-        if (system(cmd.c_str()) != 0) perror("rm");
-    }
-};
-
 void Touch(const std::string &path)
 {
     std::ofstream(path) << "";
