@@ -412,12 +412,17 @@ TEST_F(HostileServers, PinnedRoutineMatchesLocalBlasAndOthersAreRefused)
     EXPECT_TRUE(Contains(Detail(), "dcopy is not pinned in " + pin_file)) << Detail();
     EXPECT_TRUE(caller_.y.Holds(100.0));
 
-    // A pin file that is not one: numrpc_init says where.
+    // A pin file that is not one: numrpc_init says where and what.
+    numrpc_config cfg{blas_->address().c_str(), 0, pin_file.c_str()};
     WriteFile(pin_file, "daxpy 0123 AAAA\n");
     numrpc_finalize();
-    numrpc_config cfg{blas_->address().c_str(), 0, pin_file.c_str()};
     EXPECT_EQ(numrpc_init(&cfg), NUMRPC_EINVAL);
     EXPECT_TRUE(Contains(Detail(), pin_file + ", line 1: not a pin line")) << Detail();
+    WriteFile(pin_file, "# a pin whose hash is not its descriptor's\ndaxpy 00000000000000ff" + right.substr(22) + "\n");
+    numrpc_finalize();
+    EXPECT_EQ(numrpc_init(&cfg), NUMRPC_EINVAL);
+    EXPECT_TRUE(Contains(Detail(), pin_file + ", line 2: the pin of daxpy (hash 00000000000000ff) holds the "
+                                   "descriptor of daxpy with hash " + right.substr(6, 16))) << Detail();
     numrpc_finalize();
 }
 
