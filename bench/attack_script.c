@@ -63,7 +63,7 @@ static int capture_writer(wire_writer *w, attack_bytes *b, err_t *err)
 
 /* ---- The messages ---- */
 
-static const msg_hello attacker_hello = {PROTO_VERSION, PROTO_DEFAULT_PACKET, "numrpc-attacker"};
+static const msg_hello attacker_hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc-attacker"};
 
 int attack_add_hello(attack_bytes *b, err_t *err)
 {

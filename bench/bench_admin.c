@@ -75,7 +75,7 @@ int main(int argc, char **argv)
            *reg = calloc((size_t)rounds, sizeof *reg), *reply = calloc((size_t)rounds, sizeof *reply);
     char addr[64], buf[8192], line[1200];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    numrpc_config cfg = {addr, 0, NULL};
+    numrpc_config cfg = {.servers = addr};
     if (port == 0 || numrpc_init(&cfg) != NUMRPC_OK || !ping || !after || !reg || !reply) goto done;
     for (int i = 0; i < 100; i++) numrpc_call("ping"); /* warm */
     for (int i = 0; i < rounds * 10; i++) {

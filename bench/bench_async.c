@@ -20,7 +20,7 @@ static void die(const char *what, int rc)
 static void use_servers(const char *servers)
 {
     numrpc_finalize();
-    numrpc_config cfg = {servers, 0, NULL};
+    numrpc_config cfg = {.servers = servers};
     int rc = numrpc_init(&cfg);
     if (rc != NUMRPC_OK) die("numrpc_init", rc);
 }

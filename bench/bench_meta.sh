@@ -49,12 +49,12 @@ tc qdisc add dev "$vh" root tbf rate $rate burst 1mb latency 100ms
 ip netns exec "$ns" tc qdisc add dev "$vn" root tbf rate $rate burst 1mb latency 100ms
 
 waitport() { for _ in $(seq 500); do [[ -s $1 ]] && { cat "$1"; return; }; sleep 0.02; done; echo "bench_meta: $1 never written" >&2; exit 1; }
-"$build/metaserver/numrpc-metaserver" --port 0 --quiet --lease-ms 500 --port-file "$tmp/meta" & pids+=($!)
+"$build/metaserver/numrpc-metaserver" --port 0 --bind 0.0.0.0 --allow-insecure --quiet --lease-ms 500 --port-file "$tmp/meta" & pids+=($!)
 mport=$(waitport "$tmp/meta")
 common=(--port 0 --stubs "$build/stubs/.libs" --quiet --workers 2 --blas-threads 1 --admin-socket none)
 "${pin_a[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 127.0.0.1 --port-file "$tmp/a" --metaserver 127.0.0.1:$mport & pids+=($!)
 "${pin_rest[@]}" sh -c "echo \$\$ > $cg/cgroup.procs; exec \"$build/server/numrpc-server\" ${common[*]} --bind 127.0.0.1 --port-file $tmp/b --metaserver 127.0.0.1:$mport" & pids+=($!)
-ip netns exec "$ns" "${pin_rest[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 0.0.0.0 --port-file "$tmp/c" --metaserver "$hip:$mport" & pids+=($!)
+ip netns exec "$ns" "${pin_rest[@]}" "$build/server/numrpc-server" "${common[@]}" --bind 0.0.0.0 --allow-insecure --port-file "$tmp/c" --metaserver "$hip:$mport" & pids+=($!)
 a=127.0.0.1:$(waitport "$tmp/a"); b=127.0.0.1:$(waitport "$tmp/b"); c=$nip:$(waitport "$tmp/c")
 for _ in $(seq 300); do
   st=$("$build/cli/numrpc" status --metaserver 127.0.0.1:$mport)

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: numrpc-bench-pinned HOST:PORT (a server with the blas module)\n");
         return 2;
     }
-    numrpc_config cfg = {argv[1], 0, ""};
+    numrpc_config cfg = {.servers = argv[1], .pin_file = ""};
     char *pin = NULL;
     double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8], plain[ROUNDS], pinned[ROUNDS];
     int rc = numrpc_init(&cfg);

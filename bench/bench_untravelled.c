@@ -103,7 +103,7 @@ static int measure(const server_kind *k, const char *stubs, const char *port_fil
 {
     char addr[64];
     pid_t pid = start_server(k, stubs, port_file, addr, sizeof addr);
-    numrpc_config cfg = {addr, 0, NULL};
+    numrpc_config cfg = {.servers = addr};
     int ok = addr[0] && numrpc_init(&cfg) == NUMRPC_OK && numrpc_call("ping") == NUMRPC_OK;
     pid_t worker = ok ? first_child(pid) : -1;
     long rss0 = worker > 0 ? vm_kib(worker, "VmRSS") : -1;

@@ -96,7 +96,7 @@ static void parse_options(int argc, char **argv)
 /* A client as a new program starts: no connection, no interface known. */
 static int start_client(void)
 {
-    numrpc_config cfg = {opt.server, 0, NULL};
+    numrpc_config cfg = {.servers = opt.server};
     int rc = numrpc_init(&cfg);
     return rc != NUMRPC_OK ? rc : numrpc_set_timeout(opt.timeout);
 }

@@ -253,7 +253,7 @@ int measure_numrpc_setup(int port, size_t packet)
 {
     char servers[64];
     snprintf(servers, sizeof servers, "%s:%d", bench_opt.host, port);
-    numrpc_config cfg = {servers, packet, NULL};
+    numrpc_config cfg = {.servers = servers, .packet_size = packet};
     int rc = numrpc_init(&cfg);
     if (rc != 0)
         fprintf(stderr, "numrpc-bench-transfer: numrpc_init: %s: %s\n", numrpc_strerror(rc),

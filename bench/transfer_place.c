@@ -107,7 +107,7 @@ static pid_t spawn_with_port(int cpu, const char *const *argv, int *port)
 
 pid_t place_spawn_numrpc_server(int cpu, int *port)
 {
-    const char *argv[] = {bench_opt.server_bin, "--port", "0", "--bind", bench_opt.host, "--stubs",
+    const char *argv[] = {bench_opt.server_bin, "--port", "0", "--bind", bench_opt.host, "--allow-insecure", "--stubs",
                           bench_opt.stubs, "--port-file", "@PORTFILE", "--blas-threads", "1",
                           "--quiet", NULL};
     return spawn_with_port(cpu, argv, port);

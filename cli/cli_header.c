@@ -12,7 +12,7 @@
  * earlier NUMRPC_PIN_FILE must not stand in the way of writing new ones. */
 static int init_without_pins(void)
 {
-    numrpc_config config = {NULL, 0, ""};
+    numrpc_config config = {.pin_file = ""};
     return numrpc_init(&config);
 }
 

@@ -1,9 +1,11 @@
 /* cli_meta.c -- `numrpc status --metaserver HOST:PORT [--json]`: what a
- * metaserver knows (servers, routines, load, throughput, prediction error). */
+ * metaserver knows (servers, routines, load, throughput, prediction error);
+ * NUMRPC_TOKEN_FILE's token is proven first when it is set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "cli_meta.h"
 #include "msg.h"
 #include "msg_meta.h"
@@ -23,19 +25,25 @@ int cli_meta_wanted(int argc, char **argv)
 static int fetch_status(const char *where, uint32_t format, char **out, err_t *err)
 {
     char host[256];
-    int port = 0;
+    int port = 0, proving = 0;
     msg_conn c;
+    msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
     int rc = sock_parse_hostport(where, host, sizeof host, &port, err);
     if (rc == 0) rc = msg_conn_open(&c, host, port, CONNECT_MS, IO_MS, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) return rc;
-    uint32_t id = msg_conn_next_id(&c);
-    rc = msg_write_meta_status(&c.writer, id, format, err);
-    if (rc == 0) rc = msg_read_reply(&c.reader, id, where, err);
-    if (rc != 0 && rc != NUMRPC_EIO && rc != NUMRPC_ETIMEDOUT) { /* an answer, but not a metaserver's */
-        err_t e = *err;
-        int named = strncmp(e.detail, where, strlen(where)) == 0;
-        rc = err_set(err, NUMRPC_EPROTO, "%s%s%s (is it a metaserver?)", named ? "" : where, named ? "" : ": ",
-                     e.detail);
+    uint32_t hello_id = msg_conn_next_id(&c), auth_id = msg_conn_next_id(&c), id = msg_conn_next_id(&c);
+    rc = auth_client_hello_file(&c, getenv("NUMRPC_TOKEN_FILE"), &hello, hello_id, auth_id, &proving, err);
+    if (rc == 0) rc = msg_write_meta_status(&c.writer, id, format, err);
+    if (rc == 0 && proving) rc = auth_client_finish(&c, auth_id, err);
+    if (rc == 0) {
+        rc = msg_read_reply(&c.reader, id, where, err);
+        /* An answer, but not a metaserver's (a refused token is one). */
+        if (rc != 0 && rc != NUMRPC_EIO && rc != NUMRPC_ETIMEDOUT && rc != NUMRPC_EAUTH) {
+            err_t e = *err;
+            int named = strncmp(e.detail, where, strlen(where)) == 0;
+            rc = err_set(err, NUMRPC_EPROTO, "%s%s%s (is it a metaserver?)", named ? "" : where, named ? "" : ": ",
+                         e.detail);
+        }
     }
     if (rc == 0) rc = msg_read_meta_status_reply(&c.reader, out, err);
     msg_conn_free(&c);

@@ -7,11 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cli.h"
 #include "hmac.h"
 #include "msg.h"
 #include "msg_control.h"
 #include "sock.h"
+#include "tokens.h"
 
 #define CONNECT_MS 10000
 #define IO_MS 30000
@@ -44,13 +46,19 @@ static void free_status(status_reply *s)
     msg_status_free(s);
 }
 
+/* A server with tokens answers STATUS to a token with the `status` right:
+ * NUMRPC_TOKEN_FILE's, proven first (its AUTH goes with the STATUS). */
 static int fetch_status(const char *server, status_reply *s, err_t *err)
 {
     msg_conn c;
-    uint32_t id = 1;
+    uint32_t id = 3, auth_id = 2;
+    int proving = 0;
+    msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
     memset(s, 0, sizeof *s);
     int rc = control_open(&c, server, err);
+    if (rc == 0) rc = auth_client_hello_file(&c, getenv("NUMRPC_TOKEN_FILE"), &hello, 1, auth_id, &proving, err);
     if (rc == 0) rc = msg_write_status(&c.writer, id, err);
+    if (rc == 0 && proving) rc = auth_client_finish(&c, auth_id, err);
     if (rc == 0) rc = msg_read_status_reply(&c.reader, id, c.label, s, err);
     msg_conn_free(&c);
     return rc;

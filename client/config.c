@@ -1,5 +1,6 @@
-/* config.c -- where libnumrpc sends calls: numrpc_init's configuration or
- * the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE), and numrpc:// URLs. */
+/* config.c -- where libnumrpc sends calls and as whom: numrpc_init's
+ * configuration or the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE,
+ * NUMRPC_TOKEN_FILE), and numrpc:// URLs. */
 #include "config.h"
 
 #include <stdio.h>
@@ -15,6 +16,8 @@ static struct {
     int initialised;
     char servers[1024];
     size_t packet_size;
+    int has_token;
+    token own_token; /* the token file's first line */
 } config;
 
 int config_load(const numrpc_config *c, int commit, err_t *err)
@@ -33,7 +36,18 @@ int config_load(const numrpc_config *c, int commit, err_t *err)
             packet = (size_t)v;
         }
     }
-    if (!commit) return 0;
+    const char *token_file = c && c->token_file ? c->token_file : getenv("NUMRPC_TOKEN_FILE");
+    token own;
+    memset(&own, 0, sizeof own);
+    int has_token = token_file && *token_file;
+    if (has_token && tokens_load_own(token_file, &own, err) != 0) return err->code;
+    if (!commit) {
+        memset(&own, 0, sizeof own);
+        return 0;
+    }
+    config.has_token = has_token;
+    config.own_token = own;
+    memset(&own, 0, sizeof own);
     snprintf(config.servers, sizeof config.servers, "%s", servers ? servers : "");
     config.packet_size = packet ? packet : PROTO_DEFAULT_PACKET;
     config.initialised = 1;
@@ -48,6 +62,13 @@ int config_loaded(void)
 void config_forget(void)
 {
     config.initialised = 0;
+    config.has_token = 0;
+    memset(&config.own_token, 0, sizeof config.own_token);
+}
+
+const token *client_token(void)
+{
+    return config.has_token ? &config.own_token : NULL;
 }
 
 size_t client_packet_size(void)

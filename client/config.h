@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "numrpc.h"
+#include "tokens.h"
 
 #define CLIENT_MAX_SERVERS 16
 #define CLIENT_HOST_MAX 256
@@ -33,6 +34,9 @@ void config_forget(void);
  * CLIENT_MAX_SERVERS, returns the count (0: none) or an error. */
 int config_servers(endpoint *out, err_t *err);
 size_t client_packet_size(void);
+/* The token this process proves to servers (NUMRPC_TOKEN_FILE or
+ * numrpc_config.token_file), or NULL.  Set while a configuration is loaded. */
+const token *client_token(void);
 /* Splits "numrpc://host:port/routine" into its endpoint and routine name;
  * returns 1 if name was such a URL, 0 if a plain name, or an error. */
 int client_parse_url(const char *name, endpoint *ep, char *routine, size_t routine_len,

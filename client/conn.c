@@ -1,10 +1,13 @@
 /* conn.c -- libnumrpc's connections: a pool of idle connections per server,
- * the HELLO handshake (pipelined with the first request), reply headers. */
+ * the HELLO handshake (pipelined with the first request; with a token, its
+ * AUTH is), reply headers. */
 #include "conn.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "auth.h"
 
 #define CONNECT_TIMEOUT_MS 10000
 
@@ -57,7 +60,7 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
         return 0;
     }
     transport tp;
-    msg_hello hello = {PROTO_VERSION, (uint32_t)packet, "libnumrpc " PACKAGE_VERSION};
+    msg_hello hello = {.version = PROTO_VERSION, .packet_size = (uint32_t)packet, .peer = "libnumrpc " PACKAGE_VERSION};
     c = calloc(1, sizeof *c);
     if (c == NULL) return err_set(err, NUMRPC_ENOMEM, "connection");
     c->rfile_fd = -1;
@@ -67,7 +70,14 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
     if (rc != 0) goto fail;
     msg_conn_attach(&c->m, tp, ep->label);
     set_deadline(c, deadline);
-    rc = msg_write_hello(&c->m.writer, client_next_call_id(), &hello, err);
+    const token *own = client_token();
+    if (own) { /* one round trip for the server's proof; AUTH goes with the first request */
+        uint32_t hello_id = client_next_call_id();
+        c->auth_id = client_next_call_id();
+        rc = auth_client_hello(&c->m, own, &hello, NULL, hello_id, c->auth_id, err);
+    } else {
+        rc = msg_write_hello(&c->m.writer, client_next_call_id(), &hello, err);
+    }
     if (rc != 0) goto fail;
     c->hello_pending = 1;
     *out = c;
@@ -132,7 +142,8 @@ int conn_finish_hello(client_conn *c, err_t *err)
     /* The HELLO was the first message on the connection; its call id is
      * whatever we sent, so accept the first reply. */
     msg_hello reply;
-    int rc = msg_read_hello_reply(&c->m.reader, 0, c->m.label, &reply, err);
+    int rc = c->auth_id ? auth_client_finish(&c->m, c->auth_id, err)
+                        : msg_read_hello_reply(&c->m.reader, 0, c->m.label, &reply, err);
     if (rc == 0) c->hello_pending = 0;
     return rc;
 }

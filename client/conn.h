@@ -13,7 +13,8 @@
 /* A connection to one server, owned by whoever took it from the pool. */
 typedef struct client_conn {
     msg_conn m;          /* the stream, its reader and writer, its label */
-    int hello_pending;   /* our HELLO's reply has not been read yet */
+    int hello_pending;   /* our HELLO's (or AUTH's) reply has not been read yet */
+    uint32_t auth_id;    /* the AUTH's call id (0: no token)            */
     int reused;          /* it came from the pool (may have gone stale) */
     struct client_conn *next;
     /* The call whose rfile arguments this connection serves while its reply

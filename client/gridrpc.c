@@ -539,7 +539,7 @@ grpc_error_t grpc_initialize(const char *config_file_name)
 {
     if (is_initialized())
         return gridrpc_failf(GRPC_ALREADY_INITIALIZED, "grpc_initialize: call grpc_finalize first");
-    numrpc_config cfg = {NULL, 0, NULL};
+    numrpc_config cfg = {.servers = NULL};
     char servers[1024];
     double timeout = -1;
     int have_file = config_file_name && *config_file_name;

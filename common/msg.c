@@ -153,20 +153,55 @@ int msg_read_reply(wire_reader *r, uint32_t want_id, const char *label, err_t *e
 
 /* ---- HELLO ---- */
 
+/* A fixed-size opaque field: exactly n bytes, or a protocol error. */
+static int get_opaque_exact(wire_reader *r, uint8_t *out, uint32_t n, const char *what, err_t *err)
+{
+    uint8_t *got = NULL; /* freed here */
+    uint32_t len = 0;
+    int rc = wire_get_opaque(r, &got, &len, n, err);
+    if (rc == 0 && len != n) rc = err_set(err, NUMRPC_EPROTO, "%s has %u bytes, not %u", what, len, n);
+    if (rc == 0) memcpy(out, got, n);
+    free(got);
+    return rc;
+}
+
 static int put_hello(wire_writer *w, const msg_hello *h, err_t *err)
 {
     int rc = wire_put_u32(w, h->version, err);
     if (rc == 0) rc = wire_put_u32(w, h->packet_size, err);
     if (rc == 0) rc = wire_put_string(w, h->peer, err);
+    if (!h->has_token) return rc;
+    if (rc == 0) rc = wire_put_string(w, h->token, err);
+    if (rc == 0) rc = wire_put_opaque(w, h->nonce, MSG_NONCE_BYTES, err);
+    if (rc == 0) rc = wire_put_opaque(w, h->proof, h->has_proof ? HMAC_SHA256_BYTES : 0, err);
     return rc;
 }
 
-/* Version, packet size and peer name, then the end of the message. */
+/* Version, packet size and peer name, the token's fields if they follow,
+ * then the end of the message. */
 static int get_hello(wire_reader *r, msg_hello *h, err_t *err)
 {
+    memset(h, 0, sizeof *h);
     int rc = wire_get_u32(r, &h->version, err);
     if (rc == 0) rc = wire_get_u32(r, &h->packet_size, err);
     if (rc == 0) rc = wire_get_string_into(r, h->peer, sizeof h->peer, MSG_PEER_MAX, err);
+    int at_end = 1;
+    if (rc == 0) rc = wire_at_end(r, &at_end, err);
+    if (rc == 0 && !at_end) {
+        uint8_t *proof = NULL; /* freed here */
+        uint32_t proof_len = 0;
+        h->has_token = 1;
+        rc = wire_get_string_into(r, h->token, sizeof h->token, TOKEN_NAME_MAX, err);
+        if (rc == 0) rc = get_opaque_exact(r, h->nonce, MSG_NONCE_BYTES, "a HELLO's nonce", err);
+        if (rc == 0) rc = wire_get_opaque(r, &proof, &proof_len, HMAC_SHA256_BYTES, err);
+        if (rc == 0 && proof_len != 0 && proof_len != HMAC_SHA256_BYTES)
+            rc = err_set(err, NUMRPC_EPROTO, "a HELLO's proof has %u bytes, not %u", proof_len, HMAC_SHA256_BYTES);
+        if (rc == 0 && proof_len != 0) {
+            memcpy(h->proof, proof, HMAC_SHA256_BYTES);
+            h->has_proof = 1;
+        }
+        free(proof);
+    }
     if (rc == 0) rc = wire_expect_end(r, err);
     return rc;
 }
@@ -200,6 +235,23 @@ int msg_read_hello_reply(wire_reader *r, uint32_t want_id, const char *label, ms
     if (rc != 0) return name_closed(rc, label, " during the handshake", err);
     rc = read_status(r, type, id, want_id ? want_id : id, label, 1, err);
     if (rc == 0) rc = get_hello(r, h, err);
+    return rc;
+}
+
+/* ---- AUTH ---- */
+
+int msg_write_auth(wire_writer *w, uint32_t call_id, const uint8_t proof[HMAC_SHA256_BYTES], err_t *err)
+{
+    wire_begin(w, PROTO_AUTH, call_id);
+    int rc = wire_put_opaque(w, proof, HMAC_SHA256_BYTES, err);
+    if (rc == 0) rc = wire_end_held(w, err);
+    return rc;
+}
+
+int msg_read_auth(wire_reader *r, uint8_t proof[HMAC_SHA256_BYTES], err_t *err)
+{
+    int rc = get_opaque_exact(r, proof, HMAC_SHA256_BYTES, "an AUTH's proof", err);
+    if (rc == 0) rc = wire_expect_end(r, err);
     return rc;
 }
 

@@ -7,12 +7,15 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "hmac.h"
 #include "iface.h"
+#include "tokens.h"
 #include "transport.h"
 #include "wire.h"
 
 #define MSG_LABEL_MAX 272 /* "host:port" of a peer, for messages        */
 #define MSG_PEER_MAX 256  /* a HELLO's peer name, in bytes at most       */
+#define MSG_NONCE_BYTES 32 /* a token challenge's nonce                  */
 
 /* ---- The connection: a stream with its reader and writer ----
  * Owned by one thread at a time.  Fields other than label are the message
@@ -67,11 +70,20 @@ int msg_read_reply(wire_reader *r, uint32_t want_id, const char *label, err_t *e
 int msg_reply_status(wire_reader *r, uint32_t type, uint32_t call_id, uint32_t want_id,
                      const char *label, err_t *err);
 
-/* ---- HELLO: version, packet size, peer name (both directions) ---- */
+/* ---- HELLO: version, packet size, peer name (both directions) ----
+ * Then, when a token is used, its name, a nonce and a proof: the request
+ * carries the client's nonce (proof empty), the reply the server's nonce
+ * and proof (docs/protocol.md "Tokens").  A HELLO without them is read as
+ * one without a token. */
 typedef struct msg_hello {
     uint32_t version;         /* PROTO_VERSION                              */
     uint32_t packet_size;     /* request: the client's; reply: max_packet   */
     char peer[MSG_PEER_MAX + 1]; /* "libnumrpc 1.0", "numrpc-server 1.0"    */
+    int has_token;            /* the three fields below travel              */
+    char token[TOKEN_NAME_MAX + 1];        /* the token's name            */
+    uint8_t nonce[MSG_NONCE_BYTES];        /* request: client's; reply: server's */
+    uint8_t proof[HMAC_SHA256_BYTES];      /* reply: the server's proof   */
+    int has_proof;            /* a proof travelled (a reply's)              */
 } msg_hello;
 /* The request, as one whole message. */
 int msg_write_hello(wire_writer *w, uint32_t call_id, const msg_hello *h, err_t *err);
@@ -83,6 +95,13 @@ int msg_write_hello_reply(wire_writer *w, uint32_t call_id, const msg_hello *h, 
  * whatever its id). */
 int msg_read_hello_reply(wire_reader *r, uint32_t want_id, const char *label, msg_hello *h,
                          err_t *err);
+
+/* ---- AUTH: the client's proof, after a HELLO that named a token ---- */
+/* Written ended but held: it goes out with the next message sent. */
+int msg_write_auth(wire_writer *w, uint32_t call_id, const uint8_t proof[HMAC_SHA256_BYTES],
+                   err_t *err);
+/* Its body after wire_next_message gave PROTO_AUTH (ends the message). */
+int msg_read_auth(wire_reader *r, uint8_t proof[HMAC_SHA256_BYTES], err_t *err);
 
 /* ---- CALL: the header; the walker writes the arguments after it ---- */
 typedef struct msg_call_header {

@@ -53,6 +53,11 @@ enum proto_meta_type {
 #define PROTO_PROBE 32u
 #define PROTO_PROBE_MAX_BYTES (16u << 20)
 
+/* AUTH (33): opaque proof<32> -> REPLY (status only).  The client's answer
+ * to the server's challenge in a HELLO that named a token (docs/protocol.md
+ * "Tokens"); the dispatcher answers it. */
+#define PROTO_AUTH 33u
+
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */
 #define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */

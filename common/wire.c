@@ -397,6 +397,15 @@ int wire_reader_has_message(const wire_reader *r)
     return (flags & PROTO_FLAG_END) && r->tail - r->head >= PROTO_HEADER_SIZE + (size_t)len;
 }
 
+int wire_reader_next_is(const wire_reader *r, uint32_t type, uint32_t call_id)
+{
+    uint32_t t, id, flags, len;
+    err_t ignored;
+    return wire_reader_has_message(r) &&
+           wire_parse_header(r->buf + r->head, &t, &id, &flags, &len, &ignored) == 0 && t == type &&
+           id == call_id;
+}
+
 /* Waits until the stream has bytes or r's deadline passes. */
 static int await_deadline(wire_reader *r, err_t *err)
 {
@@ -597,6 +606,16 @@ int wire_skip_pad8(wire_reader *r, err_t *err)
 int wire_skip(wire_reader *r, uint64_t n, err_t *err)
 {
     return get_bytes(r, NULL, n, err);
+}
+
+int wire_at_end(wire_reader *r, int *at_end, err_t *err)
+{
+    while (r->payload_left == 0 && !(r->flags & PROTO_FLAG_END)) {
+        int rc = continue_message(r, err);
+        if (rc != 0) return rc;
+    }
+    *at_end = r->payload_left == 0;
+    return 0;
 }
 
 int wire_expect_end(wire_reader *r, err_t *err)

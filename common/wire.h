@@ -138,6 +138,9 @@ uint64_t wire_reader_keepalives(const wire_reader *r);
 /* True when a whole one-packet message is buffered: reading it will not
  * wait for the peer. */
 int wire_reader_has_message(const wire_reader *r);
+/* True when the next buffered message is a whole one-packet message of
+ * this type and call id (nothing is consumed). */
+int wire_reader_next_is(const wire_reader *r, uint32_t type, uint32_t call_id);
 /* True when no byte is buffered (the connection may change hands). */
 int wire_reader_idle(const wire_reader *r);
 
@@ -156,6 +159,9 @@ int wire_skip(wire_reader *r, uint64_t n, err_t *err);
  * reading more if none is buffered). */
 int wire_peek(wire_reader *r, const uint8_t **p, size_t *avail, err_t *err);
 void wire_consume(wire_reader *r, size_t n);
+/* *at_end: 1 when the message has no payload left (optional trailing
+ * fields are absent), 0 when some follows. */
+int wire_at_end(wire_reader *r, int *at_end, err_t *err);
 /* Succeeds if the message ends exactly here. */
 int wire_expect_end(wire_reader *r, err_t *err);
 /* Reads and drops the rest of the current message. */

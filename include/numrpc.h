@@ -129,10 +129,17 @@ NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numr
 /* ---- Configuration ----
  * Servers come from numrpc_init(config) if called, else NUMRPC_SERVER
  * ("host:port[,host:port...]").  config may be NULL (read the environment).
- * Optional: the library initialises itself on the first call. */
+ * Optional: the library initialises itself on the first call.
+ * A token (a server started with --token-file needs one) comes from
+ * token_file, else NUMRPC_TOKEN_FILE: a file of mode 0600 whose first line
+ * is `name secret` (secret: 32 to 128 hex digits).  The library proves it
+ * holds the secret without sending it, and refuses a server that cannot
+ * prove it holds it too (NUMRPC_EAUTH).  The strings are read during
+ * numrpc_init: the caller keeps them. */
 typedef struct numrpc_config {
     const char *servers;  /* "host:port[,host:port...]" or NULL            */
     size_t packet_size;   /* bytes per packet; 0 = NUMRPC_PACKET_SIZE or 4096 */
+    const char *token_file; /* NULL: NUMRPC_TOKEN_FILE, or no token          */
     const char *pin_file; /* the interfaces this client accepts (written by
                              `numrpc describe --pin`); NULL = NUMRPC_PIN_FILE,
                              "" = no pins.  With pins, a routine not pinned,

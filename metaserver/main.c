@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exposure.h"
 #include "msg.h"
 #include "sock.h"
 
@@ -22,7 +23,13 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: numrpc-metaserver --port P [options]\n"
             "  --port P            TCP port (0 = pick a free one)\n"
-            "  --bind ADDR         address to listen on (default 0.0.0.0)\n"
+            "  --bind ADDR         address to listen on (default 127.0.0.1)\n"
+            "  --token-file F      tokens (name secret rights, a 0600 file): every connection\n"
+            "                      proves one; join, report, call (query), status rights\n"
+            "  --allow-insecure    listen beyond loopback without authentication: anyone\n"
+            "                      who reaches the port may join, report and query\n"
+            "  --max-servers-per-identity N  servers one token (or address) may hold\n"
+            "                      (default 16 of the table's 64)\n"
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
@@ -36,18 +43,23 @@ static void usage(FILE *out)
 static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
 {
     memset(o, 0, sizeof *o);
-    snprintf(o->bind_addr, sizeof o->bind_addr, "0.0.0.0");
+    snprintf(o->bind_addr, sizeof o->bind_addr, "127.0.0.1");
     o->port = -1;
     o->drop_after = 3;
     o->lease_ms = 2000;
     o->max_connections = 1024;
     o->idle_timeout = 600;
+    o->max_per_identity = META_PER_IDENTITY_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (strcmp(a, "--quiet") == 0) {
             o->quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--allow-insecure") == 0) {
+            o->allow_insecure = 1;
             continue;
         }
         if (strcmp(a, "--help") == 0) return 1;
@@ -59,6 +71,13 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             o->port = (int)p;
         } else if (strcmp(a, "--bind") == 0) {
             snprintf(o->bind_addr, sizeof o->bind_addr, "%s", v);
+        } else if (strcmp(a, "--token-file") == 0) {
+            snprintf(o->token_file, sizeof o->token_file, "%s", v);
+        } else if (strcmp(a, "--max-servers-per-identity") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > META_MAX_SERVERS)
+                return err_set(err, NUMRPC_EINVAL, "--max-servers-per-identity %s: want 1..%d", v, META_MAX_SERVERS);
+            o->max_per_identity = (int)n;
         } else if (strcmp(a, "--port-file") == 0) {
             snprintf(o->port_file, sizeof o->port_file, "%s", v);
         } else if (strcmp(a, "--drop-after") == 0) {
@@ -149,11 +168,23 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* The tokens are read before anything listens; they never change. */
+    if (opt.token_file[0] && tokens_load(opt.token_file, &meta.tokens, &err) != 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 2;
+    }
     int port = 0;
     int lfd = sock_listen(opt.bind_addr, opt.port, &port, &err);
     if (lfd < 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 1;
+    }
+    /* No TLS on the metaserver yet: beyond loopback only with tokens, or
+     * when told to accept anyone. */
+    exposure_guard guard = {.tokens_on = meta.tokens.count > 0, .tls_on = 0, .allow_insecure = opt.allow_insecure};
+    if (exposure_check(lfd, opt.bind_addr, &guard, &err) != 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 2;
     }
     if (opt.port_file[0]) {
         FILE *f = fopen(opt.port_file, "w");
@@ -167,8 +198,8 @@ int main(int argc, char **argv)
     table_init(&opt);
     for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (!opt.quiet) {
-        printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms)\n", opt.bind_addr, port,
-               opt.drop_after, opt.lease_ms);
+        printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s)\n", opt.bind_addr, port,
+               opt.drop_after, opt.lease_ms, meta.tokens.count ? "tokens required" : "no tokens");
         fflush(stdout);
     }
     pthread_attr_t attr;

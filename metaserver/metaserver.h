@@ -11,12 +11,15 @@
 #include "msg.h"
 #include "msg_meta.h"
 #include "rank.h"
+#include "tokens.h"
 
 #define META_MAX_SERVERS 64
 #define META_MAX_PLACED 64    /* recent placements remembered per server     */
 #define META_MAX_PAIRS 1024   /* (client, server) throughput entries         */
 #define META_ERRORS 256       /* prediction errors kept for the median       */
 #define META_HOST_MAX (MSG_META_HOST_MAX + 1)
+#define META_OWNER_MAX (TOKEN_NAME_MAX + 1) /* a token's name or a peer's address */
+#define META_PER_IDENTITY_DEFAULT (META_MAX_SERVERS / 4)
 
 /* ---- Options ---- */
 typedef struct meta_options {
@@ -28,6 +31,9 @@ typedef struct meta_options {
     int max_connections; /* open connections (one thread each) at most    */
     double idle_timeout; /* seconds a connection may wait between messages */
     int quiet;
+    int allow_insecure; /* --allow-insecure: serve beyond loopback unauthenticated */
+    char token_file[1024];   /* --token-file ("" = no tokens)                 */
+    int max_per_identity;    /* --max-servers-per-identity                    */
 } meta_options;
 
 /* ---- One routine a server offers ---- */
@@ -46,6 +52,8 @@ typedef struct meta_server {
     int port;
     char label[META_HOST_MAX + 8]; /* "host:port"                        */
     char name[MSG_META_NAME_MAX + 1];
+    char owner[META_OWNER_MAX]; /* the identity that joined it (token name, or
+                                 * the peer's address without tokens)       */
     int slots;           /* calls that run at once at the measured speed  */
     rank_curve curve;    /* P_calc(n), flops/s                            */
     meta_routine *routines;  /* malloc'd, nroutines of them               */
@@ -55,6 +63,7 @@ typedef struct meta_server {
     double joined, last_heard, last_load;
     int fd;              /* its registration connection (shut on drop)    */
     double placed_until[META_MAX_PLACED]; /* end times of recent placements */
+    char placed_for[META_MAX_PLACED][META_OWNER_MAX]; /* the identity each was for */
     uint64_t placed, reports;
     double err[META_ERRORS]; /* |predicted - measured| / measured           */
     int nerr, err_pos;
@@ -89,15 +98,20 @@ typedef struct meta_table {
     int nrecent, recent_pos;
     int nerr_all, err_all_pos;
     uint64_t queries, reports;
+    uint64_t reports_dropped; /* from identities without the `report` right */
     double started;
     const meta_options *opt;
+    token_table tokens;       /* read at start, never changed after          */
 } meta_table;
 
 extern meta_table meta;
 
 /* ---- table.c (every function takes meta.lock itself unless _locked) ---- */
 void table_init(const meta_options *opt);
-/* A server joined: takes ownership of routines (n of them); *id_out. */
+/* A server joined: takes ownership of routines (n of them); *id_out.
+ * proto->owner is who asks: an entry with the same host:port held by
+ * another owner is never replaced (EAUTH), and one owner holds at most
+ * --max-servers-per-identity entries (EBUSY); a full table is ELIMIT. */
 int table_join(const meta_server *proto, meta_routine *routines, uint32_t n,
                uint32_t *id_out, err_t *err);
 /* Replaces server id's routine list (takes ownership). */
@@ -110,16 +124,22 @@ void table_leave(uint32_t id, const char *why);
 /* Drops servers silent for longer than the option says. */
 void table_reap(void);
 /* Ranks the servers offering q's routine (version hash, 0 = any) for a
- * call of q's flops and bytes from client, best first, with the figures of
- * the model; fills up to max, records a placement on the first.  Returns
- * the count. */
-int table_rank(const msg_meta_query *q, const char *client, msg_meta_ranked *out, int max);
+ * call of q's flops and bytes from client (its address), best first, with
+ * the figures of the model; fills up to max, records a placement on the
+ * first, made for identity.  Returns the count. */
+int table_rank(const msg_meta_query *q, const char *client, const char *identity, msg_meta_ranked *out,
+               int max);
 /* A client's report of one finished call (PROTO_REPORT_QUEUED: its total
  * time includes a wait in the client's queues; only compute time counts;
- * PROTO_REPORT_PROBE: only the link learns). */
-void table_report(const char *client, const msg_meta_call *call);
-/* The descriptor of routine from any server (malloc'd copy in *blob). */
-int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err);
+ * PROTO_REPORT_PROBE: only the link learns).  It ends a placement (and
+ * counts one call fewer in flight) only when one made for identity is
+ * still running on that server. */
+void table_report(const char *client, const char *identity, const msg_meta_call *call);
+/* A report from an identity without the `report` right, dropped. */
+void table_report_dropped(void);
+/* The descriptor of routine from any server (malloc'd copy in *blob) and
+ * the module it belongs to (module: IFACE_MAX_NAME + 1 bytes). */
+int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *module, err_t *err);
 /* Every routine name and hash, once each: *items malloc'd (the caller
  * frees). */
 int table_list(msg_routine_entry **items, uint32_t *count);

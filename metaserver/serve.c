@@ -1,5 +1,6 @@
-/* serve.c -- one metaserver connection: a server's registration (JOIN, then
- * routine lists, load and heartbeats) or a client's queries and reports. */
+/* serve.c -- one metaserver connection: the token exchange, then a server's
+ * registration (JOIN, then routine lists, load and heartbeats) or a
+ * client's queries and reports, each under the right it needs. */
 #include "metaserver.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_accept.h"
 #include "msg.h"
 #include "sock.h"
 #include "msg_meta.h"
@@ -14,6 +16,12 @@
 #include "transport.h"
 
 #define MAX_RANKED 32
+/* serve_one's answer after a refusal it has written: close the connection. */
+#define SERVE_CLOSE 1
+
+/* The answer to any request before a good AUTH, when tokens are on. */
+#define META_NEED_TOKEN                                                                                    \
+    "this metaserver requires a token (set NUMRPC_TOKEN_FILE, or --metaserver-token-file on a server)"
 
 /* One connection and what the metaserver knows of its peer. */
 typedef struct serve_conn {
@@ -21,6 +29,7 @@ typedef struct serve_conn {
     int fd;             /* its socket, for the table (shut down on a drop) */
     const char *peer;   /* the client's address: who measured a throughput */
     uint32_t server_id; /* set once a server joined on this connection     */
+    auth_peer access;   /* its token, once HELLO named one and AUTH proved it */
 } serve_conn;
 
 static int reply_error(serve_conn *c, uint32_t call_id, const err_t *e, err_t *err)
@@ -28,20 +37,79 @@ static int reply_error(serve_conn *c, uint32_t call_id, const err_t *e, err_t *e
     return msg_reply_simple(&c->mc.writer, call_id, e->code, e->detail, err);
 }
 
+/* Who the peer is: its token's name with tokens, else its address. */
+static const char *identity(const serve_conn *c)
+{
+    return auth_accept_on(&meta.tokens) ? c->access.token : c->peer;
+}
+
+/* A refusal of the request (whose body is still unread, or read): the
+ * reply, then the connection closes. */
+static int refuse_closing(serve_conn *c, uint32_t call_id, const err_t *why, err_t *err)
+{
+    int rc = wire_reader_in_message(&c->mc.reader) ? wire_skip_message(&c->mc.reader, err) : 0;
+    if (rc == 0) rc = reply_error(c, call_id, why, err);
+    if (rc == 0 && !meta.opt->quiet) {
+        printf("refused %s: %s\n", c->peer, why->detail);
+        fflush(stdout);
+    }
+    return rc == 0 ? SERVE_CLOSE : rc;
+}
+
 static int serve_hello(serve_conn *c, uint32_t call_id, err_t *err)
 {
-    msg_hello h;
+    msg_hello h, answer;
+    err_t e;
     int rc = msg_read_hello(&c->mc.reader, &h, err);
     if (rc != 0) return rc;
     if (h.version != PROTO_VERSION) {
-        err_t e;
         err_set(&e, NUMRPC_EVERSION, "client speaks protocol %u, metaserver %u", h.version,
                 PROTO_VERSION);
         return reply_error(c, call_id, &e, err);
     }
-    msg_hello mine = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET};
-    snprintf(mine.peer, sizeof mine.peer, "numrpc-metaserver " PACKAGE_VERSION);
-    return msg_write_hello_reply(&c->mc.writer, call_id, &mine, err);
+    if (auth_accept_hello(&meta.tokens, &h, META_NEED_TOKEN, &c->access, &answer, &e) != 0)
+        return refuse_closing(c, call_id, &e, err);
+    answer.version = PROTO_VERSION;
+    answer.packet_size = PROTO_MAX_PACKET;
+    snprintf(answer.peer, sizeof answer.peer, "numrpc-metaserver " PACKAGE_VERSION);
+    return msg_write_hello_reply(&c->mc.writer, call_id, &answer, err);
+}
+
+static int serve_auth(serve_conn *c, uint32_t call_id, err_t *err)
+{
+    uint8_t proof[HMAC_SHA256_BYTES];
+    err_t e;
+    int rc = msg_read_auth(&c->mc.reader, proof, err);
+    if (rc != 0) return rc;
+    if (auth_accept_proof(&meta.tokens, &c->access, proof, &e) != 0) return refuse_closing(c, call_id, &e, err);
+    return msg_reply_simple(&c->mc.writer, call_id, NUMRPC_OK, "", err);
+}
+
+/* The right each message needs once tokens are on (0: none), and what the
+ * refusal says the token may not do. */
+static unsigned right_of(uint32_t type, const char **what)
+{
+    switch (type) {
+    case PROTO_LIST:
+    case PROTO_GET_IFACE:
+    case PROTO_META_QUERY:
+        *what = "query this metaserver";
+        return TOKEN_CALL_ALL | TOKEN_CALL_SOME;
+    case PROTO_META_JOIN:
+    case PROTO_META_ROUTINES:
+    case PROTO_META_LOAD:
+    case PROTO_META_HEARTBEAT:
+        *what = "join this metaserver";
+        return TOKEN_JOIN;
+    case PROTO_META_REPORT:
+        *what = "report to this metaserver";
+        return TOKEN_REPORT;
+    case PROTO_META_STATUS:
+        *what = "read this metaserver's status";
+        return TOKEN_STATUS;
+    default:
+        return 0;
+    }
 }
 
 static int serve_list(serve_conn *c, uint32_t call_id, err_t *err)
@@ -58,13 +126,18 @@ static int serve_list(serve_conn *c, uint32_t call_id, err_t *err)
 
 static int serve_get_iface(serve_conn *c, uint32_t call_id, err_t *err)
 {
-    char name[IFACE_MAX_NAME + 1];
+    char name[IFACE_MAX_NAME + 1], module[IFACE_MAX_NAME + 1];
     uint8_t *blob = NULL;
     uint32_t len = 0;
     err_t e;
     int rc = msg_read_get_iface(&c->mc.reader, name, err);
-    if (rc == 0 && table_descriptor(name, &blob, &len, &e) != 0)
+    if (rc == 0 && table_descriptor(name, &blob, &len, module, &e) != 0) {
         rc = reply_error(c, call_id, &e, err);
+    } else if (rc == 0 && auth_accept_on(&meta.tokens) &&
+               !token_may_call(tokens_find(&meta.tokens, c->access.token), module)) {
+        err_set(&e, NUMRPC_EAUTH, "token %s may not call module %s", c->access.token, module);
+        rc = refuse_closing(c, call_id, &e, err);
+    }
     else if (rc == 0)
         rc = msg_write_iface_reply(&c->mc.writer, call_id, blob, len, err);
     free(blob);
@@ -106,13 +179,14 @@ static int serve_join(serve_conn *c, uint32_t call_id, err_t *err)
     proto.port = (int)j.port;
     snprintf(proto.label, sizeof proto.label, "%s:%d", proto.host, proto.port);
     snprintf(proto.name, sizeof proto.name, "%s", j.name);
+    snprintf(proto.owner, sizeof proto.owner, "%s", identity(c));
     proto.slots = (int)j.slots;
     proto.curve = j.curve;
     err_t e;
     uint32_t id = 0;
     int joined = table_join(&proto, routines, j.nroutines, &id, &e); /* takes the routines */
     if (joined != 0) {
-        rc = reply_error(c, call_id, &e, err);
+        rc = refuse_closing(c, call_id, &e, err); /* a server that failed to join leaves */
     } else {
         c->server_id = id;
         msg_meta_joined ok = {.server_id = id,
@@ -159,7 +233,7 @@ static int serve_query(serve_conn *c, uint32_t call_id, err_t *err)
     int rc = msg_read_meta_query(&c->mc.reader, &q, err);
     if (rc != 0) return rc;
     msg_meta_ranked ranked[MAX_RANKED];
-    int n = table_rank(&q, c->peer, ranked,
+    int n = table_rank(&q, c->peer, identity(c), ranked,
                        q.max_servers == 0 || q.max_servers > MAX_RANKED ? MAX_RANKED
                                                                         : (int)q.max_servers);
     if (n == 0) {
@@ -178,7 +252,7 @@ static int serve_report(serve_conn *c, err_t *err)
     uint32_t n = 0;
     int rc = msg_read_meta_report(&c->mc.reader, &calls, &n, err);
     for (uint32_t i = 0; rc == 0 && i < n; i++)
-        table_report(c->peer, &calls[i]);
+        table_report(c->peer, identity(c), &calls[i]);
     free(calls);
     return rc;
 }
@@ -199,12 +273,26 @@ static int serve_status(serve_conn *c, uint32_t call_id, err_t *err)
     return rc;
 }
 
-/* Serves one message; 0 to go on. */
+/* Serves one message; 0 to go on, SERVE_CLOSE after a refusal. */
 static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
 {
+    const char *what = "";
+    unsigned right = right_of(type, &what);
+    err_t why;
+    if (right && auth_accept_may(&meta.tokens, &c->access, right, what, META_NEED_TOKEN, &why) != 0) {
+        /* A report has no reply: one without the right is dropped (a
+         * client with only `call` still sends its reports with queries). */
+        if (type == PROTO_META_REPORT && c->access.state == AUTH_PEER_GRANTED) {
+            table_report_dropped();
+            return wire_skip_message(&c->mc.reader, err);
+        }
+        return refuse_closing(c, call_id, &why, err);
+    }
     switch (type) {
     case PROTO_HELLO:
         return serve_hello(c, call_id, err);
+    case PROTO_AUTH:
+        return serve_auth(c, call_id, err);
     case PROTO_LIST:
         return serve_list(c, call_id, err);
     case PROTO_GET_IFACE:
@@ -252,6 +340,7 @@ void serve_connection(int fd, const char *peer, double idle_timeout)
         if (rc != 0) break;
         wire_reader_set_deadline(&c.mc.reader, sock_now() + META_IO_SECONDS);
         rc = serve_one(&c, type, call_id, &err);
+        if (rc == SERVE_CLOSE) break;
         /* A request (JOIN, QUERY) that is well framed but wrong gets its
          * error; anything else broken ends the connection. */
         if (rc != 0 && rc != NUMRPC_EIO && wire_writer_idle(&c.mc.writer) &&

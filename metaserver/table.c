@@ -14,6 +14,7 @@
 meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define EWMA_ALPHA 0.3
+#define CALIB_STEP 2.0 /* a report's sample: within this factor of the calibration */
 #define SMALL_CALL_BYTES (64u * 1024u) /* below: the transfer is latency */
 #define DEFAULT_BANDWIDTH 1e9          /* bytes/s before any measurement */
 #define DEFAULT_LATENCY 1e-4
@@ -49,25 +50,46 @@ static void log_event(const char *fmt, const char *a, const char *b)
     }
 }
 
+/* Refuses proto's join when its host:port is another owner's, or when
+ * its owner holds its share of the table already (replacing: the entry it
+ * would replace, NULL if none).  0 or the error; meta.lock held. */
+static int join_allowed_locked(const meta_server *proto, const meta_server *replacing, err_t *err)
+{
+    if (replacing && strcmp(replacing->owner, proto->owner) != 0)
+        return err_set(err, NUMRPC_EAUTH, "%s is held by another identity", proto->label);
+    int held = 0;
+    for (int i = 0; i < META_MAX_SERVERS; i++)
+        held += meta.servers[i].used && &meta.servers[i] != replacing &&
+                strcmp(meta.servers[i].owner, proto->owner) == 0;
+    int cap = meta.opt->max_per_identity;
+    if (held >= cap)
+        return err_set(err, NUMRPC_EBUSY,
+                       "%s holds %d servers on this metaserver already, the most one identity may "
+                       "(--max-servers-per-identity %d)",
+                       proto->owner, held, cap);
+    return 0;
+}
+
 int table_join(const meta_server *proto, meta_routine *routines, uint32_t n, uint32_t *id_out,
                err_t *err)
 {
     pthread_mutex_lock(&meta.lock);
     meta_server *s = NULL;
-    /* A server that joins again (it restarted, or reconnected) replaces its
-     * old entry. */
     for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
-        if (meta.servers[i].used && strcmp(meta.servers[i].label, proto->label) == 0) {
-            s = &meta.servers[i];
-            routines_free(s->routines, s->nroutines);
-            if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
-        }
+        if (meta.servers[i].used && strcmp(meta.servers[i].label, proto->label) == 0) s = &meta.servers[i];
+    int rc = join_allowed_locked(proto, s, err);
+    /* The same owner joining again (its server restarted, or reconnected)
+     * replaces its old entry. */
+    if (rc == 0 && s) {
+        routines_free(s->routines, s->nroutines);
+        if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
+    }
     for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
         if (!meta.servers[i].used) s = &meta.servers[i];
-    int rc = 0;
-    if (s == NULL) {
-        routines_free(routines, n);
+    if (rc == 0 && s == NULL)
         rc = err_set(err, NUMRPC_ELIMIT, "the metaserver holds %d servers already", META_MAX_SERVERS);
+    if (rc != 0) {
+        routines_free(routines, n);
     } else {
         *s = *proto;
         s->used = 1;
@@ -78,7 +100,7 @@ int table_join(const meta_server *proto, meta_routine *routines, uint32_t n, uin
         *id_out = s->id;
     }
     pthread_mutex_unlock(&meta.lock);
-    if (rc == 0) log_event("joined: %s (%s)\n", proto->label, proto->name);
+    if (rc == 0) log_event("joined: %s (%s)\n", proto->label, proto->owner);
     return rc;
 }
 
@@ -231,7 +253,8 @@ static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_quer
     e->predicted = rank_predict(&t, q->flops, q->bytes_in + q->bytes_out);
 }
 
-int table_rank(const msg_meta_query *q, const char *client, msg_meta_ranked *out, int max)
+int table_rank(const msg_meta_query *q, const char *client, const char *identity, msg_meta_ranked *out,
+               int max)
 {
     meta_server *on[META_MAX_SERVERS]; /* the server of each out[i] */
     pthread_mutex_lock(&meta.lock);
@@ -263,6 +286,7 @@ int table_rank(const msg_meta_query *q, const char *client, msg_meta_ranked *out
         for (int i = 1; i < META_MAX_PLACED; i++)
             if (s->placed_until[i] < s->placed_until[oldest]) oldest = i;
         s->placed_until[oldest] = now + out[0].predicted;
+        snprintf(s->placed_for[oldest], sizeof s->placed_for[oldest], "%s", identity);
         s->placed++;
     }
     pthread_mutex_unlock(&meta.lock);
@@ -281,7 +305,39 @@ static double ewma(double old, double sample)
     return rank_ewma(old, sample, EWMA_ALPHA);
 }
 
-void table_report(const char *client, const msg_meta_call *call)
+/* One report moves a calibration at most CALIB_STEP times up or down
+ * before the average: a forged report cannot make a server look absurdly
+ * slow or fast, while a real change is learnt within a few reports. */
+static double bounded_step(double current, double sample)
+{
+    double base = current > 0 ? current : 1;
+    if (sample > base * CALIB_STEP) return base * CALIB_STEP;
+    if (sample < base / CALIB_STEP) return base / CALIB_STEP;
+    return sample;
+}
+
+/* Ends the placement made for identity on s that ends first; 0 when none
+ * is running (meta.lock held). */
+static int end_placement_locked(meta_server *s, const char *identity, double now)
+{
+    int end = -1;
+    for (int i = 0; i < META_MAX_PLACED; i++)
+        if (s->placed_until[i] > now && strcmp(s->placed_for[i], identity) == 0 &&
+            (end < 0 || s->placed_until[i] < s->placed_until[end]))
+            end = i;
+    if (end < 0) return 0;
+    s->placed_until[end] = 0;
+    return 1;
+}
+
+void table_report_dropped(void)
+{
+    pthread_mutex_lock(&meta.lock);
+    meta.reports_dropped++;
+    pthread_mutex_unlock(&meta.lock);
+}
+
+void table_report(const char *client, const char *identity, const msg_meta_call *call)
 {
     const char *server = call->server, *routine = call->routine;
     double flops = call->flops, predicted = call->predicted, total = call->total_seconds,
@@ -309,20 +365,16 @@ void table_report(const char *client, const msg_meta_call *call)
     }
     if (s && !(flags & PROTO_REPORT_PROBE)) {
         s->reports++;
-        /* The call is over: it no longer loads the server, whatever the
-         * server's last LOAD (sent when its dispatcher next wakes) says,
-         * and its placement ends. */
-        if (!(flags & PROTO_REPORT_QUEUED)) {
-            if (s->in_flight > 0) s->in_flight--;
-            int end = -1;
-            double now = sock_now();
-            for (int i = 0; i < META_MAX_PLACED; i++)
-                if (s->placed_until[i] > now && (end < 0 || s->placed_until[i] < s->placed_until[end])) end = i;
-            if (end >= 0) s->placed_until[end] = 0;
-        }
+        /* The call is over: its placement ends and it no longer loads the
+         * server, whatever the server's last LOAD (sent when its
+         * dispatcher next wakes) says -- only for a placement made for
+         * this identity, so that reports cannot empty a busy server. */
+        if (!(flags & PROTO_REPORT_QUEUED) && end_placement_locked(s, identity, sock_now()) && s->in_flight > 0)
+            s->in_flight--;
         meta_routine *r = routine_of(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
-            r->calib = ewma(r->calib, rank_correction_sample(compute, flops, rank_speed_at(&s->curve, flops), 1));
+            r->calib = ewma(r->calib, bounded_step(r->calib, rank_correction_sample(compute, flops,
+                                                                                  rank_speed_at(&s->curve, flops), 1)));
         if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0) {
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);
@@ -342,7 +394,7 @@ void table_report(const char *client, const msg_meta_call *call)
     pthread_mutex_unlock(&meta.lock);
 }
 
-int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *err)
+int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *module, err_t *err)
 {
     int rc = err_set(err, NUMRPC_ENOENT, "no server known to the metaserver offers \"%s\"", routine);
     pthread_mutex_lock(&meta.lock);
@@ -357,6 +409,7 @@ int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, err_t *
         }
         memcpy(*blob, r->blob, r->blob_len);
         *len = r->blob_len;
+        snprintf(module, IFACE_MAX_NAME + 1, "%s", r->iface.module);
         rc = 0;
     }
     pthread_mutex_unlock(&meta.lock);
@@ -409,9 +462,12 @@ static void status_text_locked(strbuf *b, double now)
 {
     int nservers = 0;
     for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
-    strbuf_printf(b, "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports, drop after %.1f s, lease %d ms\n",
+    strbuf_printf(b,
+                  "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports (%llu dropped), drop after %.1f s, "
+                  "lease %d ms, %s\n",
                   now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
-                  (unsigned long long)meta.reports, meta.opt->drop_after, meta.opt->lease_ms);
+                  (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped, meta.opt->drop_after,
+                  meta.opt->lease_ms, meta.tokens.count ? "tokens required" : "no tokens");
     strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
                   "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
     for (int i = 0; i < META_MAX_SERVERS; i++) {
@@ -471,17 +527,20 @@ static void status_text_locked(strbuf *b, double now)
 
 static void status_json_locked(strbuf *b, double now)
 {
-    strbuf_printf(b, "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
+    strbuf_printf(b,
+                  "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
+                  "\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
                   now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-                  meta.opt->drop_after, meta.opt->lease_ms);
+                  (unsigned long long)meta.reports_dropped, meta.tokens.count > 0, meta.opt->drop_after,
+                  meta.opt->lease_ms);
     int first = 1;
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
-        strbuf_printf(b, "%s{\"server\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
+        strbuf_printf(b, "%s{\"server\":\"%s\",\"owner\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
                      "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
                      "\"speed\":[",
-                      first ? "" : ",", s->label, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
+                      first ? "" : ",", s->label, s->owner, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
                       now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
                       median(s->err, s->nerr));
         for (int k = 0; k < s->curve.npoints; k++)

@@ -175,6 +175,7 @@ static void admin_usage(FILE *out)
     fprintf(out, "usage: numrpc-server admin [--socket PATH | --port P] register MODULE.so\n"
                  "       numrpc-server admin [--socket PATH | --port P] unregister MODULE\n"
                  "       numrpc-server admin [--socket PATH | --port P] list\n"
+                 "       numrpc-server admin [--socket PATH | --port P] reload   (the token file)\n"
                  "The socket defaults to the one of the server on port P (default 7800).\n");
 }
 
@@ -194,8 +195,8 @@ int admin_client_main(int argc, char **argv)
     }
     const char *cmd = argv[i];
     char line[CONFIG_PATH_MAX + 64];
-    if (strcmp(cmd, "list") == 0 && i + 1 == argc) {
-        snprintf(line, sizeof line, "list\n");
+    if ((strcmp(cmd, "list") == 0 || strcmp(cmd, "reload") == 0) && i + 1 == argc) {
+        snprintf(line, sizeof line, "%s\n", cmd);
     } else if (strcmp(cmd, "register") == 0 && i + 2 == argc) {
         char *abs = realpath(argv[i + 1], NULL);
         if (abs == NULL) {

@@ -30,7 +30,7 @@ typedef struct option_def {
 
 static const option_def options[] = {
     {"port", 'p', OPT_INT, F(port), "P", "TCP port (0 = any free port; default 7800)"},
-    {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 0.0.0.0)"},
+    {"bind", 'b', OPT_STR, F(bind_addr), "ADDR", "address to listen on (default 127.0.0.1; beyond loopback needs --token-file or --allow-insecure)"},
     {"stubs", 's', OPT_STR, F(stubs_dir), "DIR", "stub modules to serve (default " NUMRPC_STUBDIR ")"},
     {"port-file", 'f', OPT_STR, F(port_file), "FILE", "write the port chosen to FILE once calls and admin requests are accepted"},
     {"config", 0, OPT_STR, F(config_file), "FILE", "key = value options; reread on SIGHUP"},
@@ -67,6 +67,10 @@ static const option_def options[] = {
      "error, warn, notice (default) or info (one line per call) or debug"},
     {"admin-secret-file", 0, OPT_STR, F(admin_secret_file), "FILE",
      "secret (mode 0600) for remote admin by challenge-response (default: remote admin off)"},
+    {"token-file", 0, OPT_STR, F(token_file), "FILE",
+     "clients' tokens, mode 0600: lines `name secret rights...` (docs/admin.md \"Tokens\"; default: none)"},
+    {"allow-insecure", 0, OPT_FLAG, F(allow_insecure), NULL,
+     "listen beyond loopback with neither tokens nor TLS: anyone who reaches the port may call"},
     /* Memory of calls (docs/admin.md, "Memory"). */
     {"max-untravelled-bytes", 0, OPT_U64, F(max_untravelled_bytes), "B",
      "memory a call may ask for beyond the arrays it sends (out and work arrays, gaps), plus 4 times "
@@ -79,7 +83,7 @@ static const option_def options[] = {
 void config_defaults(server_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->bind_addr, sizeof cfg->bind_addr, "0.0.0.0");
+    snprintf(cfg->bind_addr, sizeof cfg->bind_addr, "127.0.0.1");
     cfg->port = 7800;
     snprintf(cfg->stubs_dir, sizeof cfg->stubs_dir, "%s", NUMRPC_STUBDIR);
     cfg->packet_size = PROTO_DEFAULT_PACKET;
@@ -113,9 +117,10 @@ void config_usage(FILE *out)
                  options[i].arg ? options[i].arg : "");
         fprintf(out, "  %-24s %s\n", left, options[i].help);
     }
-    fprintf(out, "  %-24s %s\n  %-24s %s\n", "--metaserver HOST:PORT",
+    fprintf(out, "  %-24s %s\n  %-24s %s\n  %-24s %s\n", "--metaserver HOST:PORT",
             "join this metaserver (docs/metaserver.md)", "--advertise HOST",
-            "the address clients reach this server at (default: --bind, else as the metaserver sees it)");
+            "the address clients reach this server at (default: --bind, else as the metaserver sees it)",
+            "--metaserver-token-file F", "the token (`name secret`, a 0600 file) proven to a metaserver with tokens");
     fprintf(out, "Sizes take a K, M or G suffix (powers of 1024).  A configuration file holds\n"
                  "the same options as `name = value` lines; the command line wins.\n");
 }

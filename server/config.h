@@ -15,7 +15,7 @@
 enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_NOTICE, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
 typedef struct server_config {
-    char bind_addr[256];       /* default "0.0.0.0"                          */
+    char bind_addr[256];       /* default "127.0.0.1"                        */
     int port;                  /* 0 = pick a free port                       */
     char stubs_dir[CONFIG_PATH_MAX]; /* directory of stub modules (*.so)     */
     char port_file[CONFIG_PATH_MAX]; /* if set, the chosen port is written  */
@@ -42,6 +42,8 @@ typedef struct server_config {
     int quiet;
     int log_level;             /* enum log_level (default notice)           */
     char admin_secret_file[CONFIG_PATH_MAX]; /* remote admin secret ("" = off) */
+    char token_file[CONFIG_PATH_MAX]; /* clients' tokens ("" = anyone may call) */
+    int allow_insecure;        /* serve beyond loopback with neither tokens nor TLS */
     /* Memory of calls (callmem.c): what one call may ask for beyond what
      * it sends, and what all calls in flight may hold (0 = no limit). */
     uint64_t max_untravelled_bytes;

@@ -131,6 +131,25 @@ void conn_send(dispatcher *d, int c)
     conn_back(d, c, sock_now());
 }
 
+/* Sends the last bytes fd gets if its socket takes them now, ends the
+ * sending side, and keeps fd until the peer has read them and closed (or a
+ * few seconds pass): a close at once could reset the connection under its
+ * unread request and lose the reply. */
+static void linger_after(dispatcher *d, int fd, const uint8_t *bytes, size_t len)
+{
+    if (len > 0) conn_send_now(fd, bytes, len);
+    shutdown(fd, SHUT_WR);
+    for (int i = 0; i < LINGER_MAX; i++) {
+        if (d->linger_fd[i] >= 0) continue;
+        d->linger_fd[i] = fd;
+        d->linger_since[i] = sock_now();
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = ev_data(EV_LINGER, i)};
+        epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+        return;
+    }
+    close(fd);
+}
+
 /* Answers whatever the peer sent (or will send) first with an error, then
  * closes.  The call id comes from the first packet's header if it is there;
  * a client reads a refusal of its HELLO whatever its id.  The request bytes
@@ -147,19 +166,10 @@ void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail)
      * does not read cannot hold the dispatcher. */
     transport_bytes refusal = {.max = CONN_OUT_MAX};
     wire_writer_attach(&d->notice, transport_memory_sink(&refusal));
-    if (reply_error(&d->notice, call_id, code, detail, &err) == 0) conn_send_now(fd, refusal.p, refusal.len);
+    if (reply_error(&d->notice, call_id, code, detail, &err) == 0) linger_after(d, fd, refusal.p, refusal.len);
+    else linger_after(d, fd, NULL, 0);
     transport_bytes_free(&refusal);
     wire_writer_attach(&d->notice, transport_none());
-    shutdown(fd, SHUT_WR);
-    for (int i = 0; i < LINGER_MAX; i++) {
-        if (d->linger_fd[i] >= 0) continue;
-        d->linger_fd[i] = fd;
-        d->linger_since[i] = sock_now();
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = ev_data(EV_LINGER, i)};
-        epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
-        return;
-    }
-    close(fd);
 }
 
 /* A refused peer sent more (drop it) or closed (so do we). */
@@ -175,6 +185,17 @@ void conn_linger(dispatcher *d, int i, int force)
     conn_unwatch(d, fd);
     close(fd);
     d->linger_fd[i] = -1;
+}
+
+void conn_send_last(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    int fd = k->fd;
+    transport_bytes out = k->out; /* taken from c before release frees it */
+    memset(&k->out, 0, sizeof k->out);
+    release(d, c);
+    linger_after(d, fd, out.p, out.len);
+    transport_bytes_free(&out);
 }
 
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "tokens.h"
 #include "registry.h"
 #include "slots.h"
 #include "wire.h"
@@ -82,6 +83,7 @@ typedef struct dispatcher {
     int epfd, listen_fd, sig_fd, admin_fd;
     int spare_fd;       /* /dev/null, given up to accept-and-refuse on EMFILE */
     module_list mods;    /* live registrations; workers inherit them     */
+    token_table tokens;  /* --token-file's; workers inherit them (none: off) */
     unsigned generation; /* bumped by every change workers must reload   */
     double drain_until;  /* SIGTERM: monotonic seconds to give up at     */
     conn *conns;
@@ -129,6 +131,9 @@ void conn_send(dispatcher *d, int c);
 /* Writes bytes to fd if the socket takes them now: the count sent (maybe
  * part), 0 when it takes none, -1 when the socket failed. */
 ssize_t conn_send_now(int fd, const void *bytes, size_t len);
+/* Sends what conn_writer framed for c if the socket takes it now, then
+ * lets c linger until the peer closes (a refused token). */
+void conn_send_last(dispatcher *d, int c);
 /* Answers c with an error, then lets it linger until the peer closes. */
 void conn_refuse(dispatcher *d, int c, int code, const char *detail);
 /* The same for a socket that never became a connection. */

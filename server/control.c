@@ -1,5 +1,5 @@
-/* control.c -- the messages the dispatcher answers itself: HELLO (the
- * handshake), STATUS (the server's counters) and ADMIN (remote
+/* control.c -- the messages the dispatcher answers itself: HELLO and AUTH
+ * (the handshake, tokens: access.c), STATUS (the server's counters) and ADMIN (remote
  * administration by challenge-response over a secret the administrator set;
  * only modules of the stub directory). */
 #define _GNU_SOURCE
@@ -44,7 +44,7 @@ int control_next(int fd, control_state *cs)
         /* Not one of ours, or its header is not whole yet: a worker reads
          * it (and waits, if need be). */
         if (k < (ssize_t)sizeof hdr || wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0 ||
-            (type != PROTO_STATUS && type != PROTO_ADMIN && type != PROTO_HELLO))
+            (type != PROTO_STATUS && type != PROTO_ADMIN && type != PROTO_HELLO && type != PROTO_AUTH))
             return CONTROL_NONE;
         cs->buf = malloc(PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD);
         if (cs->buf == NULL) return CONTROL_BROKEN;
@@ -110,12 +110,17 @@ static uint32_t snapshot_routines(const stats_table *t, msg_status_routine *rows
 
 /* STATUS: u32 protocol version -> the server's view, then one record per
  * routine version in the shared table (docs/protocol.md). */
-static int serve_status(control_ctx *ctx, uint32_t call_id)
+static int serve_status(control_ctx *ctx, control_state *cs, uint32_t call_id, const char *peer)
 {
     uint32_t version;
     err_t err;
     if (msg_read_status(ctx->reader, &version, &err) != 0)
         return refuse(ctx, call_id, NUMRPC_EPROTO, "malformed STATUS request");
+    if (access_may(ctx->tokens, &cs->access, TOKEN_STATUS, "read this server's status", &err) != 0) {
+        server_log(ctx->cfg, LOG_LEVEL_NOTICE, "STATUS from %s refused: %s", peer, err.detail);
+        int rc = refuse(ctx, call_id, err.code, err.detail);
+        return rc == 0 && cs->access.state != AUTH_PEER_GRANTED ? CONTROL_CLOSE_AFTER : rc;
+    }
     if (version != PROTO_VERSION) {
         char detail[96];
         snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", version, PROTO_VERSION);
@@ -201,8 +206,8 @@ static int valid_module_name(const char *s)
 static int admin_command_line(const server_config *cfg, const char *cmd, char *line, size_t len, err_t *err)
 {
     char abs[CONFIG_PATH_MAX];
-    if (strcmp(cmd, "list") == 0) {
-        snprintf(line, len, "list");
+    if (strcmp(cmd, "list") == 0 || strcmp(cmd, "reload") == 0) {
+        snprintf(line, len, "%s", cmd);
         return 0;
     }
     if (strncmp(cmd, "register ", 9) == 0) {
@@ -216,7 +221,7 @@ static int admin_command_line(const server_config *cfg, const char *cmd, char *l
         snprintf(line, len, "unregister %s", cmd + 11);
         return 0;
     }
-    return err_set(err, NUMRPC_EINVAL, "unknown admin command \"%.64s\" (register FILE.so, unregister NAME, list)",
+    return err_set(err, NUMRPC_EINVAL, "unknown admin command \"%.64s\" (register FILE.so, unregister NAME, list, reload)",
                    cmd);
 }
 
@@ -280,6 +285,22 @@ static int serve_admin(control_ctx *ctx, control_state *cs, uint32_t call_id, co
     return msg_write_admin_command_reply(ctx->writer, call_id, text, &err) == 0 ? 0 : -1;
 }
 
+/* HELLO and AUTH: the token exchange (access.c), its refusals logged. */
+static int serve_access(control_ctx *ctx, control_state *cs, uint32_t type, uint32_t call_id, const char *peer)
+{
+    err_t why;
+    int rc = type == PROTO_HELLO
+                 ? access_hello(ctx->tokens, ctx->reader, ctx->writer, call_id, &cs->access, &why)
+                 : access_auth(ctx->tokens, ctx->reader, ctx->writer, call_id, &cs->access, &why);
+    if (why.code != NUMRPC_OK) {
+        for (char *p = why.detail; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?'; /* one log line */
+        server_log(ctx->cfg, LOG_LEVEL_NOTICE, "%s from %s refused: %s", type == PROTO_HELLO ? "HELLO" : "AUTH",
+                   peer, why.detail);
+    }
+    return rc;
+}
+
 int control_serve(control_ctx *ctx, int fd, control_state *cs)
 {
     char peer[NI_MAXHOST + NI_MAXSERV + 4] = "?", host[NI_MAXHOST], serv[NI_MAXSERV];
@@ -297,10 +318,11 @@ int control_serve(control_ctx *ctx, int fd, control_state *cs)
     err_t err;
     int rc = -1;
     wire_reader_attach(ctx->reader, req);
-    if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0)
-        rc = type == PROTO_STATUS  ? serve_status(ctx, call_id)
-             : type == PROTO_HELLO ? (reply_hello(ctx->reader, ctx->writer, call_id, &err) == 0 ? 0 : -1)
-                                   : serve_admin(ctx, cs, call_id, peer);
+    if (wire_next_message(ctx->reader, &type, &call_id, &err) == 0) {
+        if (type == PROTO_STATUS) rc = serve_status(ctx, cs, call_id, peer);
+        else if (type == PROTO_ADMIN) rc = serve_admin(ctx, cs, call_id, peer);
+        else rc = serve_access(ctx, cs, type, call_id, peer);
+    }
     wire_reader_attach(ctx->reader, transport_none());
     transport_close(&req);
     free(msg);

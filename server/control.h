@@ -1,5 +1,5 @@
 /* control.h -- the messages the dispatcher answers itself (control.c):
- * HELLO, STATUS and ADMIN, on a connection it holds (a new one, or one that
+ * HELLO, AUTH, STATUS and ADMIN, on a connection it holds (a new one, or one that
  * came back idle), read without blocking and answered at once, so that
  * status works while every worker is busy and a handshake takes none. */
 #ifndef NUMRPC_SERVER_CONTROL_H
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "access.h"
 #include "config.h"
 #include "error.h"
 #include "wire.h"
@@ -19,7 +20,8 @@ typedef struct control_state {
     size_t got;         /* bytes of it in buf                         */
     uint8_t nonce[ADMIN_NONCE_BYTES]; /* remote admin challenge       */
     int has_nonce;      /* one use: cleared by the answer             */
-    uint32_t type;      /* PROTO_HELLO, STATUS or ADMIN (buf != NULL) */
+    uint32_t type;      /* PROTO_HELLO, AUTH, STATUS or ADMIN (buf != NULL) */
+    conn_access access; /* the connection's token, once HELLO named one */
 } control_state;
 
 /* What STATUS reports beside the shared counters (the dispatcher's view). */
@@ -32,6 +34,7 @@ typedef struct status_view {
 
 typedef struct control_ctx {
     const server_config *cfg;
+    const token_table *tokens; /* --token-file's (none: anyone may ask)  */
     status_view view;
     wire_writer *writer; /* the dispatcher's, framing into memory: the
                             dispatcher sends it without blocking */
@@ -47,8 +50,10 @@ enum control_next { CONTROL_NONE = 0, CONTROL_PARTIAL, CONTROL_READY, CONTROL_BR
  * worker reads it), part of one (PARTIAL: wait), one whole (READY), a
  * peer that closed (BROKEN) or a control message too large or cut (BAD). */
 int control_next(int fd, control_state *cs);
-/* Answers the message read by control_next (READY).  0, or -1 when the
- * connection must be closed. */
+/* Answers the message read by control_next (READY).  0, CONTROL_CLOSE_AFTER
+ * when the connection must close once the reply has gone out (a refused
+ * token), or -1 when it must be closed now. */
+#define CONTROL_CLOSE_AFTER 1
 int control_serve(control_ctx *ctx, int fd, control_state *cs);
 /* Frees what cs holds (the connection closes or is reused). */
 void control_forget(control_state *cs);

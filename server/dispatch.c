@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "arrival.h"
+#include "access.h"
 #include "conn.h"
 #include "control.h"
 #include "live.h"
@@ -186,6 +187,8 @@ static void reload(dispatcher *d)
     fresh.max_workers = d->cfg->max_workers;
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
     *d->cfg = fresh;
+    char reply[ERR_DETAIL_MAX + 64];
+    live_reload_tokens(d, reply, sizeof reply); /* logs what it did */
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGHUP: configuration reread%s%s; workers restart as they become free",
              d->cfg->config_file[0] ? " from " : "", d->cfg->config_file);
     pool_roll(d);
@@ -216,7 +219,8 @@ static int write_port_file(const server_config *cfg, err_t *err)
 
 static void serve_control(dispatcher *d, int c)
 {
-    control_ctx ctx = {.cfg = d->cfg, .reader = &d->control_in, .admin_exec = live_exec, .owner = d};
+    control_ctx ctx = {.cfg = d->cfg, .tokens = &d->tokens, .reader = &d->control_in, .admin_exec = live_exec,
+                       .owner = d};
     status_view *v = &ctx.view;
     v->uptime = sock_now() - d->started;
     v->workers = pool_count(d);
@@ -227,20 +231,24 @@ static void serve_control(dispatcher *d, int c)
     v->draining = d->stopping;
     v->generation = d->generation;
     v->in_flight = (int)slots_in_flight(NULL);
-    /* A HELLO is the handshake: the connection's first call is still due
-     * (a drain serves it); STATUS and ADMIN count as its calls. */
-    if (d->conns[c].ctl.type != PROTO_HELLO) d->conns[c].calls++;
+    /* HELLO and AUTH are the handshake: the connection's first call is
+     * still due (a drain serves it); STATUS and ADMIN count as its calls. */
+    int type = (int)d->conns[c].ctl.type;
+    if (type != PROTO_HELLO && type != (int)PROTO_AUTH) d->conns[c].calls++;
     d->conns[c].request_since = 0;
     ctx.writer = conn_writer(d, c);
-    if (control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl) == 0) conn_send(d, c);
+    int rc = control_serve(&ctx, d->conns[c].fd, &d->conns[c].ctl);
+    if (rc == 0) conn_send(d, c);
+    else if (rc == CONTROL_CLOSE_AFTER) conn_send_last(d, c);
     else conn_close(d, c);
 }
 
 /* A connection in the dispatcher's hands (not in epoll) with something to
  * read: a control message is answered here; anything else waits for a
  * worker once its first packet is here whole (a worker's time is not lent
- * to a slow sender), or is refused if it comes after SIGTERM on a
- * connection that already had its calls. */
+ * to a slow sender), or is refused if it comes before a token's proof (a
+ * server with tokens) or after SIGTERM on a connection that already had
+ * its calls. */
 static void route(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
@@ -262,8 +270,15 @@ static void route(dispatcher *d, int c)
     case ARRIVAL_PARTIAL: conn_wait_arrival(d, c); return;
     default: break;
     }
-    if (d->stopping && k->calls > 0) conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
-    else conn_enqueue(d, c);
+    /* With tokens, nothing reaches a worker before a good AUTH. */
+    if (access_on(&d->tokens) && k->ctl.access.state != AUTH_PEER_GRANTED) {
+        server_log(d->cfg, LOG_LEVEL_NOTICE, "connection %d refused: a request before a token's proof", c);
+        conn_refuse(d, c, NUMRPC_EAUTH, ACCESS_NEED_TOKEN);
+    } else if (d->stopping && k->calls > 0) {
+        conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
+    } else {
+        conn_enqueue(d, c);
+    }
 }
 
 /* An epoll event of a connection: room for its reply (WRITING), or bytes
@@ -286,10 +301,12 @@ static void conn_event(dispatcher *d, int c, uint32_t events)
     route(d, c);
 }
 
-int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err)
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, err_t *err)
 {
     dispatcher d = {0};
     d.cfg = cfg;
+    d.tokens = *tokens; /* the dispatcher's from now on */
+    memset(tokens, 0, sizeof *tokens);
     d.argc = argc;
     d.argv = argv;
     d.listen_fd = listen_fd;
@@ -314,6 +331,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
         if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
         stats_destroy(server_stats);
         server_stats = NULL;
+        tokens_free(&d.tokens);
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
@@ -382,6 +400,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err
     stats_destroy(server_stats);
     server_stats = NULL;
     free(d.mods.items);
+    tokens_free(&d.tokens);
     free(d.conns);
     free(d.queue);
     free(d.workers);

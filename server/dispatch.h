@@ -5,9 +5,11 @@
 
 #include "config.h"
 #include "error.h"
+#include "tokens.h"
 
 /* Accepts connections and lends them to workers until SIGTERM has drained
- * them; argv is kept to rebuild the configuration on SIGHUP. */
-int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, err_t *err);
+ * them; argv is kept to rebuild the configuration on SIGHUP.  tokens (from
+ * --token-file; empty: none) become the dispatcher's (*tokens emptied). */
+int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, err_t *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "exposure.h"
 #include "log.h"
 #include "pool.h"
 
@@ -133,11 +134,38 @@ static void list_modules(dispatcher *d, char *reply, size_t len)
     }
 }
 
+int live_reload_tokens(dispatcher *d, char *reply, size_t len)
+{
+    token_table fresh = {0};
+    err_t err;
+    int rc = 0;
+    if (d->cfg->token_file[0]) rc = tokens_load(d->cfg->token_file, &fresh, &err);
+    exposure_guard guard = {.tokens_on = fresh.count > 0, .allow_insecure = d->cfg->allow_insecure};
+    if (rc == 0) rc = exposure_check(d->listen_fd, d->cfg->bind_addr, &guard, &err);
+    if (rc != 0) {
+        tokens_free(&fresh);
+        snprintf(reply, len, "error tokens not changed: %s", err.detail);
+        server_log(d->cfg, LOG_LEVEL_ERROR, "%s", reply + 6);
+        return -1;
+    }
+    tokens_free(&d->tokens);
+    d->tokens = fresh;
+    if (fresh.count) snprintf(reply, len, "ok %zu token%s from %s", fresh.count, fresh.count == 1 ? "" : "s", d->cfg->token_file);
+    else snprintf(reply, len, "ok no tokens: anyone who reaches the port may call");
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "tokens reloaded: %s", reply + 3);
+    return 0;
+}
+
 /* One admin command line (from the local socket, or checked by control.c
  * for a remote administrator): 0 with "ok ..." in reply, or -1. */
 int live_exec(void *owner, const char *line, char *reply, size_t len)
 {
     dispatcher *d = owner;
+    if (strcmp(line, "reload") == 0) { /* the token file again; workers follow */
+        int rc = live_reload_tokens(d, reply, len);
+        if (rc == 0) pool_roll(d);
+        return rc;
+    }
     if (strncmp(line, "register ", 9) == 0) return register_module(d, line + 9, reply, len);
     if (strncmp(line, "unregister ", 11) == 0) return unregister_module(d, line + 11, reply, len);
     if (strcmp(line, "list") == 0) {

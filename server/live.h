@@ -14,6 +14,10 @@ void live_setup(dispatcher *d);
  * for a remote administrator; owner is the dispatcher): 0 with "ok ..." in
  * reply, or -1 with "error ...". */
 int live_exec(void *owner, const char *line, char *reply, size_t len);
+/* Rereads --token-file into d->tokens (workers forked from now on get
+ * them): 0 with "ok ..." in reply, or -1 with "error ..." and the old
+ * tokens kept (a bad file, or none left on a port beyond loopback). */
+int live_reload_tokens(dispatcher *d, char *reply, size_t len);
 /* A request on the local admin socket: accepted, answered, closed. */
 void live_request(dispatcher *d);
 

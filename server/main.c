@@ -9,6 +9,7 @@
 
 #include "admin.h"
 #include "dispatch.h"
+#include "exposure.h"
 #include "log.h"
 #include "metajoin.h"
 #include "sock.h"
@@ -34,22 +35,31 @@ int main(int argc, char **argv)
         config_usage(stdout);
         return 0;
     }
+    /* The tokens are read before anything listens (and before workers
+     * fork: they inherit them). */
+    token_table tokens = {0};
+    if (cfg.token_file[0] && tokens_load(cfg.token_file, &tokens, &err) != 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 2;
+    }
     int port = 0;
     int fd = sock_listen(cfg.bind_addr, cfg.port, &port, &err);
-    if (fd < 0) {
+    exposure_guard guard = {.tokens_on = tokens.count > 0, .tls_on = 0, .allow_insecure = cfg.allow_insecure};
+    if (fd < 0 || exposure_check(fd, cfg.bind_addr, &guard, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
-        return 1;
+        tokens_free(&tokens);
+        return fd < 0 ? 1 : 2;
     }
     cfg.port = port; /* rereading the configuration keeps the socket; the
                       * dispatcher writes --port-file once it is ready */
-    printf("numrpc-server listening on %s:%d (%d workers, stubs %s)\n", cfg.bind_addr, port,
-           cfg.min_workers, cfg.stubs_dir);
+    printf("numrpc-server listening on %s:%d (%d workers, stubs %s, %s)\n", cfg.bind_addr, port,
+           cfg.min_workers, cfg.stubs_dir, tokens.count ? "tokens required" : "no tokens");
     fflush(stdout);
     if (metajoin_start(&cfg, fd, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
-    if (dispatcher_run(&cfg, argc, argv, fd, &err) != 0) {
+    if (dispatcher_run(&cfg, argc, argv, fd, &tokens, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }

@@ -1,6 +1,6 @@
 /* metajoin.c -- joins a metaserver from a helper process: measures P_calc(n)
- * with dmmul calls on this server's own workers, sends routines, load
- * changes and heartbeats. */
+ * with dmmul calls on this server's own workers, proves its join token,
+ * sends routines, load changes and heartbeats. */
 #define _GNU_SOURCE
 #include "metajoin.h"
 
@@ -16,12 +16,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "log.h"
 #include "marshal.h"
 #include "msg.h"
 #include "msg_meta.h"
 #include "protocol.h"
 #include "sock.h"
+#include "tokens.h"
 
 #define MJ_CONNECT_MS 2000
 #define MJ_IO_MS 20000
@@ -39,6 +41,7 @@ static struct {
     char meta_host[256];
     int meta_port;
     char advertise[256];
+    char token_file[CONFIG_PATH_MAX]; /* --metaserver-token-file ("" = none) */
     int active;
     server_config cfg; /* a copy taken at start                      */
     mj_load *load;     /* MAP_SHARED: written by the dispatcher        */
@@ -59,31 +62,49 @@ static void list_free(mj_list *l)
     l->count = 0;
 }
 
+/* The options taken here, and which of them argument a is ("--name V" or
+ * "--name=V"): its index, or -1. */
+enum { OPT_METASERVER, OPT_ADVERTISE, OPT_TOKEN_FILE };
+static const char *const option_names[] = {"--metaserver", "--advertise", "--metaserver-token-file"};
+
+static int option_of(const char *a)
+{
+    for (int k = 0; k < (int)(sizeof option_names / sizeof option_names[0]); k++) {
+        size_t n = strlen(option_names[k]);
+        if (strncmp(a, option_names[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) return k;
+    }
+    return -1;
+}
+
 int metajoin_take_options(int *argc, char **argv, err_t *err)
 {
     int out = 1;
     for (int i = 1; i < *argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int is_meta = strncmp(a, "--metaserver", 12) == 0 && (a[12] == '\0' || a[12] == '=');
-        int is_adv = strncmp(a, "--advertise", 11) == 0 && (a[11] == '\0' || a[11] == '=');
-        if (!is_meta && !is_adv) {
+        const char *a = argv[i], *eq = strchr(a, '='), *v = NULL;
+        int which = option_of(a);
+        if (which < 0) {
             argv[out++] = argv[i];
             continue;
         }
-        const char *eq = strchr(a, '=');
         if (eq) v = eq + 1;
         else if (i + 1 < *argc) v = argv[++i];
         if (v == NULL || *v == '\0') return err_set(err, NUMRPC_EINVAL, "%s needs a value", a);
-        if (is_adv) {
+        int rc = 0;
+        if (which == OPT_ADVERTISE) {
             snprintf(mj.advertise, sizeof mj.advertise, "%s", v);
-            continue;
+        } else if (which == OPT_TOKEN_FILE) {
+            /* Read now, so that a bad file stops the server at start;
+             * again at each join, so that a new secret needs no restart. */
+            token own;
+            rc = tokens_load_own(v, &own, err);
+            memset(&own, 0, sizeof own);
+            snprintf(mj.token_file, sizeof mj.token_file, "%s", v);
+        } else {
+            rc = sock_parse_hostport(v, mj.meta_host, sizeof mj.meta_host, &mj.meta_port, err);
+            if (rc != 0) err_prefix(err, "--metaserver");
+            mj.active = 1;
         }
-        int rc = sock_parse_hostport(v, mj.meta_host, sizeof mj.meta_host, &mj.meta_port, err);
-        if (rc != 0) {
-            err_prefix(err, "--metaserver");
-            return rc;
-        }
-        mj.active = 1;
+        if (rc != 0) return rc;
     }
     argv[out] = NULL;
     *argc = out;
@@ -112,16 +133,21 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
 
-/* Connects and says HELLO; on failure c is freed. */
-static int conn_open(msg_conn *c, const char *host, int port, err_t *err)
+/* Connects and says HELLO, proving own (a token, or NULL) or the token of
+ * the file token_file (NULL or "": none) first; on failure c is freed. */
+static int conn_open(msg_conn *c, const char *host, int port, const token *own, const char *token_file, err_t *err)
 {
     int rc = msg_conn_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) return rc;
     msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
     snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
-    uint32_t id = msg_conn_next_id(c);
-    rc = msg_write_hello(&c->writer, id, &h, err);
-    if (rc == 0) rc = msg_read_hello_reply(&c->reader, id, c->label, &h, err);
+    uint32_t id = msg_conn_next_id(c), auth_id = msg_conn_next_id(c);
+    int proving = own != NULL;
+    if (own) rc = auth_client_hello(c, own, &h, NULL, id, auth_id, err);
+    else rc = auth_client_hello_file(c, token_file, &h, id, auth_id, &proving, err);
+    if (rc == 0 && proving) rc = auth_client_finish(c, auth_id, err); /* a round trip more, once */
+    else if (rc == 0) rc = msg_write_hello(&c->writer, id, &h, err);
+    if (rc == 0 && !proving) rc = msg_read_hello_reply(&c->reader, id, c->label, &h, err);
     if (rc != 0) msg_conn_free(c);
     return rc;
 }
@@ -132,6 +158,24 @@ static const char *self_host(void)
 {
     const char *b = mj.cfg.bind_addr;
     return b[0] == '\0' || strcmp(b, "0.0.0.0") == 0 || strcmp(b, "::") == 0 ? "127.0.0.1" : b;
+}
+
+/* Connects to this server itself: a server with tokens is asked with the
+ * first token of its own file that may call every routine (read again
+ * each time, so a reload is followed). */
+static int self_open(msg_conn *c, err_t *err)
+{
+    token_table own = {0};
+    const token *pick = NULL;
+    int rc = mj.cfg.token_file[0] ? tokens_load(mj.cfg.token_file, &own, err) : 0;
+    for (size_t i = 0; rc == 0 && i < own.count && pick == NULL; i++)
+        if (own.items[i].rights & TOKEN_CALL_ALL) pick = &own.items[i];
+    if (rc == 0 && own.count > 0 && pick == NULL)
+        rc = err_set(err, NUMRPC_EAUTH, "no token of %s has the `call` right this server's metaserver link needs",
+                     mj.cfg.token_file);
+    if (rc == 0) rc = conn_open(c, self_host(), mj.cfg.port, pick, NULL, err);
+    tokens_free(&own);
+    return rc;
 }
 
 static int fetch_routines(msg_conn *c, mj_list *out, err_t *err)
@@ -317,7 +361,7 @@ static void log_note(const char *what, const err_t *err)
 static int self_routines(mj_list *out, err_t *err)
 {
     msg_conn c;
-    int rc = conn_open(&c, self_host(), mj.cfg.port, err);
+    int rc = self_open(&c, err);
     if (rc != 0) return rc;
     rc = fetch_routines(&c, out, err);
     msg_conn_free(&c);
@@ -331,7 +375,7 @@ static void measure_self(mj_list *routines, rank_curve *curve)
     err_t err;
     for (int attempt = 0;; attempt++) {
         msg_conn c;
-        int rc = conn_open(&c, self_host(), mj.cfg.port, &err);
+        int rc = self_open(&c, &err);
         if (rc == 0) {
             rc = fetch_routines(&c, routines, &err);
             if (rc == 0) rc = measure_speed(&c, routines, curve, &err);
@@ -360,7 +404,7 @@ static void metajoin_main(void)
     for (;;) {
         double now = sock_now();
         if (!linked && now >= next_try) {
-            int rc = conn_open(&m, mj.meta_host, mj.meta_port, &err);
+            int rc = conn_open(&m, mj.meta_host, mj.meta_port, NULL, mj.token_file, &err);
             if (rc == 0) {
                 rc = send_join(&m, &routines, &curve, slots, &heartbeat_ms, &err);
                 if (rc != 0) msg_conn_free(&m);

@@ -48,7 +48,7 @@ int pool_spawn(dispatcher *d, int index)
             dup2(sv[1], 3);
         }
         close_range(4, ~0u, 0);
-        worker_main(d->cfg, &d->mods, 3, slot);
+        worker_main(d->cfg, &d->mods, &d->tokens, 3, slot);
     }
     close(sv[1]);
     worker *w = &d->workers[index];
@@ -78,7 +78,7 @@ void pool_ask_release(dispatcher *d, int index)
 {
     worker *h = &d->workers[index];
     if (h->state != WORKER_HOLDING || h->release_sent) return;
-    ctl_msg m = {CTL_RELEASE, h->conn};
+    ctl_msg m = {.kind = CTL_RELEASE, .conn_id = h->conn};
     sock_send_fd(h->ctl, -1, &m, sizeof m);
     h->release_sent = 1;
 }
@@ -92,7 +92,9 @@ int pool_count(const dispatcher *d)
 
 static int assign(dispatcher *d, int w, int c)
 {
-    ctl_msg m = {CTL_ASSIGN, c};
+    ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c};
+    const conn_access *who = &d->conns[c].ctl.access; /* the worker learns it with the loan */
+    if (who->state == AUTH_PEER_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
     if (sock_send_fd(d->workers[w].ctl, d->conns[c].fd, &m, sizeof m) != 0) return -1;
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;

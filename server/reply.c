@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-#include "msg.h"
 #include "stats.h"
 
 int reply_put_result(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err)
@@ -16,17 +15,18 @@ int reply_put_result(wire_writer *w, double compute_seconds, const worker_slot *
     return msg_write_call_result(w, &res, err);
 }
 
-int reply_hello(wire_reader *r, wire_writer *w, uint32_t call_id, err_t *err)
+int reply_hello(wire_writer *w, uint32_t call_id, const msg_hello *h, const msg_hello *proof_fields, err_t *err)
 {
-    msg_hello h;
-    int rc = msg_read_hello(r, &h, err);
-    if (rc != 0) return rc;
-    if (h.version != PROTO_VERSION) {
+    if (h->version != PROTO_VERSION) {
         char detail[128];
-        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h.version, PROTO_VERSION);
+        snprintf(detail, sizeof detail, "client speaks protocol %u, server %u", h->version, PROTO_VERSION);
         return reply_error(w, call_id, NUMRPC_EVERSION, detail, err);
     }
-    msg_hello mine = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server " PACKAGE_VERSION};
+    msg_hello mine = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET};
+    if (proof_fields) mine = *proof_fields;
+    mine.version = PROTO_VERSION;
+    mine.packet_size = PROTO_MAX_PACKET;
+    snprintf(mine.peer, sizeof mine.peer, "numrpc-server " PACKAGE_VERSION);
     return msg_write_hello_reply(w, call_id, &mine, err);
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "msg.h"
 #include "slots.h"
 #include "wire.h"
 
@@ -16,9 +17,10 @@
 int reply_put_result(wire_writer *w, double compute_seconds, const worker_slot *self, err_t *err);
 /* A whole REPLY carrying only an error (and the load). */
 int reply_error(wire_writer *w, uint32_t call_id, int code, const char *detail, err_t *err);
-/* Reads a HELLO's body from r (after wire_next_message gave PROTO_HELLO)
- * and answers it on w: the server's version and packet limit, or
- * NUMRPC_EVERSION.  0, or an error reading or writing. */
-int reply_hello(wire_reader *r, wire_writer *w, uint32_t call_id, err_t *err);
+/* Answers the HELLO h (read already) on w: NUMRPC_EVERSION for another
+ * protocol version, else the server's version and packet limit, with the
+ * token fields of proof_fields (name, nonce, proof; NULL: none).  0, or an
+ * error writing. */
+int reply_hello(wire_writer *w, uint32_t call_id, const msg_hello *h, const msg_hello *proof_fields, err_t *err);
 
 #endif

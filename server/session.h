@@ -11,6 +11,7 @@
 #include "msg.h"
 #include "registry.h"
 #include "slots.h"
+#include "tokens.h"
 
 /* The CALL being served: what its counters and log line need. */
 typedef struct call_record {
@@ -24,6 +25,8 @@ typedef struct call_record {
 typedef struct session {
     const server_config *cfg;
     const registry *reg;
+    const token_table *tokens; /* the server's (empty: no tokens)           */
+    char identity[TOKEN_NAME_MAX + 1]; /* the token the connection proved */
     worker_slot *slot;
     msg_conn conn;      /* the borrowed connection (msg_conn_attach per loan) */
     call_arena arena;

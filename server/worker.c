@@ -34,7 +34,7 @@ static int wait_events(session *s, struct pollfd *p, nfds_t n)
 
 static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 {
-    ctl_msg m = {kind, conn_id};
+    ctl_msg m = {.kind = kind, .conn_id = conn_id};
     if (sock_send_fd(ctl_fd, -1, &m, sizeof m) != 0) _exit(0); /* dispatcher gone */
 }
 
@@ -147,7 +147,8 @@ static void limit_memory(const server_config *cfg)
 #endif
 }
 
-void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, worker_slot *slot)
+void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
+                 worker_slot *slot)
 {
     registry reg;
     err_t err;
@@ -167,6 +168,7 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
     session s = {0};
     s.cfg = cfg;
     s.reg = &reg;
+    s.tokens = tokens;
     s.slot = slot;
     if (msg_conn_init(&s.conn, cfg->packet_size, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
@@ -184,6 +186,8 @@ void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd, 
             continue;
         }
         s.conn_id = m.conn_id;
+        memcpy(s.identity, m.identity, sizeof s.identity);
+        s.identity[TOKEN_NAME_MAX] = '\0';
         serve_connection(&s, ctl_fd, fd);
     }
 }

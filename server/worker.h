@@ -11,6 +11,7 @@
 #include "config.h"
 #include "registry.h"
 #include "slots.h"
+#include "tokens.h"
 
 /* Messages on the dispatcher <-> worker control socket. */
 enum ctl_kind {
@@ -22,10 +23,14 @@ enum ctl_kind {
 typedef struct ctl_msg {
     int kind;
     int conn_id;
+    /* CTL_ASSIGN: the token the connection proved ("" on a server without
+     * tokens); the worker checks each request against its rights. */
+    char identity[TOKEN_NAME_MAX + 1];
 } ctl_msg;
 
-/* The worker's main loop; never returns. */
-void worker_main(const server_config *cfg, const module_list *mods, int ctl_fd,
+/* The worker's main loop; never returns.  tokens: the table the
+ * dispatcher loaded before the fork (empty: no tokens). */
+void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
                  worker_slot *slot) __attribute__((noreturn));
 
 /* In a child just forked from parent: it is killed when parent dies, even

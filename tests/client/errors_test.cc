@@ -36,7 +36,7 @@ class BadInput : public ::testing::Test {
     void SetUp() override
     {
         std::string addr = server_->address();
-        numrpc_config cfg{addr.c_str(), 0, nullptr};
+        numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     }
     // The good call that must still work after every bad one.
@@ -279,7 +279,7 @@ TEST_F(BadInput, DeadlineStopsTheRoutine)
     EXPECT_NE(detail.find("linpack exceeded its deadline"), std::string::npos) << detail;
     EXPECT_TRUE(big.alive());
     std::string addr = big.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     ExpectServerStillServes();
 }
@@ -437,7 +437,7 @@ struct HangingServer {
                 Hold(fd, &c, id);
                 break;
             }
-            msg_hello h = {PROTO_VERSION, PROTO_MAX_PACKET, "hanging"};
+            msg_hello h = {PROTO_VERSION, PROTO_MAX_PACKET, "hanging", 0, "", {}, {}, 0};
             if (type == PROTO_HELLO) msg_write_hello_reply(&c.writer, id, &h, &err);
             if (type == PROTO_GET_IFACE)
                 msg_write_iface_reply(&c.writer, id, iface_blob.data(), static_cast<uint32_t>(iface_blob.size()),
@@ -551,7 +551,7 @@ TEST(HostileMessages, RandomMutationsNeverTakeTheServerDown)
     EXPECT_TRUE(server.alive());
     EXPECT_EQ(server.pid(), pid);
     std::string addr = server.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     std::vector<double> x(64, 2.5), y(64, 0.0);
     EXPECT_EQ(numrpc_call("dcopy", 64, x.data(), 1, y.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();

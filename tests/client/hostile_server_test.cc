@@ -271,7 +271,7 @@ class HostileServers : public ::testing::Test {
     void Configure(const std::string &servers, const char *pin_file)
     {
         numrpc_finalize();
-        numrpc_config cfg{servers.c_str(), 0, pin_file};
+        numrpc_config cfg{servers.c_str(), 0, nullptr, pin_file};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << Detail();
     }
 
@@ -413,7 +413,7 @@ TEST_F(HostileServers, PinnedRoutineMatchesLocalBlasAndOthersAreRefused)
     EXPECT_TRUE(caller_.y.Holds(100.0));
 
     // A pin file that is not one: numrpc_init says where and what.
-    numrpc_config cfg{blas_->address().c_str(), 0, pin_file.c_str()};
+    numrpc_config cfg{blas_->address().c_str(), 0, nullptr, pin_file.c_str()};
     WriteFile(pin_file, "daxpy 0123 AAAA\n");
     numrpc_finalize();
     EXPECT_EQ(numrpc_init(&cfg), NUMRPC_EINVAL);

@@ -48,7 +48,7 @@ TEST(Messages, HelloBothWays)
 {
     Link l;
     err_t err;
-    msg_hello h = {PROTO_VERSION, 8192, "libnumrpc test"};
+    msg_hello h = {PROTO_VERSION, 8192, "libnumrpc test", 0, "", {}, {}, 0};
     ASSERT_EQ(msg_write_hello(&l.a.writer, 5, &h, &err), 0) << err.detail;
     uint32_t type, id;
     l.Next(&type, &id);
@@ -61,7 +61,7 @@ TEST(Messages, HelloBothWays)
     EXPECT_STREQ(got.peer, "libnumrpc test");
     EXPECT_TRUE(msg_conn_idle(&l.b));
 
-    msg_hello server = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server test"};
+    msg_hello server = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server test", 0, "", {}, {}, 0};
     ASSERT_EQ(msg_write_hello_reply(&l.b.writer, 5, &server, &err), 0) << err.detail;
     msg_hello back = {};
     ASSERT_EQ(msg_read_hello_reply(&l.a.reader, 5, l.a.label, &back, &err), 0) << err.detail;

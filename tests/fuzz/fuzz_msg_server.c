@@ -16,7 +16,7 @@
 #include "msg_control.h"
 
 /* Input: byte mode, then the client's stream.  Mode bit 0 set: the stream
- * is one packet the dispatcher reads itself (STATUS, HELLO, ADMIN: control.c);
+ * is one packet the dispatcher reads itself (STATUS, HELLO, AUTH, ADMIN: control.c);
  * clear: a worker serves the connection message by message (session.c),
  * CALLs of the routines of stubs/ and tests/client/strmod.idl by name, the
  * call's memory judged by the server's own callmem.c.
@@ -253,9 +253,12 @@ static void serve_control(wire_reader *r)
     if (wire_next_message(r, &type, &call_id, &err) != 0) return;
     if (type == PROTO_STATUS) {
         msg_read_status(r, &version, &err);
-    } else if (type == PROTO_HELLO) { /* reply_hello */
+    } else if (type == PROTO_HELLO) { /* reply_hello (a token block too) */
         msg_hello h;
         msg_read_hello(r, &h, &err);
+    } else if (type == PROTO_AUTH) { /* the token proof */
+        uint8_t proof[HMAC_SHA256_BYTES];
+        msg_read_auth(r, proof, &err);
     } else if (type == PROTO_ADMIN && msg_read_admin_step(r, &step, &err) == 0) {
         if (step == MSG_ADMIN_CHALLENGE) wire_expect_end(r, &err);
         else if (step == MSG_ADMIN_COMMAND && msg_read_admin_command(r, cmd, &cmd_len, mac, &err) == 0 &&

@@ -86,7 +86,7 @@ static int has_rfile(const iface_t *f)
 static void server_seeds(void)
 {
     const char *t = "fuzz_msg_server";
-    msg_hello h = {PROTO_VERSION, 4096, "libnumrpc seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "libnumrpc seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     seed1(t, "hello", 0);
     check(msg_write_list(&w, 2, &err));
@@ -127,6 +127,16 @@ static void server_seeds(void)
     seed1(t, "control-status", 1);
     check(msg_write_hello(&w, 1, &h, &err));
     seed1(t, "control-hello", 1);
+    msg_hello th = h; /* with a token: the client's name and nonce */
+    th.has_token = 1;
+    snprintf(th.token, sizeof th.token, "alice");
+    memset(th.nonce, 0x5a, sizeof th.nonce);
+    check(msg_write_hello(&w, 1, &th, &err));
+    seed1(t, "control-hello-token", 1);
+    uint8_t proof[HMAC_SHA256_BYTES] = {9, 8, 7};
+    check(msg_write_auth(&w, 2, proof, &err));
+    check(wire_flush(&w, &err)); /* AUTH is written held */
+    seed1(t, "control-auth", 1);
     check(msg_write_admin_challenge(&w, 1, &err));
     seed1(t, "control-challenge", 1);
     uint8_t mac[HMAC_SHA256_BYTES] = {1, 2, 3};
@@ -139,9 +149,16 @@ static void server_seeds(void)
 static void client_seeds(void)
 {
     const char *t = "fuzz_msg_client";
-    msg_hello h = {PROTO_VERSION, PROTO_MAX_PACKET, "numrpc-server seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_MAX_PACKET, .peer = "numrpc-server seeds"};
     check(msg_write_hello_reply(&w, 1, &h, &err));
     seed1(t, "hello", 0);
+    msg_hello th = h; /* a server's challenge and proof */
+    th.has_token = th.has_proof = 1;
+    snprintf(th.token, sizeof th.token, "alice");
+    memset(th.nonce, 0xa5, sizeof th.nonce);
+    memset(th.proof, 0x3c, sizeof th.proof);
+    check(msg_write_hello_reply(&w, 1, &th, &err));
+    seed1(t, "hello-token", 0);
     msg_routine_entry list[3] = {{"dgefa", 1}, {"dgesl", 2}, {"greet", 3}};
     check(msg_write_list_reply(&w, 1, list, 3, &err));
     seed1(t, "list", 1);
@@ -207,7 +224,7 @@ static void meta_seeds(void)
     }
     msg_meta_join j = {.host = "", .port = 7800, .name = "numrpc-server seeds", .slots = 4,
                        .curve = {3, {100, 400, 1000}, {1e9, 4e9, 6e9}}, .routines = routines, .nroutines = 2};
-    msg_hello h = {PROTO_VERSION, 4096, "numrpc-server seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "numrpc-server seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     check(msg_write_meta_join(&w, 2, &j, &err));
     check(msg_write_meta_routines(&w, 3, routines, 2, &err));
@@ -295,7 +312,7 @@ static void wire_seeds(void)
     const char *t = "fuzz_wire";
     /* Read: next message, a u32, a string, the rest skipped, end; again. */
     uint8_t read_ops[] = {0, 5, 9, 0, 6, 0, 7, 40, 5, 0, 0, 0};
-    msg_hello h = {PROTO_VERSION, 4096, "libnumrpc seeds"};
+    msg_hello h = {.version = PROTO_VERSION, .packet_size = 4096, .peer = "libnumrpc seeds"};
     check(msg_write_hello(&w, 1, &h, &err));
     check(wire_send_empty(&sink_tp, PROTO_KEEPALIVE, 0, &err));
     check(msg_write_get_iface(&w, 2, "dgefa", &err));

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/meta_proc.h"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -25,6 +27,7 @@
 extern "C" {
 #include "marshal.h"
 #include "msg.h"
+#include "msg_meta.h"
 #include "numrpc.h"
 #include "protocol.h"
 #include "sock.h"
@@ -36,88 +39,12 @@ void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const in
 
 namespace {
 
-// A process of this build tree with a port file; optional cgroup (the
-// child joins it before exec) and network namespace (ip netns exec).
-class Proc {
-  public:
-    Proc(std::vector<std::string> args, const std::string &cgroup = "", const std::string &netns = "")
-    {
-        char tmpl[] = "/tmp/numrpc-meta-port-XXXXXX";
-        int fd = mkstemp(tmpl);
-        close(fd);
-        unlink(tmpl);
-        port_file_ = tmpl;
-        args.push_back("--port-file");
-        args.push_back(port_file_);
-        if (!netns.empty()) args.insert(args.begin(), {"/usr/sbin/ip", "netns", "exec", netns});
-        pid_ = fork();
-        if (pid_ == 0) {
-            if (!cgroup.empty()) {
-                std::ofstream procs(cgroup + "/cgroup.procs");
-                procs << getpid() << std::endl;
-            }
-            int null = open("/dev/null", O_WRONLY);
-            dup2(null, 1);
-            if (getenv("META_TEST_VERBOSE") == nullptr) dup2(null, 2);
-            std::vector<char *> argv;
-            for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-            argv.push_back(nullptr);
-            execv(argv[0], argv.data());
-            _exit(127);
-        }
-        for (int i = 0; i < 1000 && port_ == 0 && alive(); i++) {
-            std::ifstream in(port_file_);
-            int p = 0;
-            if (in >> p && p > 0) port_ = p;
-            else std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    ~Proc()
-    {
-        stop(SIGKILL);
-        unlink(port_file_.c_str());
-    }
-    int port() const { return port_; }
-    pid_t pid() const { return pid_; }
-    bool alive() const
-    {
-        int st;
-        return pid_ > 0 && waitpid(pid_, &st, WNOHANG) == 0;
-    }
-    void signal(int sig) const
-    {
-        if (pid_ > 0) kill(pid_, sig);
-    }
-    // Sends sig and waits for the exit (bounded; SIGKILL after 10 s).
-    void stop(int sig)
-    {
-        if (pid_ <= 0) return;
-        kill(pid_, sig);
-        for (int i = 0; i < 1000; i++) {
-            int st;
-            if (waitpid(pid_, &st, WNOHANG) == pid_) {
-                pid_ = -1;
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-    }
-
-  private:
-    pid_t pid_ = -1;
-    int port_ = 0;
-    std::string port_file_;
-};
-
 const std::string kMeta = TOP_BUILDDIR "/metaserver/numrpc-metaserver";
 const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";
 
 std::unique_ptr<Proc> start_meta(const std::string &drop_after = "1.5", const std::string &lease_ms = "200")
 {
-    return std::make_unique<Proc>(std::vector<std::string>{kMeta, "--port", "0", "--bind", "0.0.0.0", "--quiet",
+    return std::make_unique<Proc>(std::vector<std::string>{kMeta, "--port", "0", "--bind", "0.0.0.0", "--allow-insecure", "--quiet",
                                                            "--drop-after", drop_after, "--lease-ms", lease_ms});
 }
 
@@ -129,6 +56,7 @@ std::unique_ptr<Proc> start_server(int meta_port, const std::vector<std::string>
                                      "--stubs", TOP_BUILDDIR "/stubs/.libs", "--quiet", "--workers", "2",
                                      "--blas-threads", "1", "--admin-socket", "none", "--metaserver",
                                      meta_host + ":" + std::to_string(meta_port)};
+    if (!netns.empty()) args.push_back("--allow-insecure"); // reached from the host side of the veth
     args.insert(args.end(), extra.begin(), extra.end());
     if (!cpus.empty()) args.insert(args.begin(), {"/usr/bin/taskset", "-c", cpus});
     return std::make_unique<Proc>(args, cgroup, netns);
@@ -483,6 +411,92 @@ TEST_F(MetaTest, LoadPiggybackedOnRepliesSteersCallsWithinALease)
     EXPECT_EQ(held_ok.load(), kHolds);
     std::string rm = std::string("rm -rf ") + dir;
     ASSERT_EQ(system(rm.c_str()), 0);
+}
+
+// A raw connection to the metaserver, speaking as a client would.
+class MetaPeer {
+  public:
+    explicit MetaPeer(int port)
+    {
+        fd_ = sock_connect("127.0.0.1", port, 2000, &err_);
+        ok_ = fd_ >= 0 && wire_reader_init(&r_, fd_, PROTO_MAX_PACKET, &err_) == 0 &&
+              wire_writer_init(&w_, fd_, 0, &err_) == 0;
+    }
+    ~MetaPeer()
+    {
+        if (ok_) {
+            wire_reader_free(&r_);
+            wire_writer_free(&w_);
+        }
+        if (fd_ >= 0) close(fd_);
+    }
+    // The flop rate the metaserver predicts for routine on server (0 when
+    // it is not in the answer, -1 on a failure).
+    double speed(const char *routine, double flops, const std::string &server)
+    {
+        msg_meta_query q = {};
+        snprintf(q.routine, sizeof q.routine, "%s", routine);
+        q.flops = flops;
+        uint32_t id = ++id_, lease = 0, n = 0;
+        msg_meta_ranked got[8];
+        if (!ok_ || msg_write_meta_query(&w_, id, &q, &err_) != 0 || msg_read_reply(&r_, id, "meta", &err_) != 0 ||
+            msg_read_meta_query_reply(&r_, &lease, got, 8, &n, &err_) != 0)
+            return -1;
+        for (uint32_t i = 0; i < n; i++)
+            if (std::string(got[i].host) + ":" + std::to_string(got[i].port) == server) return got[i].flops_per_second;
+        return 0;
+    }
+    // One report of a finished call (one-way: it goes out with the next
+    // message on this connection, which the metaserver reads in order).
+    bool report(const std::string &server, const char *routine, double flops, double seconds)
+    {
+        msg_meta_call c = {};
+        snprintf(c.server, sizeof c.server, "%s", server.c_str());
+        snprintf(c.routine, sizeof c.routine, "%s", routine);
+        c.flops = flops;
+        c.predicted = 0.01;
+        c.total_seconds = c.compute_seconds = seconds;
+        return ok_ && msg_write_meta_report(&w_, ++id_, &c, 1, &err_) == 0;
+    }
+    const char *detail() const { return err_.detail; }
+
+  private:
+    int fd_ = -1;
+    bool ok_ = false;
+    uint32_t id_ = 0;
+    err_t err_ = {};
+    wire_reader r_;
+    wire_writer w_;
+};
+
+// Each report moves a server's calibration by a bounded step: three forged
+// reports of absurd times made a real server's predicted time for a call
+// 4.7e7 s; now they cannot make it look more than a few times slower,
+// while a server that really is slower is still learnt from honest reports.
+TEST_F(MetaTest, ForgedReportsMoveAPredictionByABoundedStep)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    const std::string server = label(a->port());
+    ASSERT_TRUE(wait_listed(meta->port(), server, true));
+    const double flops = 2e9;
+    MetaPeer p(meta->port());
+    double before = p.speed("dgemm", flops, server);
+    ASSERT_GT(before, 0) << p.detail();
+    for (int i = 0; i < 3; i++) ASSERT_TRUE(p.report(server, "dgemm", flops, 9e6)) << p.detail();
+    double forged = p.speed("dgemm", flops, server);
+    EXPECT_GT(forged, before / 3) << "three reports of 9e6 s moved the predicted speed from " << before << " to "
+                                  << forged << " flop/s";
+    // Honest reports of calls 4x slower than predicted: learnt within 20.
+    MetaPeer q(meta->port());
+    double now = forged;
+    for (int i = 0; i < 20; i++) {
+        ASSERT_TRUE(q.report(server, "dgemm", flops, 4 * flops / before)) << q.detail();
+        now = q.speed("dgemm", flops, server);
+        ASSERT_GT(now, 0) << q.detail();
+    }
+    EXPECT_LT(now, before / 3) << "20 reports of calls 4x slower left the speed at " << now << " of " << before;
+    EXPECT_GT(now, before / 6);
 }
 
 // The measured bytes per second from client to server in the status

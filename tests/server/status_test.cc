@@ -134,7 +134,7 @@ const Json *FindRoutine(const Json &status, const std::string &name)
 void UseServer(const std::string &addr)
 {
     numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
 }
 

@@ -34,7 +34,10 @@ std::vector<uint8_t> HelloBytes()
     std::vector<uint8_t> bytes;
     if (wire_writer_init(&w, -1, 4096, &err) != 0) return bytes;
     wire_writer_attach(&w, transport_memory_sink(&out));
-    msg_hello h = {PROTO_VERSION, 4096, "raw_peer"};
+    msg_hello h = {};
+    h.version = PROTO_VERSION;
+    h.packet_size = 4096;
+    snprintf(h.peer, sizeof h.peer, "raw_peer");
     if (msg_write_hello(&w, 1, &h, &err) == 0) bytes.assign(out.p, out.p + out.len);
     wire_writer_free(&w);
     transport_bytes_free(&out);

@@ -71,20 +71,22 @@ bool ServerProc::alive() const
     return waitpid(pid_, &status, WNOHANG) == 0;
 }
 
+void stop_process(pid_t pid, int sig, int tries)
+{
+    kill(pid, sig);
+    for (int i = 0; i < tries; i++) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+}
+
 void ServerProc::stop()
 {
     if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 300; i++) {
-        int status;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    stop_process(pid_, SIGTERM, 300);
     pid_ = -1;
 }
 

@@ -29,6 +29,10 @@ class ServerProc {
     std::string port_file_;
 };
 
+// Sends sig to pid and reaps it, waiting at most tries * 10 ms before a
+// SIGKILL.
+void stop_process(pid_t pid, int sig, int tries);
+
 // A TCP connection to 127.0.0.1:port for raw-byte tests; -1 on failure.
 int connect_loopback(int port);
 

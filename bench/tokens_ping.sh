@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tokens_ping.sh -- what tokens cost a warm small call: one server without
+# tokens, one with, same build, runs interleaved; medians, spreads, ratio.
+# usage: bench/tokens_ping.sh [BUILD_DIR=build] [ROUNDS=5] [CALLS=2000]
+#   Each run is numrpc-goodcalls --fresh-every 0 (every call on a warm,
+#   authenticated connection); the figure is dcopy of 16 doubles.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+rounds=${2:-5}
+calls=${3:-2000}
+[[ $rounds =~ ^[1-9][0-9]?$ && $calls =~ ^[1-9][0-9]*$ ]] || { sed -n 4,6p "$0" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-tokens-ping-XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+printf 'bench %s call\n' "$secret" > "$tmp/server.tokens"
+printf 'bench %s\n' "$secret" > "$tmp/client.token"
+chmod 600 "$tmp/server.tokens" "$tmp/client.token"
+
+start() { # start NAME EXTRA...: a server on 127.0.0.1, pinned to CPU 0
+    local name=$1
+    shift
+    taskset -c 0 "$build/server/numrpc-server" --port 0 --port-file "$tmp/$name.port" --quiet \
+        --stubs "$build/stubs/.libs" --workers 1 --blas-threads 1 --admin-socket none "$@" >/dev/null &
+    pids+=($!)
+    for _ in $(seq 100); do [[ -s $tmp/$name.port ]] && break; sleep 0.1; done
+    [[ -s $tmp/$name.port ]] || { echo "tokens_ping.sh: server $name did not start" >&2; exit 1; }
+}
+start plain
+start tokens --token-file "$tmp/server.tokens"
+
+run() { # run NAME ROUND [env...]: one measured run, its CSV rows appended
+    local name=$1 round=$2
+    shift 2
+    env "$@" timeout 300 taskset -c 1 "$build/bench/numrpc-goodcalls" --server "127.0.0.1:$(cat "$tmp/$name.port")" \
+        --calls "$calls" --procs 1 --fresh-every 0 --label "$name" --csv "$tmp/$name.$round.csv" >/dev/null
+}
+for r in $(seq "$rounds"); do
+    run plain "$r" NUMRPC_TOKEN_FILE=
+    run tokens "$r" NUMRPC_TOKEN_FILE="$tmp/client.token"
+done
+
+# Per run, the median of its dcopy-16 latencies; then the median and spread
+# (min..max) of those run medians, and the ratio of the two medians.
+python3 - "$tmp" "$rounds" <<'PY'
+import csv, statistics, sys
+tmp, rounds = sys.argv[1], int(sys.argv[2])
+meds = {}
+for name in ("plain", "tokens"):
+    meds[name] = []
+    for r in range(1, rounds + 1):
+        rows = [float(x[7]) for x in csv.reader(open(f"{tmp}/{name}.{r}.csv"))
+                if x[2] == "dcopy" and x[3] == "16" and x[5] == "OK" and x[6] == "0"]
+        meds[name].append(statistics.median(rows) * 1e6)
+for name, m in meds.items():
+    print(f"{name:7s} dcopy n=16 warm: median {statistics.median(m):7.1f} us  "
+          f"run medians {min(m):.1f}..{max(m):.1f} us ({len(m)} runs)")
+print(f"ratio tokens/plain: {statistics.median(meds['tokens']) / statistics.median(meds['plain']):.3f}")
+PY

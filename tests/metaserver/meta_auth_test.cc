@@ -1,0 +1,610 @@
+// meta_auth_test.cc -- the attacks on the metaserver of issue 15 with real
+// processes: hostile joiners (no token, another identity's host:port, a
+// flood), rights of queries, status and reports, forged in-flight ends.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/meta_proc.h"
+#include "../support/test_util.h"
+#include "../support/token_dir.h"
+#include "../stubs/local_lapack.h"
+
+extern "C" {
+#include "auth.h"
+#include "iface.h"
+#include "msg.h"
+#include "msg_meta.h"
+#include "numrpc.h"
+#include "protocol.h"
+#include "sock.h"
+#include "tokens.h"
+#include "transport.h"
+}
+
+namespace {
+
+const std::string kMeta = TOP_BUILDDIR "/metaserver/numrpc-metaserver";
+const std::string kServer = TOP_BUILDDIR "/server/numrpc-server";
+const std::string kCli = TOP_BUILDDIR "/cli/numrpc";
+
+// The metaserver's tokens: name, secret, rights.
+struct TokenLine {
+    const char *name, *secret, *rights;
+};
+const TokenLine kTokens[] = {
+    {"srv", "00112233445566778899aabbccddeeff", "join"},
+    {"srv2", "102132435465768798a9bacbdcedfe0f", "join"},
+    {"flood", "2233445566778899aabbccddeeff0011", "join"},
+    {"cli", "33445566778899aabbccddeeff001122", "call"},
+    {"stat", "445566778899aabbccddeeff00112233", "status"},
+    {"rep", "5566778899aabbccddeeff0011223344", "report"},
+    {"cr", "66778899aabbccddeeff001122334455", "call report"},
+};
+
+// A metaserver's token file and each name's own file (`name secret`).
+class Tokens {
+  public:
+    Tokens()
+    {
+        std::string all;
+        for (const TokenLine &t : kTokens) all += std::string(t.name) + " " + t.secret + " " + t.rights + "\n";
+        table_ = dir_.Write("meta.tokens", all);
+        server_table_ = dir_.Write("server.tokens", std::string("cli ") + kTokens[3].secret + " call\n");
+    }
+    // The metaserver's file.
+    const std::string &table() const { return table_; }
+    // A server's: its clients (cli) use the same token with it.
+    const std::string &server_table() const { return server_table_; }
+    std::string own(const char *name)
+    {
+        for (const TokenLine &t : kTokens)
+            if (std::string(t.name) == name) return dir_.Write(std::string(name) + ".token", std::string(name) + " " + t.secret + "\n");
+        return dir_.Write("unknown.token", std::string(name) + " 99999999999999999999999999999999\n");
+    }
+
+  private:
+    TokenDir dir_;
+    std::string table_, server_table_;
+};
+
+std::unique_ptr<Proc> start_meta(const std::vector<std::string> &extra = {})
+{
+    std::vector<std::string> args = {kMeta, "--port", "0", "--quiet", "--drop-after", "30", "--lease-ms", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Proc>(args);
+}
+
+std::unique_ptr<Proc> start_server(int meta_port, const std::vector<std::string> &extra = {})
+{
+    std::vector<std::string> args = {kServer, "--port", "0", "--stubs", TOP_BUILDDIR "/stubs/.libs", "--quiet",
+                                     "--workers", "2", "--blas-threads", "1", "--admin-socket", "none"};
+    if (meta_port > 0) {
+        args.push_back("--metaserver");
+        args.push_back("127.0.0.1:" + std::to_string(meta_port));
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Proc>(args);
+}
+
+std::string label(int port)
+{
+    return "127.0.0.1:" + std::to_string(port);
+}
+
+// One routine's descriptor as a server announces it (owned).
+struct Routine {
+    msg_meta_routine r = {};
+    ~Routine() { free(r.blob); }
+};
+
+// A raw connection to a metaserver (or a server), from source address src,
+// speaking as a hostile or honest peer would; proves the token of the file
+// token_file ("" = none) at hello().
+class Peer {
+  public:
+    Peer(int port, const std::string &token_file = "", const char *src = "127.0.0.1") : token_file_(token_file)
+    {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a = {};
+        a.sin_family = AF_INET;
+        inet_pton(AF_INET, src, &a.sin_addr);
+        sockaddr_in to = a;
+        to.sin_port = htons((uint16_t)port);
+        inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+        sock_set_timeouts(fd, 5000, 5000);
+        ok_ = fd >= 0 && bind(fd, (sockaddr *)&a, sizeof a) == 0 && connect(fd, (sockaddr *)&to, sizeof to) == 0 &&
+              msg_conn_init(&c_, PROTO_DEFAULT_PACKET, &err_) == 0;
+        if (ok_) msg_conn_attach(&c_, transport_tcp(fd), "peer");
+        else if (fd >= 0) close(fd);
+    }
+    ~Peer()
+    {
+        if (ok_) msg_conn_free(&c_);
+    }
+    // HELLO (and, with a token, the proofs both ways and AUTH's reply).
+    int hello()
+    {
+        msg_hello h = {};
+        h.version = PROTO_VERSION;
+        h.packet_size = PROTO_DEFAULT_PACKET;
+        snprintf(h.peer, sizeof h.peer, "meta_auth_test");
+        uint32_t id = next(), auth_id = next();
+        int proving = 0;
+        int rc = auth_client_hello_file(&c_, token_file_.c_str(), &h, id, auth_id, &proving, &err_);
+        if (rc == 0 && proving) return auth_client_finish(&c_, auth_id, &err_);
+        if (rc == 0) rc = msg_write_hello(&c_.writer, id, &h, &err_);
+        if (rc == 0) rc = msg_read_hello_reply(&c_.reader, id, "peer", &h, &err_);
+        return rc;
+    }
+    // JOIN announcing routines at host:port with slots and a flat speed.
+    int join(const std::string &host, int port, const std::vector<const Routine *> &routines, uint32_t slots = 2,
+             double flops = 1e9)
+    {
+        std::vector<msg_meta_routine> list;
+        for (const Routine *r : routines) list.push_back(r->r);
+        msg_meta_join j = {};
+        snprintf(j.host, sizeof j.host, "%s", host.c_str());
+        j.port = (uint32_t)port;
+        snprintf(j.name, sizeof j.name, "meta_auth_test");
+        j.slots = slots;
+        j.curve.npoints = 1;
+        j.curve.n[0] = 512;
+        j.curve.rate[0] = flops;
+        j.routines = list.data();
+        j.nroutines = (uint32_t)list.size();
+        uint32_t id = next();
+        msg_meta_joined joined;
+        int rc = msg_write_meta_join(&c_.writer, id, &j, &err_);
+        if (rc == 0) rc = msg_read_reply(&c_.reader, id, "peer", &err_);
+        if (rc == 0) rc = msg_read_meta_join_reply(&c_.reader, &joined, &err_);
+        return rc;
+    }
+    int load(uint32_t in_flight)
+    {
+        msg_meta_load l = {.in_flight = in_flight, .queued = 0, .draining = 0, .loadavg = 0};
+        return msg_write_meta_load(&c_.writer, next(), &l, &err_);
+    }
+    // QUERY for a call of 1e12 flops (a placement that lasts): the servers
+    // named, best first ("host:port"), in *out.
+    int query(const char *routine, std::vector<std::string> *out = nullptr)
+    {
+        msg_meta_query q = {};
+        snprintf(q.routine, sizeof q.routine, "%s", routine);
+        q.flops = 1e12;
+        q.max_servers = 8;
+        msg_meta_ranked got[8];
+        uint32_t id = next(), lease = 0, n = 0;
+        int rc = msg_write_meta_query(&c_.writer, id, &q, &err_);
+        if (rc == 0) rc = msg_read_reply(&c_.reader, id, "peer", &err_);
+        if (rc == 0) rc = msg_read_meta_query_reply(&c_.reader, &lease, got, 8, &n, &err_);
+        for (uint32_t i = 0; rc == 0 && out && i < n; i++)
+            out->push_back(std::string(got[i].host) + ":" + std::to_string(got[i].port));
+        return rc;
+    }
+    int status(std::string *text = nullptr)
+    {
+        uint32_t id = next();
+        char *got = nullptr;
+        int rc = msg_write_meta_status(&c_.writer, id, MSG_META_STATUS_JSON, &err_);
+        if (rc == 0) rc = msg_read_reply(&c_.reader, id, "peer", &err_);
+        if (rc == 0) rc = msg_read_meta_status_reply(&c_.reader, &got, &err_);
+        if (rc == 0 && text) *text = got;
+        free(got);
+        return rc;
+    }
+    // A finished call on server (one-way; sent at once).
+    int report(const std::string &server, const char *routine)
+    {
+        msg_meta_call call = {};
+        snprintf(call.server, sizeof call.server, "%s", server.c_str());
+        snprintf(call.routine, sizeof call.routine, "%s", routine);
+        call.total_seconds = call.compute_seconds = 1e-4;
+        int rc = msg_write_meta_report(&c_.writer, next(), &call, 1, &err_);
+        if (rc == 0 && wire_writer_holding(&c_.writer)) rc = wire_flush(&c_.writer, &err_);
+        return rc;
+    }
+    // The descriptor of routine (from a server or the metaserver).
+    int descriptor(const char *routine, Routine *out)
+    {
+        uint32_t id = next();
+        iface_t f;
+        snprintf(out->r.name, sizeof out->r.name, "%s", routine);
+        int rc = msg_write_get_iface(&c_.writer, id, routine, &err_);
+        if (rc == 0) rc = msg_read_iface_reply(&c_.reader, id, "peer", &out->r.blob, &out->r.len, &err_);
+        if (rc == 0) rc = iface_decode(out->r.blob, out->r.len, &f, &err_);
+        if (rc == 0) {
+            out->r.hash = f.hash;
+            iface_free(&f);
+        }
+        return rc;
+    }
+    // True when the other end closes the connection within 2 s.
+    bool closed()
+    {
+        pollfd p = {.fd = msg_conn_fd(&c_), .events = POLLIN, .revents = 0};
+        char b;
+        return poll(&p, 1, 2000) == 1 && recv(p.fd, &b, 1, MSG_PEEK) == 0;
+    }
+    std::string detail() const { return err_.detail; }
+
+  private:
+    uint32_t next() { return ++id_; }
+    std::string token_file_;
+    bool ok_ = false;
+    msg_conn c_ = {};
+    err_t err_ = {};
+    uint32_t id_ = 0;
+};
+
+// The metaserver's status JSON, read with the `stat` token ("" on failure).
+std::string status_json(int meta_port, const std::string &token_file)
+{
+    Peer p(meta_port, token_file);
+    std::string text;
+    return p.hello() == 0 && p.status(&text) == 0 ? text : "";
+}
+
+bool wait_listed(int meta_port, const std::string &token_file, const std::string &server)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (status_json(meta_port, token_file).find("\"server\":\"" + server + "\"") != std::string::npos) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// A u32 field of server's entry in the status JSON (-1: not listed).
+long server_field(const std::string &js, const std::string &server, const std::string &field)
+{
+    size_t at = js.find("\"server\":\"" + server + "\"");
+    if (at == std::string::npos) return -1;
+    size_t f = js.find("\"" + field + "\":", at);
+    return f == std::string::npos ? -1 : std::atol(js.c_str() + f + field.size() + 3);
+}
+
+// dgemm of n through the library vs local BLAS: the server that ran it.
+std::string remote_dgemm_ok(int n)
+{
+    std::vector<double> a((size_t)n * n), b((size_t)n * n), c((size_t)n * n, 0), want((size_t)n * n);
+    for (size_t i = 0; i < a.size(); i++) {
+        a[i] = std::sin(1.0 + (double)i);
+        b[i] = std::cos(2.0 + (double)i);
+    }
+    double one = 1, zero = 0;
+    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
+    int rc = numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    EXPECT_EQ(rc, NUMRPC_OK) << numrpc_last_error_detail();
+    double e = 0;
+    for (size_t i = 0; i < c.size(); i++) e = std::max(e, std::fabs(c[i] - want[i]));
+    EXPECT_LT(e, 1e-9);
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    return rc == NUMRPC_OK ? info.server : "";
+}
+
+class MetaAuthTest : public ::testing::Test {
+  protected:
+    void TearDown() override
+    {
+        numrpc_finalize();
+        unsetenv("NUMRPC_METASERVER");
+        unsetenv("NUMRPC_TOKEN_FILE");
+        unsetenv("NUMRPC_SERVER");
+    }
+    // Descriptors of routines, fetched from a server of this tree.
+    void fetch(const std::vector<const char *> &names, std::vector<Routine> *out)
+    {
+        auto s = start_server(0);
+        ASSERT_GT(s->port(), 0);
+        Peer p(s->port());
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        out->resize(names.size());
+        for (size_t i = 0; i < names.size(); i++) ASSERT_EQ(p.descriptor(names[i], &(*out)[i]), NUMRPC_OK) << p.detail();
+    }
+    // The attacks run twice: with tokens, and without (owners are then
+    // addresses).  The metaserver of a variant:
+    std::unique_ptr<Proc> variant_meta(bool with_tokens)
+    {
+        return with_tokens ? start_meta({"--token-file", tokens_.table()}) : start_meta();
+    }
+    // name's own token file with tokens, "" (no token) without.
+    std::string own_if(bool with_tokens, const char *name) { return with_tokens ? tokens_.own(name) : ""; }
+    // A real server's options to join the variant's metaserver.
+    std::vector<std::string> join_args(bool with_tokens)
+    {
+        return with_tokens ? std::vector<std::string>{"--metaserver-token-file", tokens_.own("srv")}
+                           : std::vector<std::string>{};
+    }
+    Tokens tokens_;
+};
+
+// The attacks that apply with and without tokens run twice (parameter:
+// with tokens); the variant's metaserver runs when the test starts.
+class MetaAuthVariant : public MetaAuthTest, public ::testing::WithParamInterface<bool> {
+  protected:
+    void SetUp() override
+    {
+        meta_ = variant_meta(GetParam());
+        ASSERT_GT(meta_->port(), 0);
+    }
+    std::unique_ptr<Proc> meta_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Tokens, MetaAuthVariant, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) { return i.param ? "WithTokens" : "ByAddress"; });
+
+// A joiner without a token cannot JOIN (nor skip HELLO), nor can a token
+// without `join` or a wrong secret; a real server with its join token
+// joins, and a client's call (with its `call` token) goes to it.
+TEST_F(MetaAuthTest, OnlyAJoinTokenJoinsAndTheRealServerGetsTheCall)
+{
+    auto meta = start_meta({"--token-file", tokens_.table()});
+    ASSERT_GT(meta->port(), 0) << "the metaserver did not start with --token-file";
+    std::vector<Routine> r;
+    fetch({"dgemm"}, &r);
+    const std::string need = "this metaserver requires a token (set NUMRPC_TOKEN_FILE, or --metaserver-token-file on a server)";
+    {
+        Peer p(meta->port());
+        EXPECT_EQ(p.hello(), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "peer: " + need);
+        EXPECT_TRUE(p.closed());
+    }
+    {
+        Peer p(meta->port()); // JOIN without any HELLO
+        EXPECT_EQ(p.join("127.0.0.1", 1, {&r[0]}), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), need);
+        EXPECT_TRUE(p.closed());
+    }
+    {
+        Peer p(meta->port(), tokens_.own("cli"));
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        EXPECT_EQ(p.join("127.0.0.1", 1, {&r[0]}), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "token cli may not join this metaserver");
+        EXPECT_TRUE(p.closed());
+    }
+    {
+        std::string forged = tokens_.own("nobody");
+        Peer p(meta->port(), forged);
+        EXPECT_EQ(p.hello(), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "peer: token nobody was refused");
+    }
+    // The server has tokens too (the client proves the same one to both);
+    // its metaserver link measures it with a `call` token of its file.
+    auto real = start_server(meta->port(),
+                             {"--metaserver-token-file", tokens_.own("srv"), "--token-file", tokens_.server_table()});
+    ASSERT_GT(real->port(), 0);
+    const std::string stat = tokens_.own("stat");
+    ASSERT_TRUE(wait_listed(meta->port(), stat, label(real->port())));
+    std::string js = status_json(meta->port(), stat);
+    EXPECT_NE(js.find("\"server\":\"" + label(real->port()) + "\",\"owner\":\"srv\""), std::string::npos) << js;
+    EXPECT_EQ(js.find("\"server\":\"127.0.0.1:1\""), std::string::npos) << js;
+
+    setenv("NUMRPC_METASERVER", label(meta->port()).c_str(), 1);
+    setenv("NUMRPC_TOKEN_FILE", tokens_.own("cli").c_str(), 1);
+    ASSERT_EQ(numrpc_init(nullptr), NUMRPC_OK);
+    EXPECT_EQ(remote_dgemm_ok(40), label(real->port()));
+}
+
+// The JOIN of the issue naming a real server's host:port from another
+// identity (a token; without tokens, another address) is refused and never
+// evicts it: 50 of 50 queries for dgefa keep naming the real server.
+TEST_P(MetaAuthVariant, AnotherIdentityCannotTakeAServersHostPort)
+{
+    std::vector<Routine> r;
+    fetch({"dgefa"}, &r);
+    const bool with_tokens = GetParam();
+    auto real = start_server(meta_->port(), join_args(with_tokens));
+    ASSERT_TRUE(wait_listed(meta_->port(), own_if(with_tokens, "stat"), label(real->port())));
+    Peer evil(meta_->port(), own_if(with_tokens, "srv2"), with_tokens ? "127.0.0.1" : "127.0.0.2");
+    ASSERT_EQ(evil.hello(), NUMRPC_OK) << evil.detail();
+    EXPECT_EQ(evil.join("127.0.0.1", real->port(), {&r[0]}, 4096, 9e16), NUMRPC_EAUTH);
+    EXPECT_EQ(evil.detail(), label(real->port()) + " is held by another identity");
+    EXPECT_TRUE(evil.closed());
+    Peer client(meta_->port(), own_if(with_tokens, "cli"));
+    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+    int real_named = 0;
+    for (int i = 0; i < 50; i++) {
+        std::vector<std::string> got;
+        ASSERT_EQ(client.query("dgefa", &got), NUMRPC_OK) << client.detail();
+        real_named += got.size() == 1 && got[0] == label(real->port());
+    }
+    EXPECT_EQ(real_named, 50);
+    // The same identity joining again (a restarted server) still
+    // replaces its own entry.
+    Peer again(meta_->port(), own_if(with_tokens, "srv"));
+    ASSERT_EQ(again.hello(), NUMRPC_OK) << again.detail();
+    EXPECT_EQ(again.join("127.0.0.1", real->port(), {&r[0]}), NUMRPC_OK) << again.detail();
+}
+
+// 62 fake joins filled the 64-entry table; now one identity (a token, or
+// one address without tokens) holds at most --max-servers-per-identity
+// (16) and a real server with its own identity still gets in.
+TEST_P(MetaAuthVariant, OneIdentityCannotFillTheTable)
+{
+    std::vector<Routine> r;
+    fetch({"dcopy"}, &r);
+    const bool with_tokens = GetParam();
+    std::string flood = own_if(with_tokens, "flood");
+    std::vector<std::unique_ptr<Peer>> fakes;
+    int joined = 0, refused = 0;
+    for (int i = 0; i < 62; i++) {
+        fakes.push_back(std::make_unique<Peer>(meta_->port(), flood, "127.0.0.2"));
+        ASSERT_EQ(fakes.back()->hello(), NUMRPC_OK) << fakes.back()->detail();
+        int rc = fakes.back()->join("127.0.0.2", 20000 + i, {&r[0]});
+        joined += rc == NUMRPC_OK;
+        if (rc == NUMRPC_EBUSY) {
+            refused++;
+            EXPECT_EQ(fakes.back()->detail(),
+                      std::string(with_tokens ? "flood" : "127.0.0.2") +
+                          " holds 16 servers on this metaserver already, the most one identity may "
+                          "(--max-servers-per-identity 16)");
+        }
+    }
+    EXPECT_EQ(joined, 16);
+    EXPECT_EQ(refused, 62 - 16);
+    auto real = start_server(meta_->port(), join_args(with_tokens));
+    EXPECT_TRUE(wait_listed(meta_->port(), own_if(with_tokens, "stat"), label(real->port())));
+}
+
+// META_STATUS needs `status`, META_QUERY (and GET_IFACE) `call`: EAUTH,
+// connection closed.  A report needs `report`: without it, dropped and
+// counted.  numrpc status --metaserver proves NUMRPC_TOKEN_FILE's token.
+TEST_F(MetaAuthTest, StatusQueryAndReportNeedTheirRights)
+{
+    auto meta = start_meta({"--token-file", tokens_.table()});
+    ASSERT_GT(meta->port(), 0);
+    {
+        Peer p(meta->port(), tokens_.own("cli"));
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        EXPECT_EQ(p.status(), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "token cli may not read this metaserver's status");
+        EXPECT_TRUE(p.closed());
+    }
+    {
+        Peer p(meta->port(), tokens_.own("stat"));
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        EXPECT_EQ(p.query("dgefa"), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "token stat may not query this metaserver");
+        EXPECT_TRUE(p.closed());
+    }
+    {
+        Peer p(meta->port(), tokens_.own("stat"));
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        Routine d;
+        EXPECT_EQ(p.descriptor("dgefa", &d), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "token stat may not query this metaserver");
+    }
+    {
+        Peer p(meta->port()); // no HELLO at all
+        EXPECT_EQ(p.query("dgefa"), NUMRPC_EAUTH);
+        EXPECT_TRUE(Contains(p.detail(), "this metaserver requires a token")) << p.detail();
+    }
+    {
+        // A client with only `call` sends reports with its queries: they
+        // are dropped, its queries answered.
+        Peer p(meta->port(), tokens_.own("cli"));
+        ASSERT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+        ASSERT_EQ(p.report("127.0.0.1:1", "dgefa"), NUMRPC_OK);
+        EXPECT_EQ(p.query("dgefa"), NUMRPC_ENOSERVER) << p.detail();
+        Peer q(meta->port(), tokens_.own("cr"));
+        ASSERT_EQ(q.hello(), NUMRPC_OK) << q.detail();
+        ASSERT_EQ(q.report("127.0.0.1:1", "dgefa"), NUMRPC_OK);
+        EXPECT_EQ(q.query("dgefa"), NUMRPC_ENOSERVER) << q.detail(); // read after the report
+    }
+    std::string js = status_json(meta->port(), tokens_.own("stat"));
+    EXPECT_NE(js.find("\"reports\":1,\"reports_dropped\":1,\"tokens\":1"), std::string::npos) << js;
+
+    std::string cmd = "NUMRPC_TOKEN_FILE=" + tokens_.own("stat") + " " + kCli + " status --metaserver " +
+                      label(meta->port()) + " 2>&1";
+    FILE *f = popen(cmd.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    std::string out;
+    for (size_t k; (k = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, k);
+    EXPECT_EQ(pclose(f), 0) << out;
+    EXPECT_TRUE(Contains(out, "metaserver: up ")) << out;
+    EXPECT_TRUE(Contains(out, "tokens required")) << out;
+    cmd = kCli + " status --metaserver " + label(meta->port()) + " 2>&1";
+    f = popen(cmd.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    out.clear();
+    for (size_t k; (k = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, k);
+    EXPECT_NE(pclose(f), 0) << out;
+    EXPECT_TRUE(Contains(out, "this metaserver requires a token")) << out;
+}
+
+// The fake server of the issue re-announces dcopy with 4096 slots and
+// 9e16 flop/s.  With tokens it cannot join at all (only `call`: its
+// GET_IFACE works, its JOIN does not) and the victim's dcopy runs on the
+// real server.  Without tokens (loopback) it can still join under its own
+// address -- what holds then is ownership and the cap (tests above).
+TEST_F(MetaAuthTest, TheIssuesFakeDcopyServerCannotJoinWithTokens)
+{
+    auto meta = start_meta({"--token-file", tokens_.table()});
+    ASSERT_GT(meta->port(), 0);
+    auto real = start_server(meta->port(),
+                             {"--metaserver-token-file", tokens_.own("srv"), "--token-file", tokens_.server_table()});
+    ASSERT_TRUE(wait_listed(meta->port(), tokens_.own("stat"), label(real->port())));
+    int bait = socket(AF_INET, SOCK_STREAM, 0); // the fake's own port
+    sockaddr_in a = {};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(bait, (sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(listen(bait, 4), 0);
+    ASSERT_EQ(getsockname(bait, (sockaddr *)&a, &len), 0);
+    Peer fake(meta->port(), tokens_.own("cli"));
+    ASSERT_EQ(fake.hello(), NUMRPC_OK) << fake.detail();
+    Routine dcopy;
+    ASSERT_EQ(fake.descriptor("dcopy", &dcopy), NUMRPC_OK) << fake.detail();
+    EXPECT_EQ(fake.join("127.0.0.1", ntohs(a.sin_port), {&dcopy}, 4096, 9e16), NUMRPC_EAUTH);
+
+    setenv("NUMRPC_METASERVER", label(meta->port()).c_str(), 1);
+    setenv("NUMRPC_TOKEN_FILE", tokens_.own("cli").c_str(), 1);
+    ASSERT_EQ(numrpc_init(nullptr), NUMRPC_OK);
+    for (int round = 0; round < 2; round++) {
+        double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {0};
+        ASSERT_EQ(numrpc_call("dcopy", 8, x, 1, y, 1), NUMRPC_OK) << numrpc_last_error_detail();
+        for (int i = 0; i < 8; i++) EXPECT_EQ(y[i], x[i]);
+        numrpc_call_info info;
+        numrpc_last_call_info(&info);
+        EXPECT_EQ(std::string(info.server), label(real->port()));
+    }
+    pollfd p = {.fd = bait, .events = POLLIN, .revents = 0};
+    EXPECT_EQ(poll(&p, 1, 0), 0) << "the fake server was reached";
+    close(bait);
+}
+
+// A report ends a placement (and counts one call fewer in flight) only
+// for the identity the placement was made for: reports from a token (or,
+// without tokens, an address) that never queried leave a busy server busy.
+TEST_P(MetaAuthVariant, ReportsEndOnlyTheirOwnPlacements)
+{
+    std::vector<Routine> r;
+    fetch({"dgefa"}, &r);
+    const bool with_tokens = GetParam();
+    auto own = [&](const char *name) { return own_if(with_tokens, name); };
+    Peer server(meta_->port(), own("srv"));
+    ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
+    ASSERT_EQ(server.join("127.0.0.1", 20999, {&r[0]}, 4), NUMRPC_OK) << server.detail();
+    ASSERT_EQ(server.load(2), NUMRPC_OK);
+    const std::string at = "127.0.0.1:20999", stat = own("stat");
+    for (int i = 0; i < 100 && server_field(status_json(meta_->port(), stat), at, "in_flight") != 2; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(server_field(status_json(meta_->port(), stat), at, "in_flight"), 2);
+    Peer forger(meta_->port(), own("rep"), "127.0.0.2");
+    ASSERT_EQ(forger.hello(), NUMRPC_OK) << forger.detail();
+    for (int i = 0; i < 5; i++) ASSERT_EQ(forger.report(at, "dgefa"), NUMRPC_OK);
+    std::string js = status_json(meta_->port(), stat);
+    for (int i = 0; i < 100 && server_field(js, at, "reports") < 5; i++) { // read on another connection
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        js = status_json(meta_->port(), stat);
+    }
+    ASSERT_EQ(server_field(js, at, "reports"), 5) << js;
+    EXPECT_EQ(server_field(js, at, "in_flight"), 2) << js;
+    // A client that was placed there ends its own call: one fewer.
+    Peer client(meta_->port(), own("cr"));
+    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail();
+    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+    ASSERT_EQ(client.report(at, "dgefa"), NUMRPC_OK);
+    ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
+    js = status_json(meta_->port(), stat);
+    EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
+}
+
+} // namespace
