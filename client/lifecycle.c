@@ -6,6 +6,7 @@
 #include "init.h"
 #include "lasterr.h"
 #include "meta.h"
+#include "trust.h"
 
 int numrpc_init(const numrpc_config *c)
 {
@@ -30,4 +31,5 @@ void numrpc_finalize(void)
     pthread_mutex_lock(&client_lock);
     config_forget();
     pthread_mutex_unlock(&client_lock);
+    trust_forget(); /* pins and bindings: the next configuration binds anew */
 }
