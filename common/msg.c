@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "sock.h"
+#include "tls.h"
 
 /* ---- The connection ---- */
 
@@ -33,11 +34,18 @@ void msg_conn_attach(msg_conn *c, transport tp, const char *label)
 int msg_conn_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms,
                   size_t packet_size, err_t *err)
 {
+    return msg_conn_open_tls(c, NULL, NULL, host, port, connect_ms, io_ms, packet_size, err);
+}
+
+int msg_conn_open_tls(msg_conn *c, tls_context *tls, const char *expect_fingerprint, const char *host,
+                      int port, int connect_ms, int io_ms, size_t packet_size, err_t *err)
+{
     transport tp;
     char label[MSG_LABEL_MAX];
     int rc = msg_conn_init(c, packet_size, err);
     if (rc != 0) return rc;
-    rc = transport_connect(&tp, &transport_tcp_ops, host, port, connect_ms, err);
+    rc = tls ? tls_client_connect(&tp, tls, host, port, connect_ms, expect_fingerprint, err)
+             : transport_connect(&tp, &transport_tcp_ops, host, port, connect_ms, err);
     if (rc != 0) {
         msg_conn_free(c);
         return rc;
