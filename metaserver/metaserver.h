@@ -57,6 +57,8 @@ typedef struct meta_server {
     char name[MSG_META_NAME_MAX + 1];
     char owner[META_OWNER_MAX]; /* the identity that joined it (token name, or
                                  * the peer's address without tokens)       */
+    char fingerprint[MSG_META_FINGERPRINT + 1]; /* its TLS certificate's, as its
+                                 * JOIN announced it ("" = a plain server)  */
     int slots;           /* calls that run at once at the measured speed  */
     rank_curve curve;    /* P_calc(n), flops/s                            */
     meta_routine *routines;  /* malloc'd, nroutines of them               */
