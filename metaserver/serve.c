@@ -392,13 +392,18 @@ void serve_connection(int fd, const char *peer, double idle_timeout)
     msg_conn_attach(&c.mc, transport_tcp(fd), peer);
     sock_set_timeouts(fd, META_IO_SECONDS * 1000, 0); /* a reader that never reads */
     int started = meta.tls ? start_tls(&c, idle_timeout, &st) : 0;
-    while (started == 0) {
+    for (int first = 1; started == 0; first = 0) {
         uint32_t type, call_id;
         /* Between messages a connection may idle this long (a joined
          * server's heartbeats come far more often); inside one, a stall
          * ends it after META_IO_SECONDS. */
         wire_reader_set_deadline(&c.mc.reader, sock_now() + idle_timeout);
         int rc = wire_next_message(&c.mc.reader, &type, &call_id, &err);
+        if (rc == NUMRPC_EPROTO && first) { /* a TLS client sees a numrpc packet: names the cause */
+            err_t why;
+            err_set(&why, NUMRPC_EPROTO, "%s", "this metaserver does not speak TLS (it has no --tls-cert)");
+            reply_error(&c, 0, &why, &err);
+        }
         if (rc != 0) break;
         wire_reader_set_deadline(&c.mc.reader, sock_now() + META_IO_SECONDS);
         rc = serve_one(&c, type, call_id, &err);
