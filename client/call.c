@@ -213,10 +213,13 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     for (i = 0; i < n; i++) {
         rc = call_on(&k, &eps[i], src, err);
         /* A ranked call also moves on from a refusal, a server that died
-         * before any reply byte reached the caller's memory, or one that no
-         * longer offers the routine (restarted since the lease was given). */
+         * before any reply byte reached the caller's memory, one that no
+         * longer offers the routine (restarted since the lease was given),
+         * or one that failed verification (under TLS: not the certificate
+         * it announced to the metaserver). */
         if (rc != NUMRPC_ECONNECT &&
-            !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT)))
+            !(ranked && !k.touched &&
+              (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH)))
             break;
     }
     if (rc != 0) return client_fail(err);

@@ -18,6 +18,9 @@ int numrpc_init(const numrpc_config *c)
     farm_shutdown();
     conn_pool_clear();
     iface_cache_clear();
+    pthread_mutex_lock(&client_lock);
+    config_free_retired(); /* the last connection that could use it is closed */
+    pthread_mutex_unlock(&client_lock);
     client_succeed();
     return 0;
 }

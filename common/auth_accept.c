@@ -11,11 +11,32 @@ int auth_accept_on(const token_table *t)
     return t != NULL && t->count > 0;
 }
 
+void auth_accept_bind(auth_peer *a, const uint8_t binding[AUTH_BINDING_BYTES])
+{
+    a->bound = 1;
+    memcpy(a->binding, binding, AUTH_BINDING_BYTES);
+}
+
+/* Starts a over (a new HELLO, a refused AUTH), keeping its channel. */
+static void restart(auth_peer *a)
+{
+    auth_peer fresh;
+    memset(&fresh, 0, sizeof fresh);
+    if (a->bound) auth_accept_bind(&fresh, a->binding);
+    *a = fresh;
+}
+
+/* The binding proofs on a's connection cover, or NULL (plain TCP). */
+static const uint8_t *binding_of(const auth_peer *a)
+{
+    return a->bound ? a->binding : NULL;
+}
+
 int auth_accept_hello(const token_table *t, const msg_hello *h, const char *need_token, auth_peer *a,
                       msg_hello *answer, err_t *why)
 {
     err_clear(why);
-    memset(a, 0, sizeof *a); /* a HELLO starts the authentication over */
+    restart(a); /* a HELLO starts the authentication over */
     memset(answer, 0, sizeof *answer);
     if (!auth_accept_on(t)) return 0;
     if (!h->has_token) return err_set(why, NUMRPC_EAUTH, "%s", need_token);
@@ -29,7 +50,7 @@ int auth_accept_hello(const token_table *t, const msg_hello *h, const char *need
     answer->has_token = answer->has_proof = 1;
     memcpy(answer->token, tok->name, sizeof answer->token);
     memcpy(answer->nonce, a->server_nonce, MSG_NONCE_BYTES);
-    auth_proof(tok, AUTH_BY_SERVER, a->client_nonce, a->server_nonce, NULL, answer->proof);
+    auth_proof(tok, AUTH_BY_SERVER, a->client_nonce, a->server_nonce, binding_of(a), answer->proof);
     return 0;
 }
 
@@ -38,15 +59,15 @@ int auth_accept_proof(const token_table *t, auth_peer *a, const uint8_t proof[HM
     err_clear(why);
     if (!auth_accept_on(t)) return err_set(why, NUMRPC_EPROTO, "AUTH to a peer without tokens");
     if (a->state != AUTH_PEER_CHALLENGED) {
-        memset(a, 0, sizeof *a);
+        restart(a);
         return err_set(why, NUMRPC_EAUTH, "AUTH without a challenge: send a HELLO naming the token first");
     }
     const token *tok = tokens_find(t, a->token);
-    int ok = tok != NULL && auth_proof_ok(tok, AUTH_BY_CLIENT, a->client_nonce, a->server_nonce, NULL, proof);
+    int ok = tok != NULL && auth_proof_ok(tok, AUTH_BY_CLIENT, a->client_nonce, a->server_nonce, binding_of(a), proof);
     memset(a->server_nonce, 0, sizeof a->server_nonce); /* one AUTH per challenge */
     if (!ok) {
         err_set(why, NUMRPC_EAUTH, "token %s was refused", a->token);
-        memset(a, 0, sizeof *a);
+        restart(a);
         return why->code;
     }
     a->state = AUTH_PEER_GRANTED;

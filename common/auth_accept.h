@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "auth.h"
 #include "error.h"
 #include "hmac.h"
 #include "msg.h"
@@ -20,7 +21,15 @@ typedef struct auth_peer {
     char token[TOKEN_NAME_MAX + 1]; /* the name its HELLO offered          */
     uint8_t client_nonce[MSG_NONCE_BYTES];
     uint8_t server_nonce[MSG_NONCE_BYTES]; /* one use: an AUTH clears it  */
+    int bound;                             /* the stream is TLS: proofs cover */
+    uint8_t binding[AUTH_BINDING_BYTES];   /* its channel binding (kept over
+                                            * a new HELLO)                    */
 } auth_peer;
+
+/* The connection is TLS with this channel binding (tls_stream_state's):
+ * every proof on it, both ways, covers the binding, so a proof made for
+ * another channel (or without TLS) is refused.  Call once, before HELLO. */
+void auth_accept_bind(auth_peer *a, const uint8_t binding[AUTH_BINDING_BYTES]);
 
 /* True when tokens are on (t holds some). */
 int auth_accept_on(const token_table *t);

@@ -134,8 +134,21 @@ NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numr
  * token_file, else NUMRPC_TOKEN_FILE: a file of mode 0600 whose first line
  * is `name secret` (secret: 32 to 128 hex digits).  The library proves it
  * holds the secret without sending it, and refuses a server that cannot
- * prove it holds it too (NUMRPC_EAUTH).  The strings are read during
- * numrpc_init: the caller keeps them. */
+ * prove it holds it too (NUMRPC_EAUTH).
+ * TLS: with tls_ca (else NUMRPC_TLS_CA), a PEM file of the certificate
+ * authorities to trust, every connection (servers and the metaserver) is
+ * TLS 1.3; a server must present a certificate signed by one of them and
+ * made out to the host name (or address) the library connects to, and,
+ * when the metaserver named the server, the very certificate the server
+ * announced to it.  tls_cert and tls_key (else NUMRPC_TLS_CERT and
+ * NUMRPC_TLS_KEY; both or neither) are the client's own certificate for
+ * servers that require one (mutual TLS).  The files are read once, at
+ * numrpc_init (or the first call); a reconnection to a server resumes the
+ * TLS session.  A server that fails verification is NUMRPC_EAUTH (wrong
+ * CA, expired, another host, another certificate than announced); one
+ * that does not speak TLS, or a failed handshake, is NUMRPC_ECONNECT; the
+ * detail names the TLS reason.
+ * The strings are read during numrpc_init: the caller keeps them. */
 typedef struct numrpc_config {
     const char *servers;  /* "host:port[,host:port...]" or NULL            */
     size_t packet_size;   /* bytes per packet; 0 = NUMRPC_PACKET_SIZE or 4096 */
@@ -147,6 +160,9 @@ typedef struct numrpc_config {
                              refused (NUMRPC_EAUTH) before anything is sent.
                              Read during numrpc_init; the string is the
                              caller's (docs/client.md)                      */
+    const char *tls_ca;   /* NULL: NUMRPC_TLS_CA, or no TLS                 */
+    const char *tls_cert; /* NULL: NUMRPC_TLS_CERT, or no client certificate */
+    const char *tls_key;  /* NULL: NUMRPC_TLS_KEY                           */
 } numrpc_config;
 NUMRPC_API int numrpc_init(const numrpc_config *config);
 /* Closes cached connections and forgets interfaces. */
