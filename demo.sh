@@ -37,7 +37,8 @@ for name in a b; do
 done
 # Each server measures its speed curve before it joins (about a second).
 for _ in $(seq 300); do
-  listed=$("$numrpc" status --metaserver "$meta" 2>/dev/null | grep -c -E "^(${servers[0]}|${servers[1]}) " || true)
+  # Each server's line of the table (a server shows up again under IDENTITY).
+  listed=$("$numrpc" status --metaserver "$meta" 2>/dev/null | { grep -o -E "^(${servers[0]}|${servers[1]}) " || true; } | sort -u | wc -l)
   [[ $listed == 2 ]] && break
   sleep 0.1
 done

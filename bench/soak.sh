@@ -78,8 +78,9 @@ start_server a 0
 start_server b 0
 [[ $a_port -gt 0 && $b_port -gt 0 ]] || { echo "soak.sh: a server did not start" >&2; exit 1; }
 for _ in $(seq 300); do # each measures its speed before it joins
+    # Each server's line of the table (a server shows up again under IDENTITY).
     listed=$("$build/cli/numrpc" status --metaserver "$meta" 2>/dev/null |
-             grep -c -E "^127\.0\.0\.1:($a_port|$b_port) " || true)
+             grep -o -E "^127\.0\.0\.1:($a_port|$b_port) " | sort -u | wc -l)
     [[ $listed == 2 ]] && break
     sleep 0.1
 done

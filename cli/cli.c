@@ -17,6 +17,7 @@ static void usage(FILE *out)
             "  describe NAME             a routine's interface in IDL (NAME may be\n"
             "                            numrpc://host:port/name)\n"
             "  describe --c-header MODULE [HOST:PORT]  a typed C header of wrappers\n"
+            "  describe --pin NAME...    pin lines of routines, for NUMRPC_PIN_FILE\n"
             "  ping [HOST:PORT] [COUNT]  round trips through a server's worker\n"
             "  bench [--quick] [--out DIR]  the benchmark suite of this build tree\n"
             "  status [--json] HOST:PORT  a server's routines, counters, workers, load\n"
@@ -86,6 +87,8 @@ int main(int argc, char **argv)
         free(names);
         return 0;
     }
+    if (strcmp(cmd, "describe") == 0 && argc >= 4 && strcmp(argv[2], "--pin") == 0)
+        return cli_pins(argc - 3, argv + 3);
     if (strcmp(cmd, "describe") == 0 && argc >= 4 && strcmp(argv[2], "--c-header") == 0)
         return cli_c_header(argv[3], argc > 4 ? argv[4] : NULL);
     if (strcmp(cmd, "describe") == 0 && argc == 3) {

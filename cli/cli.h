@@ -8,6 +8,8 @@ int cli_bench(int argc, char **argv);
 
 /* numrpc describe --c-header MODULE [HOST:PORT]; server may be NULL. */
 int cli_c_header(const char *module, const char *server);
+/* numrpc describe --pin ROUTINE...: a pin file on stdout (cli_header.c). */
+int cli_pins(int nroutines, char **routines);
 
 /* numrpc status [--json] HOST:PORT (cli_status.c) */
 int cli_status(int argc, char **argv);

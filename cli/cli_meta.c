@@ -1,6 +1,7 @@
 /* cli_meta.c -- `numrpc status --metaserver HOST:PORT [--json]`: what a
- * metaserver knows (servers, routines, load, throughput, prediction error);
- * NUMRPC_TOKEN_FILE's token is proven first when it is set. */
+ * metaserver knows (servers, routines, load, throughput, prediction error,
+ * each server's TLS identity); NUMRPC_TOKEN_FILE's token is proven first when
+ * it is set, over TLS when NUMRPC_TLS_CA is. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "msg.h"
 #include "msg_meta.h"
 #include "sock.h"
+#include "tls.h"
 
 #define CONNECT_MS 5000
 #define IO_MS 10000
@@ -21,16 +23,32 @@ int cli_meta_wanted(int argc, char **argv)
     return 0;
 }
 
+int cli_conn_open(msg_conn *c, const char *where, int connect_ms, int io_ms, err_t *err)
+{
+    static tls_context *tls; /* made once; the command's life */
+    char host[256];
+    int port = 0;
+    const char *ca = getenv("NUMRPC_TLS_CA"), *cert = getenv("NUMRPC_TLS_CERT"), *key = getenv("NUMRPC_TLS_KEY");
+    memset(c, 0, sizeof *c); /* msg_conn_free is safe on it */
+    int rc = sock_parse_hostport(where, host, sizeof host, &port, err);
+    if (rc == 0 && ca && *ca && tls == NULL &&
+        (tls = tls_client_context_new(ca, cert && *cert ? cert : NULL, key && *key ? key : NULL, err)) == NULL)
+        rc = err->code;
+    if (rc == 0) rc = msg_conn_open_tls(c, tls, NULL, host, port, connect_ms, io_ms, PROTO_DEFAULT_PACKET, err);
+    return rc;
+}
+
 /* Asks for the status text (format 0) or JSON (1) into a malloc'd *out. */
 static int fetch_status(const char *where, uint32_t format, char **out, err_t *err)
 {
-    char host[256];
-    int port = 0, proving = 0;
+    int proving = 0;
     msg_conn c;
     msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
-    int rc = sock_parse_hostport(where, host, sizeof host, &port, err);
-    if (rc == 0) rc = msg_conn_open(&c, host, port, CONNECT_MS, IO_MS, PROTO_DEFAULT_PACKET, err);
-    if (rc != 0) return rc;
+    int rc = cli_conn_open(&c, where, CONNECT_MS, IO_MS, err);
+    if (rc != 0) {
+        msg_conn_free(&c);
+        return rc;
+    }
     uint32_t hello_id = msg_conn_next_id(&c), auth_id = msg_conn_next_id(&c), id = msg_conn_next_id(&c);
     rc = auth_client_hello_file(&c, getenv("NUMRPC_TOKEN_FILE"), &hello, hello_id, auth_id, &proving, err);
     if (rc == 0) rc = msg_write_meta_status(&c.writer, id, format, err);

@@ -9,6 +9,7 @@
 
 #include "auth.h"
 #include "cli.h"
+#include "cli_meta.h"
 #include "hmac.h"
 #include "msg.h"
 #include "msg_control.h"
@@ -22,12 +23,7 @@
 /* Connects c (msg_conn_free it, whatever the outcome). */
 static int control_open(msg_conn *c, const char *server, err_t *err)
 {
-    char host[256];
-    int port = 0;
-    memset(c, 0, sizeof *c); /* msg_conn_free is safe on it */
-    int rc = sock_parse_hostport(server, host, sizeof host, &port, err);
-    if (rc == 0) rc = msg_conn_open(c, host, port, CONNECT_MS, IO_MS, PROTO_DEFAULT_PACKET, err);
-    return rc;
+    return cli_conn_open(c, server, CONNECT_MS, IO_MS, err); /* TLS with NUMRPC_TLS_CA */
 }
 
 static int fail(const char *what, const err_t *err)

@@ -123,9 +123,37 @@ int call_check_arrays(const iface_t *f, void *const *argv, const iface_shape *sh
     return marshal_check_strings(f, argv, shapes, MARSHAL_REQUEST, err);
 }
 
+/* A second line behind the client's gate (trust.h): whether an argument
+ * is a value or a pointer the results are written through is fixed by the
+ * call's first bind; an interface that disagrees later never binds it. */
+static int same_as_first_bind(call_obj *k, const iface_t *f, err_t *err)
+{
+    if (!k->bound_once) {
+        for (uint32_t i = 0; i < f->nparams; i++) {
+            k->bound_sig[i][0] = (uint8_t)f->params[i].mode;
+            k->bound_sig[i][1] = (uint8_t)f->params[i].type;
+            k->bound_sig[i][2] = (uint8_t)f->params[i].rank;
+        }
+        k->bound_once = 1;
+        return 0;
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const iface_param *p = &f->params[i];
+        if (p->mode != k->bound_sig[i][0] || p->type != k->bound_sig[i][1] || p->rank != k->bound_sig[i][2])
+            return err_set(err, NUMRPC_EAUTH,
+                           "%s: parameter %s is %s %s of rank %u now, it was %s %s of rank %u when "
+                           "the call's arguments were bound: refused",
+                           f->name, p->name, iface_mode_name(p->mode), iface_type_name(p->type), p->rank,
+                           iface_mode_name(k->bound_sig[i][0]), iface_type_name(k->bound_sig[i][1]),
+                           k->bound_sig[i][2]);
+    }
+    return 0;
+}
+
 int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
 {
-    return bind_args(f, src, k->slots, k->argv, err);
+    int rc = bind_args(f, src, k->slots, k->argv, err); /* checks the arity */
+    return rc != 0 ? rc : same_as_first_bind(k, f, err);
 }
 
 void call_tag_args(call_obj *k, const iface_t *f)

@@ -14,6 +14,7 @@
 #include "marshal.h"
 #include "meta.h"
 #include "sock.h"
+#include "trust.h"
 
 /* ---- One exchange on one connection ---- */
 
@@ -149,6 +150,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
         iface_ref *ref = NULL;
         k->touched = 0;
         rc = iface_cache_get(c, k->routine, &ref, err);
+        if (rc == 0 && k->expect_pin) rc = trust_expect(&ref->iface, k->expect_pin, c->m.label, err);
         if (rc == 0) {
             rc = call_bind(k, &ref->iface, src, err);
             if (rc == 0 && src->va) { /* later binds read the tagged copy */
@@ -184,11 +186,13 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
     return rc;
 }
 
-int call_run(const char *name, arg_source *src)
+int call_run(const char *name, arg_source *src, const char *expect_pin)
 {
     call_obj k; /* only the fields an exchange uses are set */
     err_t *err = &k.err;
     err_clear(err);
+    k.expect_pin = expect_pin;
+    k.bound_once = 0;
     endpoint eps[CLIENT_MAX_SERVERS];
     double pred[CLIENT_MAX_SERVERS], flops = 0;
     int n = 1, ranked = 0, i;
@@ -209,10 +213,13 @@ int call_run(const char *name, arg_source *src)
     for (i = 0; i < n; i++) {
         rc = call_on(&k, &eps[i], src, err);
         /* A ranked call also moves on from a refusal, a server that died
-         * before any reply byte reached the caller's memory, or one that no
-         * longer offers the routine (restarted since the lease was given). */
+         * before any reply byte reached the caller's memory, one that no
+         * longer offers the routine (restarted since the lease was given),
+         * or one that failed verification (under TLS: not the certificate
+         * it announced to the metaserver). */
         if (rc != NUMRPC_ECONNECT &&
-            !(ranked && !k.touched && (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT)))
+            !(ranked && !k.touched &&
+              (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH)))
             break;
     }
     if (rc != 0) return client_fail(err);
@@ -222,23 +229,51 @@ int call_run(const char *name, arg_source *src)
     return 0;
 }
 
-int numrpc_callv(const char *name, const numrpc_arg *args, int nargs)
+/* The call from tagged arguments, through a typed header's pin when
+ * need_pin (api names the entry point in errors). */
+static int callv(const char *api, const char *pin, int need_pin, const char *name, const numrpc_arg *args,
+                 int nargs)
 {
-    if (nargs > 0 && args == NULL) {
+    if ((need_pin && pin == NULL) || (nargs > 0 && args == NULL)) {
         err_t err;
-        err_set(&err, NUMRPC_EINVAL, "numrpc_callv: args is NULL");
+        err_set(&err, NUMRPC_EINVAL, "%s: %s is NULL", api, need_pin && pin == NULL ? "pin" : "args");
         return client_fail(&err);
     }
     arg_source src = {nargs, args, NULL};
-    return call_run(name, &src);
+    return call_run(name, &src, pin);
+}
+
+int numrpc_callv(const char *name, const numrpc_arg *args, int nargs)
+{
+    return callv("numrpc_callv", NULL, 0, name, args, nargs);
+}
+
+int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *args, int nargs)
+{
+    return callv("numrpc_callv_pinned", pin, 1, name, args, nargs);
+}
+
+static int call_va(const char *pin, int nargs, const char *name, va_list *ap)
+{
+    arg_source src = {nargs, NULL, ap};
+    return call_run(name, &src, pin);
+}
+
+int numrpc_call_pinned_counted_(const char *pin, int nargs, const char *name, ...)
+{
+    if (pin == NULL) return callv("numrpc_call_pinned", NULL, 1, name, NULL, 0);
+    va_list ap;
+    va_start(ap, name);
+    int rc = call_va(pin, nargs, name, &ap);
+    va_end(ap);
+    return rc;
 }
 
 int numrpc_call_counted_(int nargs, const char *name, ...)
 {
     va_list ap;
     va_start(ap, name);
-    arg_source src = {nargs, NULL, &ap};
-    int rc = call_run(name, &src);
+    int rc = call_va(NULL, nargs, name, &ap);
     va_end(ap);
     return rc;
 }

@@ -26,8 +26,10 @@ void call_set_server(numrpc_call_info *info, const char *label);
 /* Reads the out scalars and arrays into the caller's memory. */
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* The blocking call of name with src's arguments, in this thread; its
- * outcome is also the thread's last error and call info (lasterr.h). */
-int call_run(const char *name, arg_source *src);
+ * outcome is also the thread's last error and call info (lasterr.h).
+ * expect_pin: a typed header's pin line the server's interface must match
+ * before the arguments are bound (trust_expect), or NULL. */
+int call_run(const char *name, arg_source *src, const char *expect_pin);
 /* The process-wide timeout of new calls in seconds (0 = none). */
 double call_timeout(void);
 

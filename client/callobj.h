@@ -38,6 +38,8 @@ typedef struct call_obj {
     int pinned;                      /* a numrpc:// URL names the server     */
     endpoint pin;
     void *tag;                       /* the GridRPC handle that started it   */
+    const char *expect_pin;          /* a typed header's pin line (caller's),
+                                        checked before binding; NULL: none   */
     /* Bound arguments (asynchronous calls): copies of every in scalar, the
      * caller's pointers for the rest.  vals[] holds complex values and
      * malloc'd copies of strings that args[i].v points at. */
@@ -48,6 +50,10 @@ typedef struct call_obj {
     int cheap;                       /* CalcOrder known, < PROTO_CHEAP_FLOPS  */
     double deadline;                 /* monotonic seconds, 0 = none          */
     uint32_t deadline_ms;            /* what is left of it, for the server   */
+    /* Each parameter's mode, type and rank at the call's first bind: every
+     * later bind (a retry, another server) must agree (bind.c) */
+    int bound_once;
+    uint8_t bound_sig[IFACE_MAX_PARAMS][3];
     /* One exchange on one connection */
     void *argv[IFACE_MAX_PARAMS];
     value_slot slots[IFACE_MAX_PARAMS];

@@ -33,8 +33,11 @@ void client_files_detach(client_conn *c)
 static int open_rfile(client_conn *c, uint32_t index, err_t *e)
 {
     const iface_t *f = c->rfile_iface;
-    if (index >= f->nparams || f->params[index].type != NUMRPC_T_RFILE)
-        return err_set(e, NUMRPC_EPROTO, "%s: parameter %u is not a remote file", f->name, index);
+    /* Only what the call's admitted interface says is an IN rfile is served. */
+    if (f == NULL || index >= f->nparams || f->params[index].type != NUMRPC_T_RFILE ||
+        f->params[index].mode != IFACE_IN)
+        return err_set(e, NUMRPC_EPROTO, "%s asked to read parameter %u, which is no IN rfile of the "
+                       "call: refused, no file opened", c->m.label, index);
     if (c->rfile_fd >= 0 && c->rfile_index == index) return 0;
     if (c->rfile_fd >= 0) close(c->rfile_fd);
     const char *path = *(char *const *)c->rfile_argv[index];
@@ -89,7 +92,7 @@ int client_files_await_reply(client_conn *c, uint32_t call_id, err_t *err)
     int rc = conn_finish_hello(c, err);
     if (rc == 0) rc = wire_next_message(&c->m.reader, &type, &id, err);
     /* The routine reads the call's remote files meanwhile. */
-    while (rc == 0 && type == PROTO_FILE_READ && id == call_id && c->rfile_iface != NULL) {
+    while (rc == 0 && type == PROTO_FILE_READ && id == call_id) { /* refused unless an rfile's */
         rc = serve_read(c, call_id, err);
         if (rc == 0) rc = wire_next_message(&c->m.reader, &type, &id, err);
     }

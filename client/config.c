@@ -1,6 +1,6 @@
 /* config.c -- where libnumrpc sends calls and as whom: numrpc_init's
  * configuration or the environment (NUMRPC_SERVER, NUMRPC_PACKET_SIZE,
- * NUMRPC_TOKEN_FILE), and numrpc:// URLs. */
+ * NUMRPC_TOKEN_FILE, NUMRPC_TLS_*), and numrpc:// URLs. */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "protocol.h"
 #include "sock.h"
+#include "tls.h"
 
 pthread_mutex_t client_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -18,7 +19,32 @@ static struct {
     size_t packet_size;
     int has_token;
     token own_token; /* the token file's first line */
+    tls_context *tls;     /* NULL: plain TCP (owned)                          */
+    tls_context *retired; /* the one numrpc_init replaced, until the pool is cleared */
 } config;
+
+/* The setting s of numrpc_config, else the environment's variable. */
+static const char *setting(const char *s, const char *env)
+{
+    const char *v = s ? s : getenv(env);
+    return v && *v ? v : NULL;
+}
+
+/* The TLS context of c's settings (NULL and no error: no CA, plain TCP). */
+static tls_context *tls_of(const numrpc_config *c, err_t *err)
+{
+    const char *ca = setting(c ? c->tls_ca : NULL, "NUMRPC_TLS_CA");
+    const char *cert = setting(c ? c->tls_cert : NULL, "NUMRPC_TLS_CERT");
+    const char *key = setting(c ? c->tls_key : NULL, "NUMRPC_TLS_KEY");
+    err_clear(err);
+    if (ca == NULL && (cert || key)) {
+        err_set(err, NUMRPC_EINVAL, "NUMRPC_TLS_CERT and NUMRPC_TLS_KEY need NUMRPC_TLS_CA");
+        return NULL;
+    }
+    tls_context *ctx = ca ? tls_client_context_new(ca, cert, key, err) : NULL;
+    if (ca && ctx == NULL) err_prefix(err, "NUMRPC_TLS_CA");
+    return ctx;
+}
 
 int config_load(const numrpc_config *c, int commit, err_t *err)
 {
@@ -43,8 +69,17 @@ int config_load(const numrpc_config *c, int commit, err_t *err)
     if (has_token && tokens_load_own(token_file, &own, err) != 0) return err->code;
     if (!commit) {
         memset(&own, 0, sizeof own);
-        return 0;
+        tls_context_free(tls_of(c, err)); /* read the files: a bad one fails here */
+        return err->code;
     }
+    tls_context *tls = tls_of(c, err);
+    if (tls == NULL && err->code != 0) {
+        memset(&own, 0, sizeof own);
+        return err->code;
+    }
+    tls_context_free(config.retired); /* never two numrpc_init without a pool clear between */
+    config.retired = config.tls;
+    config.tls = tls;
     config.has_token = has_token;
     config.own_token = own;
     memset(&own, 0, sizeof own);
@@ -61,6 +96,9 @@ int config_loaded(void)
 
 void config_forget(void)
 {
+    config_free_retired();
+    tls_context_free(config.tls);
+    config.tls = NULL;
     config.initialised = 0;
     config.has_token = 0;
     memset(&config.own_token, 0, sizeof config.own_token);
@@ -69,6 +107,17 @@ void config_forget(void)
 const token *client_token(void)
 {
     return config.has_token ? &config.own_token : NULL;
+}
+
+tls_context *client_tls(void)
+{
+    return config.tls;
+}
+
+void config_free_retired(void)
+{
+    tls_context_free(config.retired);
+    config.retired = NULL;
 }
 
 size_t client_packet_size(void)
@@ -81,6 +130,7 @@ int endpoint_set(endpoint *ep, const char *hostport, err_t *err)
     int rc = sock_parse_hostport(hostport, ep->host, sizeof ep->host, &ep->port, err);
     if (rc != 0) return rc;
     snprintf(ep->label, sizeof ep->label, "%s:%d", ep->host, ep->port);
+    ep->fingerprint[0] = '\0';
     return 0;
 }
 

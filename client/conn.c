@@ -4,10 +4,13 @@
 #include "conn.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "auth.h"
+#include "tls.h"
 
 #define CONNECT_TIMEOUT_MS 10000
 
@@ -19,13 +22,15 @@ uint32_t client_next_call_id(void)
     return atomic_fetch_add(&call_ids, 1);
 }
 
-/* A pooled connection to ep's server, or NULL. */
+/* A pooled connection to ep's server (with the certificate ep expects, if
+ * any), or NULL. */
 static client_conn *take_idle(const endpoint *ep)
 {
     client_conn *c = NULL;
     pthread_mutex_lock(&client_lock);
     for (client_conn **p = &idle_pool; *p; p = &(*p)->next) {
-        if (strcmp((*p)->m.label, ep->label) == 0) {
+        if (strcmp((*p)->m.label, ep->label) == 0 &&
+            (ep->fingerprint[0] == '\0' || strcasecmp((*p)->fingerprint, ep->fingerprint) == 0)) {
             c = *p;
             *p = c->next;
             c->next = NULL;
@@ -66,15 +71,20 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
     c->rfile_fd = -1;
     int rc = msg_conn_init(&c->m, packet, err);
     if (rc != 0) goto fail_free;
-    rc = transport_connect(&tp, &transport_tcp_ops, ep->host, ep->port, CONNECT_TIMEOUT_MS, err);
+    rc = msg_transport_connect(&tp, client_tls(), ep->fingerprint[0] ? ep->fingerprint : NULL, ep->host,
+                               ep->port, CONNECT_TIMEOUT_MS, err);
     if (rc != 0) goto fail;
     msg_conn_attach(&c->m, tp, ep->label);
     set_deadline(c, deadline);
+    tls_peer peer;
+    uint8_t binding[AUTH_BINDING_BYTES];
+    int resumed, is_tls = tls_client_peer(&c->m.tp, &peer, binding, &resumed) == 0;
+    if (is_tls) snprintf(c->fingerprint, sizeof c->fingerprint, "%s", peer.fingerprint);
     const token *own = client_token();
     if (own) { /* one round trip for the server's proof; AUTH goes with the first request */
         uint32_t hello_id = client_next_call_id();
         c->auth_id = client_next_call_id();
-        rc = auth_client_hello(&c->m, own, &hello, NULL, hello_id, c->auth_id, err);
+        rc = auth_client_hello(&c->m, own, &hello, is_tls ? binding : NULL, hello_id, c->auth_id, err);
     } else {
         rc = msg_write_hello(&c->m.writer, client_next_call_id(), &hello, err);
     }

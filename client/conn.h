@@ -16,6 +16,7 @@ typedef struct client_conn {
     int hello_pending;   /* our HELLO's (or AUTH's) reply has not been read yet */
     uint32_t auth_id;    /* the AUTH's call id (0: no token)            */
     int reused;          /* it came from the pool (may have gone stale) */
+    char fingerprint[CLIENT_FINGERPRINT_MAX]; /* the server's certificate, under TLS ("" for TCP) */
     struct client_conn *next;
     /* The call whose rfile arguments this connection serves while its reply
      * is awaited (client_files.c); NULL when none. */
@@ -30,7 +31,9 @@ typedef struct client_conn {
  * NUMRPC_ETIMEDOUT before it stops waiting and closes the connection. */
 #define CALL_DEADLINE_GRACE 1.0
 
-/* A connection to ep: an idle pooled one or a new one (HELLO sent).  Until
+/* A connection to ep: an idle pooled one or a new one (HELLO sent), over
+ * TLS when a CA is configured (ep->fingerprint, if set, is the certificate
+ * the server must present; a token's proof then covers the channel).  Until
  * it is given back, no wait on it (the handshake, an interface fetch, the
  * call) outlasts deadline plus CALL_DEADLINE_GRACE (monotonic seconds; 0 =
  * only the sockets' own limits). */

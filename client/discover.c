@@ -1,6 +1,6 @@
 /* discover.c -- what a server offers: the routine list and a routine's
- * interface rendered as IDL or as a typed C wrapper (numrpc_list,
- * numrpc_describe, numrpc_describe_c). */
+ * interface as IDL, a typed C wrapper or a pin (numrpc_list, numrpc_describe*). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "iface_cache.h"
 #include "init.h"
 #include "lasterr.h"
+#include "pin.h"
 
 #define LIST_MAX (1u << 20) /* routines a server may list */
 
@@ -85,6 +86,7 @@ static const char *c_type(const iface_param *p, char *buf, size_t len)
         [NUMRPC_T_LONG] = "long",    [NUMRPC_T_FLOAT] = "float",
         [NUMRPC_T_DOUBLE] = "double", [NUMRPC_T_SCOMPLEX] = "float _Complex",
         [NUMRPC_T_DCOMPLEX] = "double _Complex"};
+    if (iface_type_is_file(p->type)) return "const char *"; /* a path, whatever the mode */
     if (p->type == NUMRPC_T_STRING) { /* out strings: a buffer of bound + 1 bytes */
         int in = p->mode == IFACE_IN;
         if (p->rank == 0) return in ? "const char *" : "char *";
@@ -97,9 +99,13 @@ static const char *c_type(const iface_param *p, char *buf, size_t len)
     return buf;
 }
 
-static int render(const iface_t *f, char **out)
+/* The wrapper of f: a typed function that calls numrpc_call_pinned with
+ * f's pin line, cut into string literals of PIN_CHUNK characters. */
+#define PIN_CHUNK 72
+static int render(const iface_t *f, const char *pin, char **out)
 {
-    size_t cap = 1024 + 160 * f->nparams;
+    size_t pin_len = strlen(pin);
+    size_t cap = 1024 + 160 * f->nparams + pin_len + (pin_len / PIN_CHUNK + 1) * 12;
     char *text = malloc(cap);
     if (text == NULL) return NUMRPC_ENOMEM;
     size_t n = 0;
@@ -114,7 +120,11 @@ static int render(const iface_t *f, char **out)
         size_t tl = strlen(t);
         EMIT("%s%s%s%s", i ? ", " : "", t, tl && t[tl - 1] == '*' ? "" : " ", f->params[i].name);
     }
-    EMIT("%s)\n{\n    return numrpc_call(\"%s\"", f->nparams ? "" : "void", f->name);
+    EMIT("%s)\n{\n    /* pinned to interface %016" PRIx64 ": a server with another is refused (NUMRPC_EAUTH) */\n"
+         "    return numrpc_call_pinned(", f->nparams ? "" : "void", f->hash);
+    for (size_t at = 0; at < pin_len; at += PIN_CHUNK)
+        EMIT("\n        \"%.*s\"", PIN_CHUNK, pin + at);
+    EMIT(",\n        \"%s\"", f->name);
     for (uint32_t i = 0; i < f->nparams; i++) EMIT(", %s", f->params[i].name);
     EMIT(");\n}\n");
 #undef EMIT
@@ -133,12 +143,28 @@ int numrpc_describe_c(const char *name, char **module_out, char **decl_out)
     int rc = name && module_out && decl_out
                  ? describe_iface(name, &ref, &err)
                  : err_set(&err, NUMRPC_EINVAL, "name, module_out or decl_out is NULL");
-    if (rc == 0 && render(&ref->iface, decl_out) != 0)
+    char *pin = NULL;
+    if (rc == 0) rc = pin_format(&ref->iface, &pin, &err);
+    if (rc == 0 && render(&ref->iface, pin, decl_out) != 0)
         rc = err_set(&err, NUMRPC_ENOMEM, "rendering %s", ref->iface.name);
+    free(pin);
     if (rc == 0 && (*module_out = strdup(ref->iface.module ? ref->iface.module : "")) == NULL) {
         free(*decl_out);
         rc = err_set(&err, NUMRPC_ENOMEM, "module name");
     }
+    if (ref) iface_cache_put(ref);
+    if (rc != 0) return client_fail(&err);
+    client_succeed();
+    return 0;
+}
+
+int numrpc_describe_pin(const char *name, char **pin_out)
+{
+    err_t err;
+    iface_ref *ref = NULL;
+    int rc = name && pin_out ? describe_iface(name, &ref, &err)
+                             : err_set(&err, NUMRPC_EINVAL, "name or pin_out is NULL");
+    if (rc == 0) rc = pin_format(&ref->iface, pin_out, &err);
     if (ref) iface_cache_put(ref);
     if (rc != 0) return client_fail(&err);
     client_succeed();

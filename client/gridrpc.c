@@ -303,7 +303,7 @@ static grpc_error_t run(const binding *b, grpc_function_handle_t *h, grpc_sessio
                         arg_source *src)
 {
     int id = 0;
-    int rc = sid ? async_start(&id, b->target, src, h) : call_run(b->target, src);
+    int rc = sid ? async_start(&id, b->target, src, h) : call_run(b->target, src, NULL);
     if (rc != 0) return gridrpc_fail_numrpc(rc);
     if (sid) *sid = id;
     return gridrpc_finish(GRPC_NO_ERROR, NULL);

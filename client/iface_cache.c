@@ -1,11 +1,13 @@
 /* iface_cache.c -- interfaces fetched from servers, cached by server and
- * routine name, shared by reference count, refetched when stale. */
+ * routine name, shared by reference count, refetched when stale; each one
+ * fetched passes the client's gate (trust.h) before anything uses it. */
 #include "iface_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trust.h"
 
 static iface_ref *cache; /* guarded by client_lock */
 
@@ -26,6 +28,10 @@ static int fetch(client_conn *c, const char *name, iface_t *f, err_t *err)
     if (rc == 0) rc = conn_finish_hello(c, err);
     if (rc == 0) rc = msg_read_iface_reply(&c->m.reader, call_id, c->m.label, &blob, &len, err);
     if (rc == 0) rc = iface_decode(blob, len, f, err);
+    if (rc == 0) {
+        rc = trust_admit(f, name, blob, len, c->m.label, err); /* pins, the first binding */
+        if (rc != 0) iface_free(f);
+    }
     free(blob);
     return rc;
 }

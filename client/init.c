@@ -1,14 +1,17 @@
-/* init.c -- the configuration loaded once (numrpc_init or the environment)
- * and the servers calls go to: configured, named by URL, or by the metaserver. */
+/* init.c -- the configuration loaded once (numrpc_init or the environment:
+ * servers, pins, metaserver) and the servers calls go to. */
 #include "init.h"
 
 #include <stdlib.h>
 
 #include "meta.h"
+#include "trust.h"
 
 int client_configure_locked(const numrpc_config *c, err_t *err)
 {
     int rc = config_load(c, 0, err);
+    const char *pins = c && c->pin_file ? c->pin_file : getenv("NUMRPC_PIN_FILE");
+    if (rc == 0) rc = trust_configure(pins, err); /* trust.c */
     if (rc == 0) rc = meta_configure(getenv("NUMRPC_METASERVER"), err); /* meta.c */
     if (rc == 0) rc = config_load(c, 1, err);
     return rc;

@@ -5,8 +5,8 @@
 
 #include "config.h"
 
-/* Checks the configuration c (NULL: the environment), then sets the
- * metaserver, then commits (client_lock held): a failure leaves nothing
+/* Checks the configuration c (NULL: the environment), then loads the pins
+ * (trust.h) and sets the metaserver, then commits (client_lock held): a failure leaves nothing
  * half set. */
 int client_configure_locked(const numrpc_config *c, err_t *err);
 /* Loads the configuration once (numrpc_init or the environment). */

@@ -6,6 +6,7 @@
 #include "init.h"
 #include "lasterr.h"
 #include "meta.h"
+#include "trust.h"
 
 int numrpc_init(const numrpc_config *c)
 {
@@ -17,6 +18,9 @@ int numrpc_init(const numrpc_config *c)
     farm_shutdown();
     conn_pool_clear();
     iface_cache_clear();
+    pthread_mutex_lock(&client_lock);
+    config_free_retired(); /* the last connection that could use it is closed */
+    pthread_mutex_unlock(&client_lock);
     client_succeed();
     return 0;
 }
@@ -30,4 +34,5 @@ void numrpc_finalize(void)
     pthread_mutex_lock(&client_lock);
     config_forget();
     pthread_mutex_unlock(&client_lock);
+    trust_forget(); /* pins and bindings: the next configuration binds anew */
 }

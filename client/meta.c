@@ -177,6 +177,9 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
         snprintf(ch->ep.host, sizeof ch->ep.host, "%.*s", (int)sizeof ch->ep.host - 1, s->host);
         ch->ep.port = (int)s->port;
         snprintf(ch->ep.label, sizeof ch->ep.label, "%.*s:%u", MSG_META_HOST_MAX, s->host, s->port);
+        /* The certificate its JOIN announced: a lease cannot send the call
+         * to another one (conn_acquire checks it under TLS). */
+        snprintf(ch->ep.fingerprint, sizeof ch->ep.fingerprint, "%s", s->fingerprint);
         ch->slots = s->slots > 0 ? (int)s->slots : 1;
         ch->model = (rank_terms){.latency = s->latency,
                                  .bytes_per_second = s->bytes_per_second,

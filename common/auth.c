@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "tls.h"
+
 /* What each side's MAC covers before the nonces: a proof of one side can
  * never be replayed as the other's. */
 static const char server_label[] = "numrpc server";
@@ -49,6 +51,14 @@ int auth_nonce(uint8_t out[MSG_NONCE_BYTES], err_t *err)
     return 0;
 }
 
+const uint8_t *auth_binding_of(const msg_conn *c, uint8_t buf[AUTH_BINDING_BYTES])
+{
+    _Static_assert(AUTH_BINDING_BYTES == TLS_BINDING_SIZE, "one binding size");
+    tls_peer peer;
+    int resumed;
+    return tls_client_peer(&c->tp, &peer, buf, &resumed) == 0 ? buf : NULL;
+}
+
 int auth_client_hello(msg_conn *c, const token *t, const msg_hello *hello, const uint8_t *binding,
                       uint32_t hello_id, uint32_t auth_id, err_t *err)
 {
@@ -83,11 +93,12 @@ int auth_client_hello_file(msg_conn *c, const char *path, const msg_hello *hello
                            uint32_t auth_id, int *auth_sent, err_t *err)
 {
     token own;
+    uint8_t buf[AUTH_BINDING_BYTES];
     *auth_sent = 0;
     if (path == NULL || *path == '\0') return 0;
     memset(&own, 0, sizeof own);
     int rc = tokens_load_own(path, &own, err);
-    if (rc == 0) rc = auth_client_hello(c, &own, hello, NULL, hello_id, auth_id, err);
+    if (rc == 0) rc = auth_client_hello(c, &own, hello, auth_binding_of(c, buf), hello_id, auth_id, err);
     memset(&own, 0, sizeof own);
     *auth_sent = rc == 0;
     return rc;

@@ -30,6 +30,10 @@ int auth_proof_ok(const token *t, int side, const uint8_t client_nonce[MSG_NONCE
 /* Fresh random bytes for a nonce. */
 int auth_nonce(uint8_t out[MSG_NONCE_BYTES], err_t *err);
 
+/* The binding proofs on c must cover: buf filled with its TLS channel's
+ * (tls_client_peer), or NULL for a stream that is not a TLS client's. */
+const uint8_t *auth_binding_of(const msg_conn *c, uint8_t buf[AUTH_BINDING_BYTES]);
+
 /* ---- The client's side, on a connection just opened ----
  * Sends HELLO with t's name and a fresh nonce (hello: version, packet
  * size, peer name), reads the reply, checks the server's proof (EAUTH
@@ -42,7 +46,8 @@ int auth_client_hello(msg_conn *c, const token *t, const msg_hello *hello, const
 /* Reads the reply to the AUTH (flushing it first if it is still held). */
 int auth_client_finish(msg_conn *c, uint32_t auth_id, err_t *err);
 /* The same with the client's token read from the file path (a client's
- * `name secret` file; the secret is wiped after use).  path NULL or "":
+ * `name secret` file; bound to c's TLS channel when it has one: auth_binding_of;
+ * the secret is wiped after use).  path NULL or "":
  * no token, nothing sent, *auth_sent 0; else *auth_sent 1 once the AUTH
  * is held (the caller sends its request, then auth_client_finish). */
 int auth_client_hello_file(msg_conn *c, const char *path, const msg_hello *hello, uint32_t hello_id,

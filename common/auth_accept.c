@@ -13,6 +13,7 @@ void auth_accept_reset(auth_peer *a)
     *a = kept;
 }
 
+/* The binding proofs on a's connection cover, or NULL (plain TCP). */
 static const uint8_t *binding_of(const auth_peer *a)
 {
     return a->bound ? a->binding : NULL;
@@ -21,6 +22,12 @@ static const uint8_t *binding_of(const auth_peer *a)
 int auth_accept_on(const token_table *t)
 {
     return t != NULL && t->count > 0;
+}
+
+void auth_accept_bind(auth_peer *a, const uint8_t binding[AUTH_BINDING_BYTES])
+{
+    a->bound = 1;
+    memcpy(a->binding, binding, AUTH_BINDING_BYTES);
 }
 
 int auth_accept_hello(const token_table *t, const msg_hello *h, const char *need_token, auth_peer *a,

@@ -21,15 +21,19 @@ typedef struct auth_peer {
     char token[TOKEN_NAME_MAX + 1]; /* the name its HELLO offered          */
     uint8_t client_nonce[MSG_NONCE_BYTES];
     uint8_t server_nonce[MSG_NONCE_BYTES]; /* one use: an AUTH clears it  */
-    /* Set by the caller when TLS carries the connection: both proofs then
-     * cover the channel's binding (kept when a HELLO starts over). */
-    int bound;
-    uint8_t binding[AUTH_BINDING_BYTES];
+    int bound;                             /* the stream is TLS: proofs cover */
+    uint8_t binding[AUTH_BINDING_BYTES];   /* its channel binding (kept over
+                                            * a new HELLO)                    */
 } auth_peer;
 
+/* The connection is TLS with this channel binding (tls_stream_state's):
+ * every proof on it, both ways, covers the binding, so a proof made for
+ * another channel (or without TLS) is refused.  Call once, before HELLO. */
+void auth_accept_bind(auth_peer *a, const uint8_t binding[AUTH_BINDING_BYTES]);
 /* Forgets a's authentication (state, token, nonces), keeping its channel
  * binding. */
 void auth_accept_reset(auth_peer *a);
+
 /* True when tokens are on (t holds some). */
 int auth_accept_on(const token_table *t);
 /* For the HELLO h (read already; its version is the caller's business):

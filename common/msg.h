@@ -39,6 +39,18 @@ void msg_conn_attach(msg_conn *c, transport tp, const char *label);
  * of io_ms (0 = none). */
 int msg_conn_open(msg_conn *c, const char *host, int port, int connect_ms, int io_ms,
                   size_t packet_size, err_t *err);
+/* The same over TLS when tls (a client context, which must outlive c) is
+ * not NULL: the server is verified against its CA and host name and, when
+ * expect_fingerprint is not NULL, must present that certificate
+ * (tls_client_connect's errors).  tls NULL: msg_conn_open. */
+struct tls_context;
+/* The stream under such a connection: TCP (tls NULL) or TLS as above;
+ * verification failures are NUMRPC_EAUTH, a peer that does not answer TLS
+ * (a plain server) or a failed handshake NUMRPC_ECONNECT. */
+int msg_transport_connect(transport *tp, struct tls_context *tls, const char *expect_fingerprint, const char *host,
+                          int port, int connect_ms, err_t *err);
+int msg_conn_open_tls(msg_conn *c, struct tls_context *tls, const char *expect_fingerprint, const char *host,
+                      int port, int connect_ms, int io_ms, size_t packet_size, err_t *err);
 /* Closes the stream, keeps the buffers (attach may follow). */
 void msg_conn_close(msg_conn *c);
 /* Closes the stream and frees the buffers; safe to repeat. */

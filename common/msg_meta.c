@@ -16,6 +16,26 @@ static int figure_ok(double v)
     return isfinite(v) && v >= 0;
 }
 
+/* A fingerprint a peer may send: "" or 64 hex digits. */
+static int fingerprint_ok(const char *f)
+{
+    size_t n = strspn(f, "0123456789abcdefABCDEF");
+    return f[0] == '\0' || (n == MSG_META_FINGERPRINT && f[n] == '\0');
+}
+
+/* An optional trailing fingerprint field: "" when the message ends here. */
+static int get_fingerprint(wire_reader *r, int optional, char out[MSG_META_FINGERPRINT + 1], err_t *err)
+{
+    int at_end = 0;
+    out[0] = '\0';
+    int rc = optional ? wire_at_end(r, &at_end, err) : 0;
+    if (rc != 0 || at_end) return rc;
+    rc = wire_get_string_into(r, out, MSG_META_FINGERPRINT + 1, MSG_META_FINGERPRINT, err);
+    if (rc == 0 && !fingerprint_ok(out))
+        rc = err_set(err, NUMRPC_EPROTO, "a certificate fingerprint is not 64 hex digits");
+    return rc;
+}
+
 /* ---- Routine lists ---- */
 
 void msg_meta_routines_free(msg_meta_routine *list, uint32_t n)
@@ -87,6 +107,7 @@ int msg_write_meta_join(wire_writer *w, uint32_t call_id, const msg_meta_join *j
         if (rc == 0) rc = wire_put_double(w, j->curve.rate[i], err);
     }
     if (rc == 0) rc = put_routines(w, j->routines, j->nroutines, err);
+    if (rc == 0 && j->fingerprint[0]) rc = wire_put_string(w, j->fingerprint, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -122,6 +143,7 @@ int msg_read_meta_join(wire_reader *r, msg_meta_join *j, err_t *err)
                      j->slots, npoints);
     if (rc == 0) rc = get_curve(r, npoints, &j->curve, err);
     if (rc == 0) rc = get_routines(r, &j->routines, &j->nroutines, err);
+    if (rc == 0) rc = get_fingerprint(r, 1, j->fingerprint, err);
     if (rc == 0) rc = wire_expect_end(r, err);
     if (rc != 0) {
         msg_meta_routines_free(j->routines, j->nroutines);
@@ -254,6 +276,9 @@ int msg_write_meta_query_reply(wire_writer *w, uint32_t call_id, uint32_t lease_
         if (rc == 0) rc = wire_put_double(w, s->share, err);
         if (rc == 0) rc = wire_put_double(w, s->predicted, err);
     }
+    int any = 0;
+    for (uint32_t i = 0; i < n; i++) any |= servers[i].fingerprint[0] != '\0';
+    for (uint32_t i = 0; rc == 0 && any && i < n; i++) rc = wire_put_string(w, servers[i].fingerprint, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -286,6 +311,11 @@ int msg_read_meta_query_reply(wire_reader *r, uint32_t *lease_ms, msg_meta_ranke
     if (rc == 0 && count > max) rc = err_set(err, NUMRPC_EPROTO, "metaserver: %u servers", count);
     for (uint32_t i = 0; rc == 0 && i < count; i++)
         rc = get_ranked(r, &servers[i], err);
+    int at_end = 1;
+    if (rc == 0) rc = wire_at_end(r, &at_end, err);
+    for (uint32_t i = 0; rc == 0 && i < count; i++)
+        if (at_end) servers[i].fingerprint[0] = '\0';
+        else rc = get_fingerprint(r, 0, servers[i].fingerprint, err);
     if (rc == 0) rc = wire_expect_end(r, err);
     *n = rc == 0 ? count : 0;
     return rc;

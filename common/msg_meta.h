@@ -19,6 +19,7 @@
 #define MSG_META_MAX_ROUTINES 1024        /* routines of one server                  */
 #define MSG_META_MAX_REPORTS  4096        /* calls in one META_REPORT                */
 #define MSG_META_MAX_STATUS   (64u << 20) /* bytes of a status text             */
+#define MSG_META_FINGERPRINT  64          /* a TLS certificate's SHA-256, hex    */
 
 /* Readers run after wire_next_message gave the message's type (requests)
  * or after the REPLY's status was read as OK (replies: msg_read_reply in
@@ -45,6 +46,10 @@ typedef struct msg_meta_join {
     msg_meta_routine *routines;       /* the writer's (borrowed) or, read,
                                        * malloc'd: msg_meta_routines_free    */
     uint32_t nroutines;
+    /* The SHA-256 of the server's TLS certificate in lower-case hex, or ""
+     * for a plain server.  Optional trailing field: sent only when set, so
+     * a plain server's JOIN is what it always was. */
+    char fingerprint[MSG_META_FINGERPRINT + 1];
 } msg_meta_join;
 int msg_write_meta_join(wire_writer *w, uint32_t call_id, const msg_meta_join *j, err_t *err);
 /* Every descriptor is decoded and must carry the name and hash announced.
@@ -99,8 +104,14 @@ typedef struct msg_meta_ranked {
     double latency, bytes_per_second, flops_per_second;
     double share;     /* 0..1                                      */
     double predicted; /* seconds; every figure finite and >= 0     */
+    char fingerprint[MSG_META_FINGERPRINT + 1]; /* its JOIN's ("" = none)  */
 } msg_meta_ranked;
-/* The OK reply, whole: n servers under a lease of lease_ms. */
+/* The OK reply, whole: n servers under a lease of lease_ms.  The
+ * fingerprints follow the n servers as one optional trailing block (n
+ * strings), sent only when a server has one: while no server is TLS the
+ * reply is what older clients read.  A reader takes the reply with or
+ * without the block; a fingerprint that is not 64 hex digits or "" is
+ * NUMRPC_EPROTO. */
 int msg_write_meta_query_reply(wire_writer *w, uint32_t call_id, uint32_t lease_ms,
                                const msg_meta_ranked *servers, uint32_t n, err_t *err);
 /* Its body into servers (room for max; more is NUMRPC_EPROTO). */

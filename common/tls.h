@@ -41,6 +41,11 @@ typedef struct tls_peer {
     char common_name[128];
 } tls_peer;
 
+/* The SHA-256 fingerprint (lower-case hex) of the first certificate of the
+ * PEM file pem (a server's --tls-cert: the certificate it presents), for
+ * announcing it.  0, or an error naming the file. */
+int tls_file_fingerprint(const char *pem, char out[TLS_FINGERPRINT_HEX + 1], err_t *err);
+
 /* ---- Client: a stream of kind "tls" (one OpenSSL session on the socket) ---- */
 extern const transport_ops transport_tls_ops;
 

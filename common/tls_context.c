@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 /* The suites the record layer implements (tls_record.c). */
@@ -94,16 +95,35 @@ void tls_context_free(tls_context *ctx)
     free(ctx);
 }
 
+/* cert's SHA-256 in lower-case hex into out (left as it was on failure). */
+static void fingerprint_of(X509 *cert, char out[TLS_FINGERPRINT_HEX + 1])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    if (X509_digest(cert, EVP_sha256(), md, &n) == 1 && n * 2 <= TLS_FINGERPRINT_HEX)
+        for (unsigned i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+int tls_file_fingerprint(const char *pem, char out[TLS_FINGERPRINT_HEX + 1], err_t *err)
+{
+    if (check_readable(pem, "TLS certificate", err) != 0) return err->code;
+    FILE *f = fopen(pem, "r");
+    X509 *cert = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+    if (f) fclose(f);
+    if (cert == NULL) return load_failed(pem, "TLS certificate", err);
+    out[0] = '\0';
+    fingerprint_of(cert, out);
+    X509_free(cert);
+    return out[0] ? 0 : err_set(err, NUMRPC_EINTERNAL, "no SHA-256 of TLS certificate %s", pem);
+}
+
 void tls_peer_of(SSL *ssl, tls_peer *peer)
 {
     snprintf(peer->fingerprint, sizeof peer->fingerprint, "none");
     snprintf(peer->common_name, sizeof peer->common_name, "none");
     X509 *cert = SSL_get0_peer_certificate(ssl);
     if (cert == NULL) return;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    if (X509_digest(cert, EVP_sha256(), md, &n) == 1 && n * 2 <= TLS_FINGERPRINT_HEX)
-        for (unsigned i = 0; i < n; i++) sprintf(peer->fingerprint + 2 * i, "%02x", md[i]);
+    fingerprint_of(cert, peer->fingerprint);
     X509_NAME *subject = X509_get_subject_name(cert);
     if (subject == NULL ||
         X509_NAME_get_text_by_NID(subject, NID_commonName, peer->common_name, sizeof peer->common_name) < 0)

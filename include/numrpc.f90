@@ -33,6 +33,11 @@ module numrpc
   type, bind(C) :: config_t
      type(c_ptr) :: servers = c_null_ptr
      integer(c_size_t) :: packet_size = 0
+     type(c_ptr) :: token_file = c_null_ptr
+     type(c_ptr) :: pin_file = c_null_ptr
+     type(c_ptr) :: tls_ca = c_null_ptr
+     type(c_ptr) :: tls_cert = c_null_ptr
+     type(c_ptr) :: tls_key = c_null_ptr
   end type config_t
 
   interface

@@ -112,6 +112,20 @@ typedef struct numrpc_arg {
 NUMRPC_API int numrpc_callv(const char *name, const numrpc_arg *args,
                             int nargs);
 
+/* ---- Pinned calls: what typed headers call ----
+ * numrpc_call_pinned(pin, name, ...) is numrpc_call(name, ...) that first
+ * checks the server's interface of name against pin, a pin line
+ * ("NAME HASH DESCRIPTOR", as `numrpc describe --pin` and --c-header write
+ * it): a server whose interface hash or parameters differ gets the call
+ * refused with NUMRPC_EAUTH and a detail naming the routine and both
+ * hashes, before any byte of the caller's memory is read or written.
+ * pin is the caller's (a string literal in a typed header). */
+#define numrpc_call_pinned(pin, ...)                                           \
+    numrpc_call_pinned_counted_((pin), NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+NUMRPC_API int numrpc_call_pinned_counted_(const char *pin, int nargs, const char *name, ...);
+NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *args,
+                                   int nargs);
+
 /* ---- Configuration ----
  * Servers come from numrpc_init(config) if called, else NUMRPC_SERVER
  * ("host:port[,host:port...]").  config may be NULL (read the environment).
@@ -120,12 +134,35 @@ NUMRPC_API int numrpc_callv(const char *name, const numrpc_arg *args,
  * token_file, else NUMRPC_TOKEN_FILE: a file of mode 0600 whose first line
  * is `name secret` (secret: 32 to 128 hex digits).  The library proves it
  * holds the secret without sending it, and refuses a server that cannot
- * prove it holds it too (NUMRPC_EAUTH).  The strings are read during
- * numrpc_init: the caller keeps them. */
+ * prove it holds it too (NUMRPC_EAUTH).
+ * TLS: with tls_ca (else NUMRPC_TLS_CA), a PEM file of the certificate
+ * authorities to trust, every connection (servers and the metaserver) is
+ * TLS 1.3; a server must present a certificate signed by one of them and
+ * made out to the host name (or address) the library connects to, and,
+ * when the metaserver named the server, the very certificate the server
+ * announced to it.  tls_cert and tls_key (else NUMRPC_TLS_CERT and
+ * NUMRPC_TLS_KEY; both or neither) are the client's own certificate for
+ * servers that require one (mutual TLS).  The files are read once, at
+ * numrpc_init (or the first call); a reconnection to a server resumes the
+ * TLS session.  A server that fails verification is NUMRPC_EAUTH (wrong
+ * CA, expired, another host, another certificate than announced); one
+ * that does not speak TLS, or a failed handshake, is NUMRPC_ECONNECT; the
+ * detail names the TLS reason.
+ * The strings are read during numrpc_init: the caller keeps them. */
 typedef struct numrpc_config {
     const char *servers;  /* "host:port[,host:port...]" or NULL            */
     size_t packet_size;   /* bytes per packet; 0 = NUMRPC_PACKET_SIZE or 4096 */
     const char *token_file; /* NULL: NUMRPC_TOKEN_FILE, or no token          */
+    const char *pin_file; /* the interfaces this client accepts (written by
+                             `numrpc describe --pin`); NULL = NUMRPC_PIN_FILE,
+                             "" = no pins.  With pins, a routine not pinned,
+                             or whose interface differs from its pin, is
+                             refused (NUMRPC_EAUTH) before anything is sent.
+                             Read during numrpc_init; the string is the
+                             caller's (docs/client.md)                      */
+    const char *tls_ca;   /* NULL: NUMRPC_TLS_CA, or no TLS                 */
+    const char *tls_cert; /* NULL: NUMRPC_TLS_CERT, or no client certificate */
+    const char *tls_key;  /* NULL: NUMRPC_TLS_KEY                           */
 } numrpc_config;
 NUMRPC_API int numrpc_init(const numrpc_config *config);
 /* Closes cached connections and forgets interfaces. */
@@ -239,11 +276,17 @@ NUMRPC_API int numrpc_list(const char *server, char **names_out);
 NUMRPC_API int numrpc_describe(const char *name, char **idl_out);
 
 /* Writes a typed C wrapper of routine name (a static inline function
- * numrpc_NAME with the routine's parameter types, calling numrpc_call) into
+ * numrpc_NAME with the routine's parameter types, calling
+ * numrpc_call_pinned with the routine's pin line) into
  * a malloc'd *decl_out, and the routine's module into a malloc'd
  * *module_out; the caller frees both.  `numrpc describe --c-header MODULE`
  * prints a header of these. */
 NUMRPC_API int numrpc_describe_c(const char *name, char **module_out, char **decl_out);
+
+/* Writes the pin line of routine name (a routine or numrpc:// URL) into a
+ * malloc'd *pin_out (no newline); the caller frees it.  `numrpc describe
+ * --pin` prints these. */
+NUMRPC_API int numrpc_describe_pin(const char *name, char **pin_out);
 
 /* ---- Argument counting for numrpc_call (internal helper macros) ---- */
 #define NUMRPC_NARG_(...)                                                      \

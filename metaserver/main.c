@@ -17,6 +17,7 @@
 #include "exposure.h"
 #include "msg.h"
 #include "sock.h"
+#include "tls.h"
 
 static void usage(FILE *out)
 {
@@ -26,6 +27,9 @@ static void usage(FILE *out)
             "  --bind ADDR         address to listen on (default 127.0.0.1)\n"
             "  --token-file F      tokens (name secret rights, a 0600 file): every connection\n"
             "                      proves one; join, report, call (query), status rights\n"
+            "  --tls-cert F --tls-key F  TLS 1.3 on every connection (PEM certificate chain\n"
+            "                      and key); plain clients are refused\n"
+            "  --tls-client-ca F   with TLS, require client certificates signed by this CA\n"
             "  --allow-insecure    listen beyond loopback without authentication: anyone\n"
             "                      who reaches the port may join, report and query\n"
             "  --max-servers-per-identity N  servers one token (or address) may hold\n"
@@ -73,6 +77,12 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             snprintf(o->bind_addr, sizeof o->bind_addr, "%s", v);
         } else if (strcmp(a, "--token-file") == 0) {
             snprintf(o->token_file, sizeof o->token_file, "%s", v);
+        } else if (strcmp(a, "--tls-cert") == 0) {
+            snprintf(o->tls_cert, sizeof o->tls_cert, "%s", v);
+        } else if (strcmp(a, "--tls-key") == 0) {
+            snprintf(o->tls_key, sizeof o->tls_key, "%s", v);
+        } else if (strcmp(a, "--tls-client-ca") == 0) {
+            snprintf(o->tls_client_ca, sizeof o->tls_client_ca, "%s", v);
         } else if (strcmp(a, "--max-servers-per-identity") == 0) {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > META_MAX_SERVERS)
@@ -104,6 +114,10 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
         }
     }
     if (o->port < 0) return err_set(err, NUMRPC_EINVAL, "--port is required");
+    if ((o->tls_cert[0] == '\0') != (o->tls_key[0] == '\0'))
+        return err_set(err, NUMRPC_EINVAL, "--tls-cert and --tls-key go together");
+    if (o->tls_client_ca[0] && !o->tls_cert[0])
+        return err_set(err, NUMRPC_EINVAL, "--tls-client-ca needs --tls-cert and --tls-key");
     return 0;
 }
 
@@ -173,15 +187,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
     }
+    /* So are the certificates: a bad file stops the start, with its reason. */
+    if (opt.tls_cert[0] &&
+        (meta.tls = tls_server_context_new(opt.tls_cert, opt.tls_key, opt.tls_client_ca[0] ? opt.tls_client_ca : NULL,
+                                           &err)) == NULL) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 2;
+    }
     int port = 0;
     int lfd = sock_listen(opt.bind_addr, opt.port, &port, &err);
     if (lfd < 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 1;
     }
-    /* No TLS on the metaserver yet: beyond loopback only with tokens, or
-     * when told to accept anyone. */
-    exposure_guard guard = {.tokens_on = meta.tokens.count > 0, .tls_on = 0, .allow_insecure = opt.allow_insecure};
+    /* Beyond loopback only with tokens or TLS, or when told to accept anyone. */
+    exposure_guard guard = {
+        .tokens_on = meta.tokens.count > 0, .tls_on = meta.tls != NULL, .allow_insecure = opt.allow_insecure};
     if (exposure_check(lfd, opt.bind_addr, &guard, &err) != 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
@@ -198,8 +219,9 @@ int main(int argc, char **argv)
     table_init(&opt);
     for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (!opt.quiet) {
-        printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s)\n", opt.bind_addr, port,
-               opt.drop_after, opt.lease_ms, meta.tokens.count ? "tokens required" : "no tokens");
+        printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s, %s)\n", opt.bind_addr,
+               port, opt.drop_after, opt.lease_ms, meta.tokens.count ? "tokens required" : "no tokens",
+               !meta.tls ? "no TLS" : opt.tls_client_ca[0] ? "mutual TLS" : "TLS");
         fflush(stdout);
     }
     pthread_attr_t attr;

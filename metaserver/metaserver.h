@@ -34,6 +34,9 @@ typedef struct meta_options {
     int allow_insecure; /* --allow-insecure: serve beyond loopback unauthenticated */
     char token_file[1024];   /* --token-file ("" = no tokens)                 */
     int max_per_identity;    /* --max-servers-per-identity                    */
+    char tls_cert[1024];     /* --tls-cert, --tls-key ("" = no TLS)           */
+    char tls_key[1024];
+    char tls_client_ca[1024]; /* --tls-client-ca ("" = no client certificates) */
 } meta_options;
 
 /* ---- One routine a server offers ---- */
@@ -54,6 +57,8 @@ typedef struct meta_server {
     char name[MSG_META_NAME_MAX + 1];
     char owner[META_OWNER_MAX]; /* the identity that joined it (token name, or
                                  * the peer's address without tokens)       */
+    char fingerprint[MSG_META_FINGERPRINT + 1]; /* its TLS certificate's, as its
+                                 * JOIN announced it ("" = a plain server)  */
     int slots;           /* calls that run at once at the measured speed  */
     rank_curve curve;    /* P_calc(n), flops/s                            */
     meta_routine *routines;  /* malloc'd, nroutines of them               */
@@ -102,6 +107,8 @@ typedef struct meta_table {
     double started;
     const meta_options *opt;
     token_table tokens;       /* read at start, never changed after          */
+    struct tls_context *tls;  /* with --tls-cert: every connection is TLS (made
+                               * at start, never freed)                       */
 } meta_table;
 
 extern meta_table meta;

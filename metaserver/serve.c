@@ -3,9 +3,12 @@
  * client's queries and reports, each under the right it needs. */
 #include "metaserver.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth_accept.h"
@@ -13,6 +16,7 @@
 #include "sock.h"
 #include "msg_meta.h"
 #include "protocol.h"
+#include "tls.h"
 #include "transport.h"
 
 #define MAX_RANKED 32
@@ -22,6 +26,11 @@
 /* The answer to any request before a good AUTH, when tokens are on. */
 #define META_NEED_TOKEN                                                                                    \
     "this metaserver requires a token (set NUMRPC_TOKEN_FILE, or --metaserver-token-file on a server)"
+
+/* The answer to a plain client when TLS is on. */
+#define META_NEED_TLS "this metaserver requires TLS (set NUMRPC_TLS_CA, or --metaserver-tls-ca on a server)"
+/* The first byte of a TLS handshake record. */
+#define TLS_HANDSHAKE_BYTE 0x16
 
 /* One connection and what the metaserver knows of its peer. */
 typedef struct serve_conn {
@@ -180,6 +189,7 @@ static int serve_join(serve_conn *c, uint32_t call_id, err_t *err)
     snprintf(proto.label, sizeof proto.label, "%s:%d", proto.host, proto.port);
     snprintf(proto.name, sizeof proto.name, "%s", j.name);
     snprintf(proto.owner, sizeof proto.owner, "%s", identity(c));
+    snprintf(proto.fingerprint, sizeof proto.fingerprint, "%s", j.fingerprint);
     proto.slots = (int)j.slots;
     proto.curve = j.curve;
     err_t e;
@@ -320,9 +330,60 @@ static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
     }
 }
 
+/* Waits up to timeout_ms for the peer's first byte and peeks at it: 1 with
+ * *byte set, 0 when the peer closed or stayed silent, -1 on an error. */
+static int peek_first_byte(int fd, int timeout_ms, unsigned char *byte)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n;
+    double deadline = sock_now() + timeout_ms / 1000.0;
+    while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+        timeout_ms = deadline > sock_now() ? (int)((deadline - sock_now()) * 1000) + 1 : 0;
+    if (n <= 0) return n;
+    ssize_t got;
+    while ((got = recv(fd, byte, 1, MSG_PEEK)) < 0 && errno == EINTR) {
+    }
+    return got == 1 ? 1 : got == 0 ? 0 : -1;
+}
+
+/* With TLS: the handshake (the first byte within the idle limit, the rest
+ * within META_IO_SECONDS), then c speaks through the record layer and its
+ * token proofs cover the channel.  *st is malloc'd here and freed by the
+ * caller after the stream.  0; SERVE_CLOSE once a plain client has had its
+ * refusal, or the handshake failed (logged). */
+static int start_tls(serve_conn *c, double idle_timeout, tls_stream_state **st)
+{
+    unsigned char first = 0;
+    err_t err;
+    int rc = peek_first_byte(c->fd, (int)(idle_timeout * 1000), &first);
+    if (rc <= 0) return SERVE_CLOSE;
+    if (first != TLS_HANDSHAKE_BYTE) {
+        uint32_t type, call_id;
+        err_t why;
+        err_set(&why, NUMRPC_EAUTH, "%s", META_NEED_TLS);
+        wire_reader_set_deadline(&c->mc.reader, sock_now() + META_IO_SECONDS);
+        if (wire_next_message(&c->mc.reader, &type, &call_id, &err) == 0) refuse_closing(c, call_id, &why, &err);
+        return SERVE_CLOSE;
+    }
+    *st = malloc(sizeof **st);
+    rc = *st ? tls_accept_blocking(meta.tls, c->fd, META_IO_SECONDS * 1000, *st, &err)
+             : err_set(&err, NUMRPC_ENOMEM, "TLS state");
+    if (rc != 0) {
+        if (!meta.opt->quiet) {
+            printf("refused %s: TLS handshake failed: %s\n", c->peer, err.detail);
+            fflush(stdout);
+        }
+        return SERVE_CLOSE;
+    }
+    msg_conn_attach(&c->mc, tls_record_transport(c->fd, *st), c->peer);
+    auth_accept_bind(&c->access, (*st)->binding);
+    return 0;
+}
+
 void serve_connection(int fd, const char *peer, double idle_timeout)
 {
     serve_conn c = {.fd = fd, .peer = peer};
+    tls_stream_state *st = NULL; /* with TLS; outlives the stream below */
     err_t err;
     if (msg_conn_init(&c.mc, PROTO_DEFAULT_PACKET, &err) != 0) {
         close(fd);
@@ -330,13 +391,19 @@ void serve_connection(int fd, const char *peer, double idle_timeout)
     }
     msg_conn_attach(&c.mc, transport_tcp(fd), peer);
     sock_set_timeouts(fd, META_IO_SECONDS * 1000, 0); /* a reader that never reads */
-    for (;;) {
+    int started = meta.tls ? start_tls(&c, idle_timeout, &st) : 0;
+    for (int first = 1; started == 0; first = 0) {
         uint32_t type, call_id;
         /* Between messages a connection may idle this long (a joined
          * server's heartbeats come far more often); inside one, a stall
          * ends it after META_IO_SECONDS. */
         wire_reader_set_deadline(&c.mc.reader, sock_now() + idle_timeout);
         int rc = wire_next_message(&c.mc.reader, &type, &call_id, &err);
+        if (rc == NUMRPC_EPROTO && first) { /* a TLS client sees a numrpc packet: names the cause */
+            err_t why;
+            err_set(&why, NUMRPC_EPROTO, "%s", "this metaserver does not speak TLS (it has no --tls-cert)");
+            reply_error(&c, 0, &why, &err);
+        }
         if (rc != 0) break;
         wire_reader_set_deadline(&c.mc.reader, sock_now() + META_IO_SECONDS);
         rc = serve_one(&c, type, call_id, &err);
@@ -355,4 +422,5 @@ void serve_connection(int fd, const char *peer, double idle_timeout)
     }
     if (c.server_id) table_leave(c.server_id, "connection closed");
     msg_conn_free(&c.mc); /* closes fd */
+    free(st);
 }

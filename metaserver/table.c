@@ -236,6 +236,7 @@ static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_quer
     memset(e, 0, sizeof *e);
     snprintf(e->host, sizeof e->host, "%s", s->host);
     e->port = (uint32_t)s->port;
+    snprintf(e->fingerprint, sizeof e->fingerprint, "%s", s->fingerprint);
     e->slots = (uint32_t)s->slots;
     const meta_pair *p = pair_of_locked(client, s->label, 0);
     e->latency = p && p->latency > 0 ? p->latency : DEFAULT_LATENCY;
@@ -484,6 +485,14 @@ static void status_text_locked(strbuf *b, double now)
         for (int k = 0; k < s->curve.npoints; k++) strbuf_printf(b, " %.0f:%.2f", s->curve.n[k], s->curve.rate[k] / 1e9);
         strbuf_printf(b, "\n");
     }
+    strbuf_printf(b, "\nIDENTITY (certificate as announced; clients check it)\n%-22s %-6s %-18s %s\n", "SERVER", "TLS",
+                  "FINGERPRINT", "OWNER");
+    for (int i = 0; i < META_MAX_SERVERS; i++) {
+        const meta_server *s = &meta.servers[i];
+        if (s->used)
+            strbuf_printf(b, "%-22s %-6s %-18.16s %s\n", s->label, s->fingerprint[0] ? "yes" : "no",
+                          s->fingerprint[0] ? s->fingerprint : "-", s->owner);
+    }
     strbuf_printf(b, "\nROUTINES\n");
     msg_routine_entry *names = NULL;
     uint32_t count = 0;
@@ -537,10 +546,10 @@ static void status_json_locked(strbuf *b, double now)
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         if (!s->used) continue;
-        strbuf_printf(b, "%s{\"server\":\"%s\",\"owner\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
+        strbuf_printf(b, "%s{\"server\":\"%s\",\"owner\":\"%s\",\"tls\":%s,\"fingerprint\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
                      "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
                      "\"speed\":[",
-                      first ? "" : ",", s->label, s->owner, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
+                      first ? "" : ",", s->label, s->owner, s->fingerprint[0] ? "true" : "false", s->fingerprint, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
                       now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
                       median(s->err, s->nerr));
         for (int k = 0; k < s->curve.npoints; k++)

@@ -22,8 +22,7 @@ static int finish(dispatcher *d, int c)
     k->acceptor = NULL;
     fcntl(k->fd, F_SETFL, fcntl(k->fd, F_GETFL) & ~O_NONBLOCK);
     /* Token proofs on this connection cover the channel (auth.h). */
-    k->ctl.access.bound = 1;
-    memcpy(k->ctl.access.binding, st->binding, sizeof k->ctl.access.binding);
+    auth_accept_bind(&k->ctl.access, st->binding);
     /* The client certificate's CN names the connection in later lines. */
     server_log(d->cfg, LOG_LEVEL_INFO, "connection %d: TLS up, client certificate CN %s", c, st->peer.common_name);
     return HANDSHAKE_DONE;

@@ -23,6 +23,7 @@
 #include "msg_meta.h"
 #include "protocol.h"
 #include "sock.h"
+#include "tls.h"
 #include "tokens.h"
 
 #define MJ_CONNECT_MS 2000
@@ -42,6 +43,8 @@ static struct {
     int meta_port;
     char advertise[256];
     char token_file[CONFIG_PATH_MAX]; /* --metaserver-token-file ("" = none) */
+    char tls_ca[CONFIG_PATH_MAX];     /* --metaserver-tls-ca ("" = plain TCP) */
+    char fingerprint[TLS_FINGERPRINT_HEX + 1]; /* of --tls-cert, announced ("" = none) */
     int active;
     server_config cfg; /* a copy taken at start                      */
     mj_load *load;     /* MAP_SHARED: written by the dispatcher        */
@@ -64,8 +67,9 @@ static void list_free(mj_list *l)
 
 /* The options taken here, and which of them argument a is ("--name V" or
  * "--name=V"): its index, or -1. */
-enum { OPT_METASERVER, OPT_ADVERTISE, OPT_TOKEN_FILE };
-static const char *const option_names[] = {"--metaserver", "--advertise", "--metaserver-token-file"};
+enum { OPT_METASERVER, OPT_ADVERTISE, OPT_TOKEN_FILE, OPT_TLS_CA };
+static const char *const option_names[] = {"--metaserver", "--advertise", "--metaserver-token-file",
+                                           "--metaserver-tls-ca"};
 
 static int option_of(const char *a)
 {
@@ -82,6 +86,12 @@ int metajoin_take_options(int *argc, char **argv, err_t *err)
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i], *eq = strchr(a, '='), *v = NULL;
         int which = option_of(a);
+        /* The server's own certificate (the server's option, left in argv):
+         * its fingerprint goes into the JOIN, for clients to check. */
+        const char *cert = strcmp(a, "--tls-cert") == 0 ? (i + 1 < *argc ? argv[i + 1] : NULL)
+                           : strncmp(a, "--tls-cert=", 11) == 0 ? a + 11
+                                                               : NULL;
+        if (cert && tls_file_fingerprint(cert, mj.fingerprint, err) != 0) return err->code;
         if (which < 0) {
             argv[out++] = argv[i];
             continue;
@@ -92,6 +102,14 @@ int metajoin_take_options(int *argc, char **argv, err_t *err)
         int rc = 0;
         if (which == OPT_ADVERTISE) {
             snprintf(mj.advertise, sizeof mj.advertise, "%s", v);
+        } else if (which == OPT_TLS_CA) {
+            /* Checked now (a context is made and freed): a bad file stops
+             * the server at start. */
+            tls_context *probe = tls_client_context_new(v, NULL, NULL, err);
+            rc = probe ? 0 : err->code;
+            tls_context_free(probe);
+            if (rc != 0) err_prefix(err, "--metaserver-tls-ca");
+            snprintf(mj.tls_ca, sizeof mj.tls_ca, "%s", v);
         } else if (which == OPT_TOKEN_FILE) {
             /* Read now, so that a bad file stops the server at start;
              * again at each join, so that a new secret needs no restart. */
@@ -133,17 +151,20 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
 
-/* Connects and says HELLO, proving own (a token, or NULL) or the token of
- * the file token_file (NULL or "": none) first; on failure c is freed. */
-static int conn_open(msg_conn *c, const char *host, int port, const token *own, const char *token_file, err_t *err)
+/* Connects (over TLS with tls, a client context) and says HELLO, proving
+ * own (a token, or NULL) or the token of the file token_file (NULL or "":
+ * none) first, bound to the TLS channel; on failure c is freed. */
+static int conn_open(msg_conn *c, tls_context *tls, const char *host, int port, const token *own,
+                     const char *token_file, err_t *err)
 {
-    int rc = msg_conn_open(c, host, port, MJ_CONNECT_MS, MJ_IO_MS, PROTO_DEFAULT_PACKET, err);
+    int rc = msg_conn_open_tls(c, tls, NULL, host, port, MJ_CONNECT_MS, MJ_IO_MS, PROTO_DEFAULT_PACKET, err);
     if (rc != 0) return rc;
     msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
     snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
     uint32_t id = msg_conn_next_id(c), auth_id = msg_conn_next_id(c);
     int proving = own != NULL;
-    if (own) rc = auth_client_hello(c, own, &h, NULL, id, auth_id, err);
+    uint8_t binding[AUTH_BINDING_BYTES];
+    if (own) rc = auth_client_hello(c, own, &h, auth_binding_of(c, binding), id, auth_id, err);
     else rc = auth_client_hello_file(c, token_file, &h, id, auth_id, &proving, err);
     if (rc == 0 && proving) rc = auth_client_finish(c, auth_id, err); /* a round trip more, once */
     else if (rc == 0) rc = msg_write_hello(&c->writer, id, &h, err);
@@ -173,7 +194,7 @@ static int self_open(msg_conn *c, err_t *err)
     if (rc == 0 && own.count > 0 && pick == NULL)
         rc = err_set(err, NUMRPC_EAUTH, "no token of %s has the `call` right this server's metaserver link needs",
                      mj.cfg.token_file);
-    if (rc == 0) rc = conn_open(c, self_host(), mj.cfg.port, pick, NULL, err);
+    if (rc == 0) rc = conn_open(c, NULL, self_host(), mj.cfg.port, pick, NULL, err);
     tokens_free(&own);
     return rc;
 }
@@ -321,6 +342,7 @@ static int send_join(msg_conn *m, const mj_list *l, const rank_curve *curve, int
     snprintf(j.host, sizeof j.host, "%s",
              mj.advertise[0] ? mj.advertise : strcmp(mj.cfg.bind_addr, "0.0.0.0") == 0 ? "" : mj.cfg.bind_addr);
     snprintf(j.name, sizeof j.name, "numrpc-server pid %d", (int)getpid());
+    snprintf(j.fingerprint, sizeof j.fingerprint, "%s", mj.fingerprint);
     msg_meta_joined joined;
     uint32_t id = msg_conn_next_id(m);
     int rc = msg_write_meta_join(&m->writer, id, &j, err);
@@ -396,6 +418,11 @@ static void metajoin_main(void)
     rank_curve curve = {0};
     measure_self(&routines, &curve);
     int slots = count_slots();
+    tls_context *tls = NULL; /* for the metaserver link, made once (this process's life) */
+    if (mj.tls_ca[0] && (tls = tls_client_context_new(mj.tls_ca, NULL, NULL, &err)) == NULL) {
+        log_note("cannot use --metaserver-tls-ca", &err);
+        _exit(1);
+    }
     msg_conn m;
     int linked = 0; /* m is open and joined */
     uint32_t heartbeat_ms = 1000;
@@ -404,7 +431,7 @@ static void metajoin_main(void)
     for (;;) {
         double now = sock_now();
         if (!linked && now >= next_try) {
-            int rc = conn_open(&m, mj.meta_host, mj.meta_port, NULL, mj.token_file, &err);
+            int rc = conn_open(&m, tls, mj.meta_host, mj.meta_port, NULL, mj.token_file, &err);
             if (rc == 0) {
                 rc = send_join(&m, &routines, &curve, slots, &heartbeat_ms, &err);
                 if (rc != 0) msg_conn_free(&m);
@@ -472,6 +499,7 @@ static void metajoin_main(void)
     }
     if (linked) msg_conn_free(&m);
     list_free(&routines);
+    tls_context_free(tls);
     _exit(1);
 }
 

@@ -9,8 +9,11 @@
 #include "error.h"
 #include "worker.h"
 
-/* Takes --metaserver HOST:PORT and --advertise HOST out of argv (the rest
- * goes to config_build).  0, or an error for a malformed value. */
+/* Takes --metaserver HOST:PORT, --advertise HOST, --metaserver-token-file F
+ * and --metaserver-tls-ca F (the link is TLS, the metaserver verified
+ * against that CA) out of argv (the rest goes to config_build); reads the
+ * fingerprint of --tls-cert F, which stays in argv, for the JOIN.  0, or an
+ * error for a malformed value or a file that cannot be used. */
 int metajoin_take_options(int *argc, char **argv, err_t *err);
 /* With --metaserver: forks the helper process that measures the speed curve
  * (on this server's own workers), joins, and keeps the metaserver informed;

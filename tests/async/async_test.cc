@@ -26,7 +26,7 @@ namespace {
 
 void configure(const std::string &servers)
 {
-    numrpc_config cfg{servers.c_str(), 0, nullptr};
+    numrpc_config cfg{servers.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
 }
 

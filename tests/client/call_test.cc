@@ -24,7 +24,7 @@ class RemoteCall : public ::testing::Test {
     void configure(size_t packet_size)
     {
         std::string addr = server_->address();
-        numrpc_config cfg{addr.c_str(), packet_size, nullptr};
+        numrpc_config cfg{addr.c_str(), packet_size, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     }
     static ServerProc *server_;
@@ -182,7 +182,7 @@ TEST_F(RemoteCall, LeadingDimensionMovesOnlyTheUsedPart)
 
 TEST_F(RemoteCall, UrlNamesOneServer)
 {
-    numrpc_config none{"127.0.0.1:1", 0, nullptr};  // the configured server is wrong...
+    numrpc_config none{"127.0.0.1:1", 0, nullptr, nullptr};  // the configured server is wrong...
     ASSERT_EQ(numrpc_init(&none), NUMRPC_OK);
     std::string url = "numrpc://" + server_->address() + "/ping";
     EXPECT_EQ(numrpc_call(url.c_str()), NUMRPC_OK) << numrpc_last_error_detail();  // ...the URL wins

@@ -36,7 +36,7 @@ class BadInput : public ::testing::Test {
     void SetUp() override
     {
         std::string addr = server_->address();
-        numrpc_config cfg{addr.c_str(), 0, nullptr};
+        numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     }
     // The good call that must still work after every bad one.
@@ -279,7 +279,7 @@ TEST_F(BadInput, DeadlineStopsTheRoutine)
     EXPECT_NE(detail.find("linpack exceeded its deadline"), std::string::npos) << detail;
     EXPECT_TRUE(big.alive());
     std::string addr = big.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     ExpectServerStillServes();
 }
@@ -551,7 +551,7 @@ TEST(HostileMessages, RandomMutationsNeverTakeTheServerDown)
     EXPECT_TRUE(server.alive());
     EXPECT_EQ(server.pid(), pid);
     std::string addr = server.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     std::vector<double> x(64, 2.5), y(64, 0.0);
     EXPECT_EQ(numrpc_call("dcopy", 64, x.data(), 1, y.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();

@@ -27,7 +27,7 @@ class Strings : public ::testing::Test {
     void SetUp() override
     {
         std::string addr = server_->address();
-        numrpc_config cfg{addr.c_str(), 0, nullptr};
+        numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     }
     static ServerProc *server_;
@@ -149,7 +149,7 @@ TEST(StringLimits, StringTablesCountAgainstTheCallBytes)
 {
     ServerProc server({"--stubs", TOP_BUILDDIR "/tests/client/.libs", "--max-call-bytes", "64K"});
     std::string addr = server.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     const int k = 2, step = 100000; // a table of 100001 pointers: 800 KB
     std::vector<char> first(25, '\0'), last(25, '\0');

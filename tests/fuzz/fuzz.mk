@@ -7,17 +7,19 @@ CC ?= clang
 
 TARGETS := fuzz_wire fuzz_msg_server fuzz_msg_client fuzz_iface fuzz_expr fuzz_meta fuzz_idlc
 COMMON := error expr iface codec wire wire_fields transport_tcp transport_mem msg strbuf \
-	marshal sock msg_control msg_meta rank hmac files
+	marshal sock msg_control msg_meta rank hmac files tls_context tls_accept tls_client tls_record
 IDLC := ast sema codegen
 
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc)
 TIRPC_LIBS := $(shell pkg-config --libs libtirpc)
+OPENSSL_CFLAGS := $(shell pkg-config --cflags openssl)
+OPENSSL_LIBS := $(shell pkg-config --libs openssl)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra $(SAN) -fsanitize=fuzzer-no-link -MMD -MP \
 	-I$(TOP)/include -I$(TOP)/common -I$(TOP)/idlc -I$(TOP)/server -I$(OUT)/gen \
 	-I$(TOP)/tests/fuzz \
-	$(TIRPC_CFLAGS) -DFUZZ_SRCDIR='"$(abspath $(TOP))"'
-LIBS := $(TIRPC_LIBS) -lm
+	$(TIRPC_CFLAGS) $(OPENSSL_CFLAGS) -DFUZZ_SRCDIR='"$(abspath $(TOP))"'
+LIBS := $(TIRPC_LIBS) $(OPENSSL_LIBS) -lpthread -lm
 
 # The server's limits and its judgement of a call's memory, as it runs them.
 SERVER := config callmem arena slots

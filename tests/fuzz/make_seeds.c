@@ -244,8 +244,8 @@ static void meta_seeds(void)
     msg_meta_joined joined = {7, 1000};
     check(msg_write_meta_join_reply(&w, 1, &joined, &err));
     seed1(t, "join-reply", 1);
-    msg_meta_ranked ranked[2] = {{"127.0.0.1", 7800, 4, 1, 1e-4, 1e9, 4e9, 1, 0.5},
-                                 {"10.0.0.2", 7800, 8, 0, 1e-3, 1e8, 8e9, 0.5, 0.9}};
+    msg_meta_ranked ranked[2] = {{"127.0.0.1", 7800, 4, 1, 1e-4, 1e9, 4e9, 1, 0.5, ""},
+                                 {"10.0.0.2", 7800, 8, 0, 1e-3, 1e8, 8e9, 0.5, 0.9, ""}};
     check(msg_write_meta_query_reply(&w, 1, 30000, ranked, 2, &err));
     seed1(t, "query-reply", 2);
     check(msg_write_meta_status_reply(&w, 1, "{\"servers\": []}", &err));

@@ -24,7 +24,7 @@ class Crash : public ::testing::Test {
     void SetUp() override
     {
         std::string addr = server_->address();
-        numrpc_config cfg{addr.c_str(), 0, nullptr};
+        numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
     }
     static void ExpectGoodCall()

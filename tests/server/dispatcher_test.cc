@@ -16,7 +16,7 @@ namespace {
 void UseServer(const ServerProc &s)
 {
     std::string addr = s.address();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
 }
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/admin_socket.h"
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
 #include "../support/test_util.h"
@@ -56,20 +57,6 @@ void SleepMs(int ms)
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
-
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/numrpc-server-test-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir()
-    {
-        std::string cmd = "rm -rf '" + path + "'";
-        if (system(cmd.c_str()) != 0) perror("rm");
-    }
-};
 
 void Touch(const std::string &path)
 {
@@ -589,29 +576,6 @@ TEST(Signals, BadConfigurationIsAClearError)
 
 // ---- Live registration ----
 
-// One request on the admin socket; the server's reply line(s).
-std::string Admin(const std::string &socket_path, const std::string &request)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", socket_path.c_str());
-    if (connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-        close(fd);
-        return "error connect";
-    }
-    std::string line = request + "\n";
-    if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-        close(fd);
-        return "error write";
-    }
-    std::string reply;
-    char buf[512];
-    ssize_t k;
-    while ((k = read(fd, buf, sizeof buf)) > 0) reply.append(buf, static_cast<size_t>(k));
-    close(fd);
-    return reply;
-}
 
 TEST(Live, RegisterReplaceUnregisterWhileEightClientsCall)
 {

@@ -20,6 +20,7 @@
 
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "hmac.h"
 #include "json_mini.h"
 #include "numrpc.h"
@@ -50,20 +51,6 @@ std::string ReadFile(const std::string &path)
     ss << in.rdbuf();
     return ss.str();
 }
-
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/numrpc-status-test-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir()
-    {
-        std::string cmd = "rm -rf '" + path + "'";
-        if (system(cmd.c_str()) != 0) perror("rm");
-    }
-};
 
 // A server whose log (stderr) goes to a file of the test's.
 struct LoggedServer {
@@ -147,7 +134,7 @@ const Json *FindRoutine(const Json &status, const std::string &name)
 void UseServer(const std::string &addr)
 {
     numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0, nullptr};
+    numrpc_config cfg{addr.c_str(), 0, nullptr, nullptr};
     ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK);
 }
 

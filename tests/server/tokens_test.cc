@@ -52,7 +52,7 @@ std::string ServerTokens()
 int UseServerAs(const std::string &addr, const std::string &token_file)
 {
     numrpc_finalize();
-    numrpc_config cfg{addr.c_str(), 0, token_file.empty() ? nullptr : token_file.c_str()};
+    numrpc_config cfg{addr.c_str(), 0, token_file.empty() ? nullptr : token_file.c_str(), nullptr};
     return numrpc_init(&cfg);
 }
 

@@ -37,7 +37,7 @@ class ServerEnvironment : public testing::Environment {
         openblas_set_num_threads(1);  // the server's workers run one thread too
         g_server = std::make_unique<ServerProc>();
         g_address = g_server->address();
-        numrpc_config cfg{g_address.c_str(), 0, nullptr};
+        numrpc_config cfg{g_address.c_str(), 0, nullptr, nullptr};
         ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
     }
     void TearDown() override
