@@ -172,6 +172,27 @@ TEST(MetaMessages, HostileJoinsAreRefused)
         EXPECT_NE(std::string(err.detail).find("does not match"), std::string::npos) << err.detail;
         EXPECT_EQ(got.routines, nullptr);
     }
+    // A certificate fingerprint that is not 64 hex digits (the trailing
+    // field a client will hold a server to): refused; a good one travels.
+    for (const char *fp : {"zz", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg",
+                           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}) {
+        msg_meta_routine r = a.Entry();
+        msg_meta_join j = SampleJoin(&r, 1);
+        snprintf(j.fingerprint, sizeof j.fingerprint, "%s", fp);
+        Pipe p;
+        ASSERT_EQ(msg_write_meta_join(&p.out.writer, 1, &j, &err), 0);
+        p.Next();
+        msg_meta_join got;
+        int rc = msg_read_meta_join(&p.in.reader, &got, &err);
+        if (strlen(fp) == 64 && fp[63] == 'f') {
+            ASSERT_EQ(rc, 0) << err.detail;
+            EXPECT_STREQ(got.fingerprint, fp);
+            msg_meta_routines_free(got.routines, got.nroutines);
+        } else {
+            EXPECT_EQ(rc, NUMRPC_EPROTO) << fp;
+            EXPECT_NE(std::string(err.detail).find("not 64 hex digits"), std::string::npos) << err.detail;
+        }
+    }
     // Port 0, a curve that goes down.
     for (int bad = 0; bad < 2; bad++) {
         msg_meta_routine r = a.Entry();
