@@ -126,8 +126,10 @@ int tls_accept_blocking(tls_context *ctx, int fd, int timeout_ms, tls_stream_sta
 extern const transport_ops transport_tls_record_ops;
 /* A stream of kind "tls-record" on fd (which it owns: close closes fd after
  * a best-effort close_notify) using *st (which stays the caller's and must
- * outlive it).  recv and send block within the socket's time limits; send
- * writes whole records; a time limit passed inside a record breaks st.
+ * outlive it).  recv and send block within the socket's time limits and
+ * move up to 16 records per system call (a per-thread batch buffer, freed
+ * when the thread ends); send writes whole records; a time limit passed
+ * inside a record breaks st.
  * pending is the plaintext ready, or 1 when a whole record waits to be
  * opened.  Errors set errno (EPROTO for a bad record, an alert or a
  * KeyUpdate, which is not supported; ETIMEDOUT for a record cut by a time

@@ -3,6 +3,8 @@
 #include "tls_ossl.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,8 @@
 
 #include "sock.h"
 
+#define TLS_CLIENT_BATCH (256u << 10) /* bytes sealed per send, read ahead per receive */
+
 /* A tls stream's session: malloc'd by tls_client_connect, freed by close. */
 typedef struct tls_client {
     SSL *ssl;
@@ -30,6 +34,7 @@ typedef struct tls_client {
     double deadline; /* of the handshake, monotonic seconds */
     int first_byte;  /* the peer's first byte, -1 until one came */
     int failed;      /* a fatal error: no close_notify, no more reads */
+    int more;        /* more records of this send follow: the socket may hold them (MSG_MORE) */
     char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
     tls_peer peer;
     unsigned char binding[TLS_BINDING_SIZE];
@@ -89,6 +94,9 @@ tls_context *tls_client_context_new(const char *ca, const char *cert, const char
     /* a peer that closes without close_notify is EOF: numrpc's framing finds cut messages */
     SSL_CTX_set_options(ctx->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
     SSL_CTX_set_mode(ctx->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* records are read many at a time (client_pending tells what waits) */
+    SSL_CTX_set_read_ahead(ctx->ssl, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx->ssl, TLS_CLIENT_BATCH);
     SSL_CTX_set_session_cache_mode(ctx->ssl, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(ctx->ssl, keep_session);
     return ctx;
@@ -106,7 +114,7 @@ static int socket_write(BIO *b, const char *buf, int n)
 {
     tls_client *c = BIO_get_data(b);
     BIO_clear_retry_flags(b);
-    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL | (c->more ? MSG_MORE : 0));
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
     return (int)k;
 }
@@ -364,10 +372,24 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
         return -1;
     }
     if (n == 0) return 0;
-    ERR_clear_error();
-    errno = 0;
-    int r = SSL_write(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
-    if (r > 0) return r;
+    /* one record per SSL_write (partial writes); all but the batch's last
+     * are held by the socket, so the peer wakes once per batch */
+    size_t done = 0;
+    int r = 1;
+    while (done < n && done < TLS_CLIENT_BATCH && r > 0) {
+        size_t chunk = n - done < TLS_PLAINTEXT_MAX ? n - done : TLS_PLAINTEXT_MAX;
+        c->more = done + chunk < n && done + chunk < TLS_CLIENT_BATCH;
+        ERR_clear_error();
+        errno = 0;
+        r = SSL_write(c->ssl, (const char *)buf + done, (int)chunk);
+        if (r > 0) done += (size_t)r;
+    }
+    if (c->more) { /* the batch ended early: push what the socket holds (setting TCP_NODELAY does) */
+        int one = 1;
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    c->more = 0;
+    if (done > 0) return (ssize_t)done;
     ssize_t k = io_failed(c, r);
     if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
     if (errno == EPIPE || errno == ECONNRESET) learn_refusal(c);
@@ -377,7 +399,9 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
 static size_t client_pending(const transport *t)
 {
     const tls_client *c = t->session;
-    return c && c->ssl ? (size_t)SSL_pending(c->ssl) : 0;
+    if (c == NULL || c->ssl == NULL) return 0;
+    size_t opened = (size_t)SSL_pending(c->ssl);
+    return opened > 0 ? opened : (size_t)SSL_has_pending(c->ssl); /* 1: records read ahead */
 }
 
 static void client_close(transport *t)

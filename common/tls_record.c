@@ -88,46 +88,66 @@ int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secre
     return 0;
 }
 
-/* Seals or opens in[0, len) into out (the same place, or one that does not
- * overlap it) with d's key and the nonce of its next record; header is the
- * additional data, tag is written (sealing) or checked (opening).  0, or
- * -1 (a bad tag when opening). */
-static int aead(const tls_stream_state *st, const tls_direction *d, int seal,
-                const unsigned char header[TLS_RECORD_HEADER], const unsigned char *in, unsigned char *out,
-                size_t len, unsigned char tag[TAG_SIZE])
+/* A cipher context keyed for d's next record (nonce: iv XOR its sequence
+ * number), with header fed as the additional data; NULL on failure.  The
+ * caller frees it. */
+static EVP_CIPHER_CTX *record_cipher(const tls_stream_state *st, const tls_direction *d, int seal,
+                                     const unsigned char header[TLS_RECORD_HEADER])
 {
     pthread_once(&ciphers_once, fetch_ciphers);
-    int i = suite_index(st->suite);
-    if (i < 0 || ciphers[i] == NULL) return -1;
+    int i = suite_index(st->suite), n = 0;
+    if (i < 0 || ciphers[i] == NULL) return NULL;
     unsigned char nonce[12];
     memcpy(nonce, d->iv, sizeof nonce);
     for (int b = 0; b < 8; b++) nonce[11 - b] ^= (unsigned char)(d->seq >> (8 * b));
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    int n = 0, ok = c != NULL && EVP_CipherInit_ex2(c, ciphers[i], d->key, nonce, seal, NULL) == 1 &&
-                    EVP_CipherUpdate(c, NULL, &n, header, TLS_RECORD_HEADER) == 1 &&
-                    EVP_CipherUpdate(c, out, &n, in, (int)len) == 1;
-    if (ok && !seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, tag) == 1;
-    ok = ok && EVP_CipherFinal_ex(c, out + n, &n) == 1;
-    if (ok && seal) ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_SIZE, tag) == 1;
+    if (c != NULL && EVP_CipherInit_ex2(c, ciphers[i], d->key, nonce, seal, NULL) == 1 &&
+        EVP_CipherUpdate(c, NULL, &n, header, TLS_RECORD_HEADER) == 1)
+        return c;
+    EVP_CIPHER_CTX_free(c);
+    return NULL;
+}
+
+/* Seals len bytes of data and then the content type byte into out (which
+ * does not overlap data) and writes the tag after them.  0, or -1. */
+static int seal_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
+                     const unsigned char *data, size_t len, unsigned char type, unsigned char *out)
+{
+    EVP_CIPHER_CTX *c = record_cipher(st, &st->out, 1, header);
+    int n = 0, ok = c != NULL && EVP_CipherUpdate(c, out, &n, data, (int)len) == 1 &&
+                    EVP_CipherUpdate(c, out + len, &n, &type, 1) == 1 &&
+                    EVP_CipherFinal_ex(c, out + len + 1, &n) == 1 &&
+                    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_SIZE, out + len + 1) == 1;
+    EVP_CIPHER_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+/* Opens the len bytes of body (followed by its tag) into out (the same
+ * place, or one that does not overlap it).  0, or -1 for a bad tag. */
+static int open_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
+                     const unsigned char *body, size_t len, unsigned char *out)
+{
+    EVP_CIPHER_CTX *c = record_cipher(st, &st->in, 0, header);
+    int n = 0, ok = c != NULL && EVP_CipherUpdate(c, out, &n, body, (int)len) == 1 &&
+                    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, (void *)(body + len)) == 1 &&
+                    EVP_CipherFinal_ex(c, out + n, &n) == 1;
     EVP_CIPHER_CTX_free(c);
     return ok ? 0 : -1;
 }
 
 /* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
- * (TLS_RECORD_MAX bytes); returns the record's size, or 0 on failure. */
+ * (TLS_RECORD_MAX bytes, not overlapping buf); returns the record's size,
+ * or 0 on failure. */
 static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len,
                           unsigned char *rec)
 {
     size_t body_len = len + 1 + TAG_SIZE;
-    unsigned char *body = rec + TLS_RECORD_HEADER;
     rec[0] = TYPE_APPLICATION;
     rec[1] = 3;
     rec[2] = 3;
     rec[3] = (unsigned char)(body_len >> 8);
     rec[4] = (unsigned char)body_len;
-    memcpy(body, buf, len);
-    body[len] = (unsigned char)type;
-    if (aead(st, &st->out, 1, rec, body, body, len + 1, body + len + 1) != 0) return 0;
+    if (seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
     st->out.seq++;
     return TLS_RECORD_HEADER + body_len;
 }
@@ -145,18 +165,22 @@ static int broke(tls_stream_state *st, int code, const char *fmt, ...)
     return -1;
 }
 
-/* The size of the whole record at the start of st->cipher, 0 when it has
+/* The size of the whole record at p (avail bytes received), 0 when it has
  * not all arrived, or -1 (st broken) when its header is impossible. */
+static long whole_record_at(tls_stream_state *st, const unsigned char *p, size_t avail)
+{
+    if (avail < TLS_RECORD_HEADER) return 0;
+    size_t len = (size_t)p[3] << 8 | p[4];
+    if (p[0] != TYPE_APPLICATION)
+        return broke(st, EPROTO, "unexpected TLS record type %d after the handshake", p[0]);
+    if (p[1] != 3 || len <= TAG_SIZE || len > TLS_CIPHERTEXT_MAX)
+        return broke(st, EPROTO, "TLS record length %zu out of range", len);
+    return avail >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
+}
+
 static long whole_record(tls_stream_state *st)
 {
-    if (st->cipher_len < TLS_RECORD_HEADER) return 0;
-    const unsigned char *h = st->cipher;
-    size_t len = (size_t)h[3] << 8 | h[4];
-    if (h[0] != TYPE_APPLICATION)
-        return broke(st, EPROTO, "unexpected TLS record type %d after the handshake", h[0]);
-    if (h[1] != 3 || len <= TAG_SIZE || len > TLS_CIPHERTEXT_MAX)
-        return broke(st, EPROTO, "TLS record length %zu out of range", len);
-    return st->cipher_len >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
+    return whole_record_at(st, st->cipher, st->cipher_len);
 }
 
 /* Room for need more bytes at the end of st->plain (compacting). */
@@ -187,25 +211,34 @@ static int control_record(tls_stream_state *st, int type, const unsigned char *p
     return broke(st, EPROTO, "bad TLS inner content type %d (length %zu)", type, len);
 }
 
-/* Opens the whole record at the start of st->cipher (size rec_len) into
- * st->plain (which has room for its body).  0, or -1 (st broken). */
-static int open_record(tls_stream_state *st, size_t rec_len)
+/* Opens the whole record rec (rec_len bytes) into to, which has room for
+ * its body less the tag (and is rec's body itself, or does not overlap it).
+ * The application bytes it carried (0 for close_notify, which sets eof), or
+ * -1 (st broken). */
+static long open_at(tls_stream_state *st, const unsigned char *rec, size_t rec_len, unsigned char *to)
 {
-    unsigned char *body = st->cipher + TLS_RECORD_HEADER;
     size_t len = rec_len - TLS_RECORD_HEADER - TAG_SIZE;
-    unsigned char *to = st->plain + st->plain_off + st->plain_len;
-    if (aead(st, &st->in, 0, st->cipher, body, to, len, body + len) != 0)
+    if (open_body(st, rec, rec + TLS_RECORD_HEADER, len, to) != 0)
         return broke(st, EPROTO, "TLS record %llu failed authentication (bad tag)",
                      (unsigned long long)st->in.seq);
     st->in.seq++;
-    memmove(st->cipher, st->cipher + rec_len, st->cipher_len - rec_len);
-    st->cipher_len -= rec_len;
     while (len > 0 && to[len - 1] == 0) len--; /* padding */
     if (len == 0) return broke(st, EPROTO, "TLS record without a content type");
     int type = to[--len];
     if (len > TLS_PLAINTEXT_MAX) return broke(st, EPROTO, "TLS record of %zu bytes is too long", len);
     if (type != TYPE_APPLICATION) return control_record(st, type, to, len);
-    st->plain_len += len;
+    return (long)len;
+}
+
+/* Opens the whole record at the start of st->cipher (size rec_len) into
+ * st->plain (which has room for its body).  0, or -1 (st broken). */
+static int open_record(tls_stream_state *st, size_t rec_len)
+{
+    long len = open_at(st, st->cipher, rec_len, st->plain + st->plain_off + st->plain_len);
+    if (len < 0) return -1;
+    memmove(st->cipher, st->cipher + rec_len, st->cipher_len - rec_len);
+    st->cipher_len -= rec_len;
+    st->plain_len += (size_t)len;
     return 0;
 }
 
@@ -281,11 +314,89 @@ int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport
     return 0;
 }
 
-/* ---- The blocking stream ---- */
+/* ---- The blocking stream: up to BATCH_RECORDS records per system call,
+ * sealed from and opened into the caller's buffer without a copy ---- */
+
+#define BATCH_RECORDS 16
+#define BATCH_MAX (BATCH_RECORDS * TLS_RECORD_MAX)
+
+static pthread_key_t batch_key;
+static pthread_once_t batch_once = PTHREAD_ONCE_INIT;
+
+static void make_batch_key(void)
+{
+    if (pthread_key_create(&batch_key, free) != 0) batch_key = (pthread_key_t)-1;
+}
+
+/* This thread's batch buffer (BATCH_MAX bytes): malloc'd on its first use,
+ * freed when the thread ends; NULL when memory is short. */
+static unsigned char *thread_batch(void)
+{
+    pthread_once(&batch_once, make_batch_key);
+    if (batch_key == (pthread_key_t)-1) return NULL;
+    unsigned char *b = pthread_getspecific(batch_key);
+    if (b == NULL && (b = malloc(BATCH_MAX)) != NULL && pthread_setspecific(batch_key, b) != 0) {
+        free(b);
+        b = NULL;
+    }
+    return b;
+}
+
+/* Opens the whole records at the start of in[0, len) straight into out
+ * while each fits its room; then the next whole records into st->plain
+ * while it has room, and keeps the rest (part of a record) in st->cipher.
+ * The bytes written to out, or -1 (st broken). */
+static long open_batch(tls_stream_state *st, const unsigned char *in, size_t len, unsigned char *out,
+                       size_t room)
+{
+    size_t used = 0, wrote = 0;
+    long rec;
+    while (!st->eof && (rec = whole_record_at(st, in + used, len - used)) > 0) {
+        size_t body = (size_t)rec - TLS_RECORD_HEADER - TAG_SIZE;
+        long got;
+        if (body <= room - wrote) {
+            got = open_at(st, in + used, (size_t)rec, out + wrote);
+            wrote += got > 0 ? (size_t)got : 0;
+        } else if (plain_room(st, body)) {
+            got = open_at(st, in + used, (size_t)rec, st->plain + st->plain_off + st->plain_len);
+            st->plain_len += got > 0 ? (size_t)got : 0;
+        } else {
+            break;
+        }
+        if (got < 0) return -1;
+        used += (size_t)rec;
+    }
+    if (st->broken) return -1;
+    if (st->eof) used = len; /* nothing counts after close_notify */
+    if (len - used > sizeof st->cipher)
+        return broke(st, EPROTO, "%zu TLS bytes left over from a batch", len - used);
+    memcpy(st->cipher, in + used, len - used);
+    st->cipher_len = len - used;
+    return (long)wrote;
+}
+
+/* One blocking receive of up to n more ciphertext bytes after those kept
+ * in st->cipher, opened as far as they go into buf (n bytes of room, at
+ * least one whole record's).  The bytes written to buf (maybe 0 when only
+ * st->plain got some, or the record is not whole yet), 0 at EOF (st->eof),
+ * or -1 with errno. */
+static ssize_t receive_batch(int fd, tls_stream_state *st, unsigned char *batch, unsigned char *buf, size_t n)
+{
+    size_t kept = st->cipher_len, want = BATCH_MAX - kept;
+    if (want > n) want = n; /* what is opened beyond buf stays within plain and cipher */
+    memcpy(batch, st->cipher, kept);
+    ssize_t k = recv(fd, batch + kept, want, 0);
+    if (k == 0 && kept > 0)
+        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)", kept);
+    if (k == 0) st->eof = 1;
+    if (k <= 0) return k;
+    return open_batch(st, batch, kept + (size_t)k, buf, n);
+}
 
 static ssize_t rec_recv(transport *t, void *buf, size_t n)
 {
     tls_stream_state *st = t->session;
+    unsigned char *batch = n >= TLS_CIPHERTEXT_MAX ? thread_batch() : NULL;
     for (;;) {
         if (st->broken) {
             errno = EPROTO;
@@ -300,20 +411,21 @@ static ssize_t rec_recv(transport *t, void *buf, size_t n)
         if (open_received(st) != 0) return -1;
         if (st->plain_len > 0) continue;
         if (st->eof) return 0;
-        ssize_t k = receive(t->fd, st, 0);
-        if (k <= 0) return st->broken ? -1 : k; /* a record cut by a time limit stays buffered */
+        ssize_t k = batch ? receive_batch(t->fd, st, batch, buf, n) : receive(t->fd, st, 0);
+        if (batch && k > 0) return k;
+        if (k < 0 || (k == 0 && st->eof)) return st->broken ? -1 : k; /* a cut record stays buffered */
     }
 }
 
-/* Sends the record rec (size bytes) whole, or breaks st. */
-static int send_record(int fd, tls_stream_state *st, const unsigned char *rec, size_t size)
+/* Sends the records rec[0, size) whole, or breaks st. */
+static int send_records(int fd, tls_stream_state *st, const unsigned char *rec, size_t size)
 {
     size_t sent = 0;
     while (sent < size) {
         ssize_t k = send(fd, rec + sent, size - sent, MSG_NOSIGNAL);
         if (k > 0) sent += (size_t)k;
         else if (errno == EINTR) continue;
-        else if (sent == 0) return -1; /* nothing went: the caller takes the record back */
+        else if (sent == 0) return -1; /* nothing went: the caller takes the records back */
         else if (errno == EAGAIN || errno == EWOULDBLOCK)
             return broke(st, ETIMEDOUT, "send time limit passed inside a TLS record");
         else
@@ -325,19 +437,25 @@ static int send_record(int fd, tls_stream_state *st, const unsigned char *rec, s
 static ssize_t rec_send(transport *t, const void *buf, size_t n)
 {
     tls_stream_state *st = t->session;
-    unsigned char rec[TLS_RECORD_MAX];
+    unsigned char one[TLS_RECORD_MAX], *batch = n > TLS_PLAINTEXT_MAX ? thread_batch() : NULL;
+    size_t records = 0, most = batch ? BATCH_RECORDS : 1, size = 0, took = 0;
+    if (batch == NULL) batch = one;
     if (st->broken) {
         errno = EPROTO;
         return -1;
     }
-    if (n > TLS_PLAINTEXT_MAX) n = TLS_PLAINTEXT_MAX;
-    size_t size = seal_record(st, TYPE_APPLICATION, buf, n, rec);
-    if (size == 0) return broke(st, EPROTO, "TLS record sealing failed");
-    if (send_record(t->fd, st, rec, size) != 0) {
-        if (!st->broken) st->out.seq--; /* never sent: its number is free again */
+    for (; records < most && took < n; records++) {
+        size_t len = n - took < TLS_PLAINTEXT_MAX ? n - took : TLS_PLAINTEXT_MAX;
+        size_t sealed = seal_record(st, TYPE_APPLICATION, (const unsigned char *)buf + took, len, batch + size);
+        if (sealed == 0) return broke(st, EPROTO, "TLS record sealing failed");
+        size += sealed;
+        took += len;
+    }
+    if (send_records(t->fd, st, batch, size) != 0) {
+        if (!st->broken) st->out.seq -= records; /* none was sent: their numbers are free again */
         return -1;
     }
-    return (ssize_t)n;
+    return (ssize_t)took;
 }
 
 static int rec_start(transport *t, int server_side, err_t *err)

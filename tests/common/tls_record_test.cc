@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,82 @@ TEST_F(RecordLink, PullPeekConsumeAndSealForTheDispatcher)
     }
     EXPECT_EQ(Bytes(out.p, out.p + out.len), expect);
     transport_bytes_free(&out);
+}
+
+// A big receive opens many records per system call straight into the
+// caller's buffer; small receives between them still see every byte in order.
+TEST_F(RecordLink, ManyRecordsInOneBigReceiveKeepTheirOrder)
+{
+    std::string sent;
+    Bytes wire;
+    const size_t sizes[] = {TLS_PLAINTEXT_MAX, 1, 0, 10000, TLS_PLAINTEXT_MAX, 7, 300};
+    for (uint64_t seq = 0; seq < 70; seq++) {
+        size_t len = sizes[seq % 7];
+        std::string content(len, 'a');
+        for (size_t i = 0; i < len; i++) content[i] = static_cast<char>('a' + (seq * 31 + i) % 26);
+        Bytes r = Seal(st_.in, seq, 23, content, seq % 5 == 0 ? 40 : 0);
+        wire.insert(wire.end(), r.begin(), r.end());
+        sent += content;
+    }
+    Bytes end = Seal(st_.in, 70, 21, std::string("\x01\x00", 2)); // close_notify
+    wire.insert(wire.end(), end.begin(), end.end());
+    std::thread peer([&] { // more than a socketpair holds: send while the stream reads
+        for (size_t at = 0; at < wire.size();) {
+            ssize_t k = send(fd_[1], wire.data() + at, wire.size() - at, 0);
+            if (k <= 0) break;
+            at += static_cast<size_t>(k);
+        }
+    });
+    std::string got;
+    std::vector<char> big(1 << 20);
+    for (int i = 0; i < 100000; i++) {
+        size_t n = i % 3 == 2 ? 5 : big.size(); // big, big, small, ...
+        ssize_t k = t_.ops->recv(&t_, big.data(), n);
+        if (k <= 0) {
+            EXPECT_EQ(k, 0) << st_.why;
+            break;
+        }
+        got.append(big.data(), static_cast<size_t>(k));
+    }
+    peer.join();
+    EXPECT_EQ(got.size(), sent.size());
+    EXPECT_TRUE(got == sent) << "the bytes opened differ from those sealed";
+    EXPECT_EQ(st_.in.seq, 71u);
+    EXPECT_TRUE(st_.eof);
+    EXPECT_FALSE(st_.broken);
+}
+
+// A big send seals many records and sends them at once: the test's own
+// sealer, with the same keys and numbers, makes the same bytes.
+TEST_F(RecordLink, BigSendSealsRecordsTheIndependentSealerMatches)
+{
+    st_.out = st_.in;
+    st_.out.seq = 3;
+    std::string big(600000, 'x');
+    for (size_t i = 0; i < big.size(); i++) big[i] = static_cast<char>(i * 7 + i / 4096);
+    Bytes expect;
+    for (uint64_t seq = 3, at = 0; at < big.size(); seq++, at += TLS_PLAINTEXT_MAX) {
+        Bytes r = Seal(st_.in, seq, 23, big.substr(at, TLS_PLAINTEXT_MAX));
+        expect.insert(expect.end(), r.begin(), r.end());
+    }
+    Bytes got;
+    std::thread reader([&] {
+        unsigned char buf[65536];
+        while (got.size() < expect.size()) {
+            ssize_t k = recv(fd_[1], buf, sizeof buf, 0);
+            if (k <= 0) break;
+            got.insert(got.end(), buf, buf + k);
+        }
+    });
+    size_t at = 0;
+    while (at < big.size()) {
+        ssize_t k = t_.ops->send(&t_, big.data() + at, big.size() - at);
+        ASSERT_GT(k, 0) << st_.why;
+        at += static_cast<size_t>(k);
+    }
+    reader.join();
+    EXPECT_EQ(st_.out.seq, 3u + (big.size() + TLS_PLAINTEXT_MAX - 1) / TLS_PLAINTEXT_MAX);
+    EXPECT_TRUE(got == expect) << "the records sent differ from the independent sealer's";
 }
 
 TEST_F(RecordLink, SendTimeLimitInsideARecordBreaksTheStream)

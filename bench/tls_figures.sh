@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tls_figures.sh -- the trust issue's figures in one run: TLS against plain
+# TCP (ping, 8 MiB, handshakes, Linpack n=1000 one call) and tokens' cost.
+# usage: bench/tls_figures.sh [BUILD_DIR=build] [ROUNDS=7] [N=1000]
+#   Every pair is measured interleaved (plain, then TLS, round after round);
+#   each line gives the median and spread (min..max) and the ratio of medians.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+rounds=${2:-7}
+n=${3:-1000}
+[[ $rounds =~ ^[1-9][0-9]?$ && $n =~ ^[1-9][0-9]*$ ]] || { sed -n 4,6p "$0" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-tls-figures-XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== AES-128-GCM alone on one core (openssl speed, 16 KiB blocks: the record size):"
+openssl speed -evp aes-128-gcm -bytes 16384 -seconds 2 2>/dev/null | awk '/^aes-128-gcm|^AES-128-GCM/ {print "   " $0}'
+
+echo "== record layers on loopback (numrpc-bench-tls):"
+"$build/bench/numrpc-bench-tls"
+echo "== numrpc-server itself (numrpc-bench-tls --server):"
+"$build/bench/numrpc-bench-tls" --server "$build/server/numrpc-server" --stubs "$build/stubs/.libs"
+
+echo "== Linpack n=$n, one call (numrpc-linpack --mode linpack), $rounds interleaved rounds:"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
+start() { # start NAME EXTRA...: a server on 127.0.0.1
+    local name=$1
+    shift
+    "$build/server/numrpc-server" --port 0 --port-file "$tmp/$name.port" --quiet --stubs "$build/stubs/.libs" \
+        --workers 1 --blas-threads 1 --admin-socket none "$@" >/dev/null &
+    pids+=($!)
+    for _ in $(seq 100); do [[ -s $tmp/$name.port ]] && break; sleep 0.1; done
+    [[ -s $tmp/$name.port ]] || { echo "tls_figures.sh: server $name did not start" >&2; exit 1; }
+}
+start plain
+start tls --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
+for r in $(seq "$rounds"); do
+    for name in plain tls; do
+        ca=
+        [[ $name == tls ]] && ca=$tmp/cert.pem
+        NUMRPC_SERVER="127.0.0.1:$(cat "$tmp/$name.port")" NUMRPC_TLS_CA=$ca timeout 300 \
+            "$build/apps/linpack/numrpc-linpack" --sizes "$n" --repeat 3 --mode linpack \
+            --csv "$tmp/$name.$r.csv" >/dev/null
+    done
+done
+python3 - "$tmp" "$rounds" <<'PY'
+import csv, statistics, sys
+tmp, rounds = sys.argv[1], int(sys.argv[2])
+med = {}
+for name in ("plain", "tls"):
+    mflops = []
+    for r in range(1, rounds + 1):
+        rows = [x for x in csv.reader(open(f"{tmp}/{name}.{r}.csv")) if x and x[0].isdigit() and x[5]]
+        mflops += [float(x[5]) for x in rows]
+    med[name] = statistics.median(mflops)
+    print(f"   {name:5s} remote MFLOPS: median {med[name]:8.1f}  spread {min(mflops):.1f}..{max(mflops):.1f} ({len(mflops)} rounds)")
+print(f"   ratio tls/plain: {med['tls'] / med['plain']:.3f}")
+PY
+
+echo "== tokens without TLS, warm dcopy n=16 (bench/tokens_ping.sh):"
+"$top/bench/tokens_ping.sh" "$build" 5 2000
