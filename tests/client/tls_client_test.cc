@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -306,6 +308,65 @@ TEST_F(TlsClientTest, FingerprintMismatchIsRefusedAndTheNextServerUsed)
     numrpc_call_info info;
     numrpc_last_call_info(&info);
     EXPECT_EQ(std::string(info.server), "127.0.0.1:" + std::to_string(honest.port()));
+}
+
+// The same through the asynchronous farm: a certificate that is not the
+// announced one fails the connect before any byte of the call left, so the
+// calls move on to the next server like after any other connect failure;
+// only when every server fails is the error reported (as
+// FingerprintMismatchAloneIsAClearError shows for one call).
+TEST_F(TlsClientTest, FingerprintMismatchInTheAsyncFarmMovesOnToTheNextServer)
+{
+    ServerProc server;
+    auto meta = StartMeta("server");
+    TlsFront liar("server", server.port()), honest("server", server.port());
+    msg_meta_routine dcopy = Descriptor(server.port(), "dcopy");
+    ASSERT_NE(dcopy.blob, nullptr);
+    Joiner j1(meta->port(), ""), j2(meta->port(), "");
+    ASSERT_EQ(j1.Join(liar.port(), Fingerprint(Pki("client.pem")), {dcopy}, 1e15), 0) << j1.detail();
+    ASSERT_EQ(j2.Join(honest.port(), Fingerprint(Pki("server.pem")), {dcopy}, 1e6), 0) << j2.detail();
+    free(dcopy.blob);
+    Client client(meta->port(), Pki("ca.pem").c_str());
+    const int kCalls = 8, n = 8;
+    double x[n], want[n];
+    std::vector<std::vector<double>> y(kCalls, std::vector<double>(n, 0.0));
+    for (int i = 0; i < n; i++) x[i] = 0.5 * i - 1.25;
+    int one = 1, nn = n;
+    dcopy_(&nn, x, &one, want, &one);
+    int ids[kCalls];
+    for (int c = 0; c < kCalls; c++)
+        ASSERT_EQ(numrpc_call_async(&ids[c], "dcopy", n, x, 1, y[c].data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    for (int c = 0; c < kCalls; c++) {
+        ASSERT_EQ(numrpc_wait(ids[c]), NUMRPC_OK) << "call " << c << ": " << numrpc_last_error_detail();
+        EXPECT_EQ(std::vector<double>(want, want + n), y[c]) << "call " << c;
+    }
+    numrpc_server_stats stats[4];
+    int nstats = std::min(numrpc_server_stats_get(stats, 4), 4);
+    for (int i = 0; i < nstats; i++)
+        if (std::string(stats[i].server) == "127.0.0.1:" + std::to_string(liar.port()))
+            EXPECT_EQ(stats[i].calls, 0u) << "a call ran on the server with the wrong certificate";
+}
+
+// Asynchronous calls whose only server fails verification end with the
+// clear error of the connect, once the farm has no other server to try.
+TEST_F(TlsClientTest, FingerprintMismatchAloneFailsAsyncCallsClearly)
+{
+    ServerProc server;
+    auto meta = StartMeta("server");
+    TlsFront liar("server", server.port());
+    msg_meta_routine dcopy = Descriptor(server.port(), "dcopy");
+    Joiner j1(meta->port(), "");
+    ASSERT_EQ(j1.Join(liar.port(), Fingerprint(Pki("client.pem")), {dcopy}, 1e9), 0) << j1.detail();
+    free(dcopy.blob);
+    Client client(meta->port(), Pki("ca.pem").c_str());
+    double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {};
+    int id = 0;
+    int rc = numrpc_call_async(&id, "dcopy", 8, x, 1, y, 1);
+    if (rc == NUMRPC_OK) rc = numrpc_wait(id);
+    EXPECT_EQ(rc, NUMRPC_EAUTH);
+    std::string detail = numrpc_last_error_detail();
+    EXPECT_NE(detail.find("presented certificate " + Fingerprint(Pki("server.pem"))), std::string::npos) << detail;
+    EXPECT_EQ(y[0], 0.0); // nothing written
 }
 
 TEST_F(TlsClientTest, FingerprintMismatchAloneIsAClearError)

@@ -129,4 +129,81 @@ INSTANTIATE_TEST_SUITE_P(Tls, SelfMeasure,
                                            SelfCase{"MutualTlsAndTokens", "server", "ca.pem", true}),
                          [](const ::testing::TestParamInfo<SelfCase> &i) { return i.param.name; });
 
+// The numrpc command with args, the environment given before it (already
+// quoted): exit status, stdout, stderr.
+struct CliRun {
+    int status = -1;
+    std::string out, err;
+};
+CliRun Cli(const std::string &env, const std::string &args, const TempDir &dir)
+{
+    CliRun r;
+    const std::string err_file = dir.path + "/cli.err";
+    FILE *p = popen((env + " " + kCli + " " + args + " 2>" + err_file).c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, k);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    FILE *e = fopen(err_file.c_str(), "r");
+    while (e && (k = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, k);
+    if (e) fclose(e);
+    return r;
+}
+
+// Remote administration of a server that runs mutual TLS and tokens:
+// `numrpc admin --server` speaks TLS with NUMRPC_TLS_CA (and the client
+// certificate of NUMRPC_TLS_CERT / NUMRPC_TLS_KEY), registers a module of
+// the server's stub directory, and a TLS client with a token then calls
+// it; the same command without NUMRPC_TLS_CA hears that TLS is required.
+TEST(RemoteAdminOverTls, RegistersAModuleAClientThenCalls)
+{
+    TempDir dir;
+    TokenDir tokens;
+    ASSERT_EQ(system(("mkdir -p '" + dir.path + "/stubs'").c_str()), 0);
+    const std::string secret = tokens.Write("admin.secret", "correct horse battery staple\n");
+    const std::string table = tokens.Write("server.tokens", std::string("alice ") + kClientSecret + " call\n");
+    const std::string own = tokens.Write("alice.token", std::string("alice ") + kClientSecret + "\n");
+    auto server = StartServer({"--stubs", dir.path + "/stubs", "--admin-secret-file", secret, "--token-file", table,
+                               "--tls-cert", Pki("server.pem"), "--tls-key", Pki("server.key"), "--tls-client-ca",
+                               Pki("ca.pem")});
+    ASSERT_GT(server->port(), 0);
+    const std::string addr = "127.0.0.1:" + std::to_string(server->port());
+    ASSERT_EQ(system(("cp '" + kLive1 + "' '" + dir.path + "/stubs/live1.so'").c_str()), 0);
+    const std::string admin = "admin --server " + addr + " --secret-file " + secret + " ";
+
+    CliRun plain = Cli("", admin + "list", dir);
+    EXPECT_NE(plain.status, 0);
+    EXPECT_TRUE(Contains(plain.err, "this server requires TLS (set NUMRPC_TLS_CA)")) << plain.err;
+
+    const std::string tls_env = "NUMRPC_TLS_CA='" + Pki("ca.pem") + "' NUMRPC_TLS_CERT='" + Pki("client.pem") +
+                                "' NUMRPC_TLS_KEY='" + Pki("client.key") + "'";
+    CliRun r = Cli(tls_env, admin + "register live1.so", dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(Contains(r.out, "registered module live")) << r.out;
+
+    numrpc_finalize();
+    const std::string ca = Pki("ca.pem"), cert = Pki("client.pem"), key = Pki("client.key");
+    numrpc_config cfg = {};
+    cfg.servers = addr.c_str();
+    cfg.token_file = own.c_str();
+    cfg.tls_ca = ca.c_str();
+    cfg.tls_cert = cert.c_str();
+    cfg.tls_key = key.c_str();
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    int v = 0;
+    bool callable = false;
+    for (int i = 0; i < 2500 && !callable; i++) { // bounded: the workers roll over to the new module
+        callable = numrpc_call("live_version", &v) == NUMRPC_OK;
+        if (!callable) std::this_thread::sleep_for(std::chrono::milliseconds(4));
+    }
+    ASSERT_TRUE(callable) << numrpc_last_error_detail();
+    EXPECT_EQ(v, 1);
+    r = Cli(tls_env, admin + "unregister live", dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(numrpc_call("live_version", &v), NUMRPC_ENOENT) << numrpc_last_error_detail();
+    numrpc_finalize();
+}
+
 } // namespace
