@@ -130,26 +130,10 @@ INSTANTIATE_TEST_SUITE_P(Tls, SelfMeasure,
                          [](const ::testing::TestParamInfo<SelfCase> &i) { return i.param.name; });
 
 // The numrpc command with args, the environment given before it (already
-// quoted): exit status, stdout, stderr.
-struct CliRun {
-    int status = -1;
-    std::string out, err;
-};
-CliRun Cli(const std::string &env, const std::string &args, const TempDir &dir)
+// quoted).
+CommandRun Cli(const std::string &env, const std::string &args, const TempDir &dir)
 {
-    CliRun r;
-    const std::string err_file = dir.path + "/cli.err";
-    FILE *p = popen((env + " " + kCli + " " + args + " 2>" + err_file).c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, k);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    FILE *e = fopen(err_file.c_str(), "r");
-    while (e && (k = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, k);
-    if (e) fclose(e);
-    return r;
+    return RunCommand(env + " " + kCli + " " + args, dir.path + "/cli.err");
 }
 
 // Remote administration of a server that runs mutual TLS and tokens:
@@ -173,13 +157,13 @@ TEST(RemoteAdminOverTls, RegistersAModuleAClientThenCalls)
     ASSERT_EQ(system(("cp '" + kLive1 + "' '" + dir.path + "/stubs/live1.so'").c_str()), 0);
     const std::string admin = "admin --server " + addr + " --secret-file " + secret + " ";
 
-    CliRun plain = Cli("", admin + "list", dir);
+    CommandRun plain = Cli("", admin + "list", dir);
     EXPECT_NE(plain.status, 0);
     EXPECT_TRUE(Contains(plain.err, "this server requires TLS (set NUMRPC_TLS_CA)")) << plain.err;
 
     const std::string tls_env = "NUMRPC_TLS_CA='" + Pki("ca.pem") + "' NUMRPC_TLS_CERT='" + Pki("client.pem") +
                                 "' NUMRPC_TLS_KEY='" + Pki("client.key") + "'";
-    CliRun r = Cli(tls_env, admin + "register live1.so", dir);
+    CommandRun r = Cli(tls_env, admin + "register live1.so", dir);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(Contains(r.out, "registered module live")) << r.out;
 
