@@ -25,13 +25,23 @@
 typedef struct tls_context tls_context;
 
 /* A server's: certificate chain and key (PEM files); client_ca (or NULL)
- * makes a client certificate required and verified against that CA file. */
+ * makes a client certificate required and verified against that CA file.
+ * Its own certificate (the first of cert) is accepted as a client
+ * certificate too, whoever issued it: a peer that presents it has proven it
+ * holds the server's key, i.e. it is this server calling itself
+ * (tls_self_context_new). */
 tls_context *tls_server_context_new(const char *cert, const char *key, const char *client_ca,
                                     err_t *err);
 /* A client's: servers are verified against the CA file ca; cert and key (both
  * or neither) are its own certificate for mutual TLS. */
 tls_context *tls_client_context_new(const char *ca, const char *cert, const char *key,
                                     err_t *err);
+/* A server's for calling itself (its metaserver helper measuring it): it
+ * trusts exactly the certificate own_cert (the first of that PEM file, the
+ * one the server presents), whoever issued it and whatever host names it
+ * carries -- every connect pins its fingerprint and checks no host name --,
+ * and presents own_cert and own_key as its client certificate. */
+tls_context *tls_self_context_new(const char *own_cert, const char *own_key, err_t *err);
 void tls_context_free(tls_context *ctx);
 
 /* Who the peer is, once its handshake is done: its certificate's SHA-256

@@ -64,6 +64,17 @@ static void keep_traffic_secret(const SSL *ssl, const char *line)
     *len = n;
 }
 
+/* Client certificates: those client_ca verifies, and the server's own (its
+ * holder proved it has the server's key in CertificateVerify, which
+ * OpenSSL checks whatever this says: the server is calling itself). */
+static int accept_own_certificate(int verified, X509_STORE_CTX *store)
+{
+    if (verified) return 1;
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    X509 *own = ssl ? SSL_get_certificate(ssl) : NULL, *leaf = X509_STORE_CTX_get0_cert(store);
+    return own != NULL && leaf != NULL && X509_cmp(own, leaf) == 0;
+}
+
 tls_context *tls_server_context_new(const char *cert, const char *key, const char *client_ca, err_t *err)
 {
     static const unsigned char id_context[] = "numrpc";
@@ -82,7 +93,7 @@ tls_context *tls_server_context_new(const char *cert, const char *key, const cha
         if (tls_load_ca(ctx->ssl, client_ca, err) != 0) goto fail;
         STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(client_ca);
         if (names != NULL) SSL_CTX_set_client_CA_list(ctx->ssl, names); /* the context owns names */
-        SSL_CTX_set_verify(ctx->ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+        SSL_CTX_set_verify(ctx->ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, accept_own_certificate);
     }
     return ctx;
 fail:

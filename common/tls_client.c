@@ -81,15 +81,10 @@ static SSL_SESSION *cached_session(tls_context *ctx, const char *key)
     return s;
 }
 
-tls_context *tls_client_context_new(const char *ca, const char *cert, const char *key, err_t *err)
+/* What every client context does: verify the peer, take a close without
+ * close_notify as EOF, write partially, keep sessions for resumption. */
+static void client_settings(tls_context *ctx)
 {
-    tls_context *ctx = tls_context_alloc(0, err);
-    if (ctx == NULL) return NULL;
-    if (ca == NULL) {
-        err_set(err, NUMRPC_EINVAL, "a TLS client needs a CA file to verify servers against");
-        goto fail;
-    }
-    if (tls_load_ca(ctx->ssl, ca, err) != 0 || tls_load_identity(ctx->ssl, cert, key, err) != 0) goto fail;
     SSL_CTX_set_verify(ctx->ssl, SSL_VERIFY_PEER, NULL);
     /* a peer that closes without close_notify is EOF: numrpc's framing finds cut messages */
     SSL_CTX_set_options(ctx->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
@@ -99,10 +94,39 @@ tls_context *tls_client_context_new(const char *ca, const char *cert, const char
     SSL_CTX_set_default_read_buffer_len(ctx->ssl, TLS_CLIENT_BATCH);
     SSL_CTX_set_session_cache_mode(ctx->ssl, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(ctx->ssl, keep_session);
+}
+
+tls_context *tls_client_context_new(const char *ca, const char *cert, const char *key, err_t *err)
+{
+    tls_context *ctx = tls_context_alloc(0, err);
+    if (ctx == NULL) return NULL;
+    if (ca == NULL) {
+        err_set(err, NUMRPC_EINVAL, "a TLS client needs a CA file to verify servers against");
+        goto fail;
+    }
+    if (tls_load_ca(ctx->ssl, ca, err) != 0 || tls_load_identity(ctx->ssl, cert, key, err) != 0) goto fail;
+    client_settings(ctx);
     return ctx;
 fail:
     tls_context_free(ctx);
     return NULL;
+}
+
+tls_context *tls_self_context_new(const char *own_cert, const char *own_key, err_t *err)
+{
+    tls_context *ctx = tls_context_alloc(0, err);
+    if (ctx == NULL) return NULL;
+    /* The store trusts own_cert's file and may end a chain at its leaf (a
+     * certificate whose issuer this server need not know); what accepts
+     * the peer is the pinned fingerprint, checked after the handshake. */
+    if (tls_file_fingerprint(own_cert, ctx->pinned, err) != 0 || tls_load_ca(ctx->ssl, own_cert, err) != 0 ||
+        tls_load_identity(ctx->ssl, own_cert, own_key, err) != 0) {
+        tls_context_free(ctx);
+        return NULL;
+    }
+    X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(ctx->ssl), X509_V_FLAG_PARTIAL_CHAIN);
+    client_settings(ctx);
+    return ctx;
 }
 
 /* ---- The handshake ---- */
@@ -256,6 +280,8 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
     c->deadline = sock_now() + timeout_ms / 1000.0;
     snprintf(c->host, sizeof c->host, "%s", host);
     snprintf(c->key, sizeof c->key, "%s:%d", host, port);
+    /* A self context pins its own certificate, whatever the caller expects. */
+    if (ctx->pinned[0]) expect_fingerprint = ctx->pinned;
     if (expect_fingerprint != NULL) normalize_fingerprint(expect_fingerprint, c->expect);
     c->ssl = SSL_new(ctx->ssl);
     if (c->ssl == NULL) {
@@ -264,8 +290,12 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
     }
     SSL_set_app_data(c->ssl, c);
     int is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
-    if (is_ip) X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host);
-    else {
+    /* No host name to check on a pinned certificate: only the holder of its
+     * key can finish the handshake, wherever it listens. */
+    if (ctx->pinned[0]) {
+    } else if (is_ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host);
+    } else {
         SSL_set1_host(c->ssl, host);
         SSL_set_tlsext_host_name(c->ssl, host);
     }

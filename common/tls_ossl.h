@@ -24,6 +24,9 @@ struct tls_context {
     pthread_mutex_t lock; /* guards sessions and clock */
     tls_cached_session sessions[TLS_SESSION_CACHE];
     uint64_t clock;
+    /* A self context's (tls_self_context_new): the fingerprint every connect
+     * expects, no host name checked ("" for other contexts). */
+    char pinned[TLS_FINGERPRINT_HEX + 1];
 };
 
 /* A context for one end (server or client) limited to TLS 1.3 and the

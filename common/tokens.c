@@ -226,6 +226,24 @@ int tokens_load_own(const char *path, token *out, err_t *err)
     return rc;
 }
 
+int tokens_reload(const char *path, int listen_fd, const char *bind_addr, exposure_guard guard, token_table *fresh,
+                  char *summary, size_t len, err_t *err)
+{
+    memset(fresh, 0, sizeof *fresh);
+    int rc = path[0] ? tokens_load(path, fresh, err) : 0;
+    guard.tokens_on = fresh->count > 0;
+    if (rc == 0) rc = exposure_check(listen_fd, bind_addr, &guard, err);
+    if (rc != 0) {
+        tokens_free(fresh);
+        snprintf(summary, len, "tokens not changed: %s", err->detail);
+    } else if (fresh->count) {
+        snprintf(summary, len, "%zu token%s from %s", fresh->count, fresh->count == 1 ? "" : "s", path);
+    } else {
+        snprintf(summary, len, "no tokens: anyone who reaches the port may call");
+    }
+    return rc;
+}
+
 void tokens_free(token_table *t)
 {
     if (t->items) memset(t->items, 0, t->count * sizeof *t->items);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "exposure.h"
 #include "iface.h"
 
 #define TOKEN_NAME_MAX 64        /* a token's name, bytes at most          */
@@ -47,6 +48,15 @@ typedef struct token_table {
 int tokens_load(const char *path, token_table *t, err_t *err);
 /* A client's file: its first line, `name secret` (rights are ignored). */
 int tokens_load_own(const char *path, token *out, err_t *err);
+/* A reload (SIGHUP, `admin reload`) of a server's or metaserver's file:
+ * reads path ("" = no tokens) into *fresh and checks that the socket
+ * listen_fd, bound as bind_addr, may still serve with them (guard: its
+ * other protection; tokens_on is set here).  0 with summary "N tokens from
+ * F" or "no tokens: anyone who reaches the port may call"; else the error,
+ * *fresh empty and summary "tokens not changed: WHY": the caller keeps its
+ * table either way until it swaps in *fresh (then frees the old one). */
+int tokens_reload(const char *path, int listen_fd, const char *bind_addr, exposure_guard guard, token_table *fresh,
+                  char *summary, size_t len, err_t *err);
 /* Frees the table's items (secrets wiped); safe to repeat. */
 void tokens_free(token_table *t);
 

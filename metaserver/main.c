@@ -1,5 +1,5 @@
 /* main.c -- numrpc-metaserver's entry: options, the listening socket, a
- * thread per connection, and the reaper that drops silent servers. */
+ * thread per connection, the reaper that drops silent servers, and SIGHUP. */
 #include "metaserver.h"
 
 #include <arpa/inet.h>
@@ -26,7 +26,8 @@ static void usage(FILE *out)
             "  --port P            TCP port (0 = pick a free one)\n"
             "  --bind ADDR         address to listen on (default 127.0.0.1)\n"
             "  --token-file F      tokens (name secret rights, a 0600 file): every connection\n"
-            "                      proves one; join, report, call (query), status rights\n"
+            "                      proves one; join, report, call (query), status rights;\n"
+            "                      read again on SIGHUP\n"
             "  --tls-cert F --tls-key F  TLS 1.3 on every connection (PEM certificate chain\n"
             "                      and key); plain clients are refused\n"
             "  --tls-client-ca F   with TLS, require client certificates signed by this CA\n"
@@ -167,6 +168,32 @@ static void *reaper_main(void *p)
     return NULL;
 }
 
+/* What the reloading thread needs (main's, for the process's life). */
+typedef struct reload_arg {
+    const meta_options *opt;
+    int listen_fd;
+    sigset_t signals; /* SIGHUP, blocked in every thread */
+} reload_arg;
+
+/* Reads the token file again at each SIGHUP (as numrpc-server does). */
+static void *reload_main(void *p)
+{
+    const reload_arg *r = p;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&r->signals, &sig) != 0) continue;
+        char summary[ERR_DETAIL_MAX + 64];
+        int rc = rights_reload(r->opt, r->listen_fd, meta.tls != NULL, summary, sizeof summary);
+        if (rc != 0) {
+            fprintf(stderr, "numrpc-metaserver: SIGHUP: %s\n", summary);
+        } else if (!r->opt->quiet) {
+            printf("tokens reloaded: %s\n", summary);
+            fflush(stdout);
+        }
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     static meta_options opt;
@@ -182,8 +209,13 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    /* The tokens are read before anything listens; they never change. */
-    if (opt.token_file[0] && tokens_load(opt.token_file, &meta.tokens, &err) != 0) {
+    /* SIGHUP waits for the reloading thread (every thread inherits the mask). */
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, NULL);
+    /* The tokens are read before anything listens (again on SIGHUP). */
+    if (rights_load(&opt, &err) != 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
     }
@@ -202,7 +234,7 @@ int main(int argc, char **argv)
     }
     /* Beyond loopback only with tokens or TLS, or when told to accept anyone. */
     exposure_guard guard = {
-        .tokens_on = meta.tokens.count > 0, .tls_on = meta.tls != NULL, .allow_insecure = opt.allow_insecure};
+        .tokens_on = rights_on(), .tls_on = meta.tls != NULL, .allow_insecure = opt.allow_insecure};
     if (exposure_check(lfd, opt.bind_addr, &guard, &err) != 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
@@ -220,7 +252,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (!opt.quiet) {
         printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s, %s)\n", opt.bind_addr,
-               port, opt.drop_after, opt.lease_ms, meta.tokens.count ? "tokens required" : "no tokens",
+               port, opt.drop_after, opt.lease_ms, rights_on() ? "tokens required" : "no tokens",
                !meta.tls ? "no TLS" : opt.tls_client_ca[0] ? "mutual TLS" : "TLS");
         fflush(stdout);
     }
@@ -228,8 +260,9 @@ int main(int argc, char **argv)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t t;
-    if (pthread_create(&t, &attr, reaper_main, &opt) != 0) {
-        fprintf(stderr, "numrpc-metaserver: cannot start the reaper thread\n");
+    reload_arg reload = {.opt = &opt, .listen_fd = lfd, .signals = hup};
+    if (pthread_create(&t, &attr, reaper_main, &opt) != 0 || pthread_create(&t, &attr, reload_main, &reload) != 0) {
+        fprintf(stderr, "numrpc-metaserver: cannot start the reaper and reload threads\n");
         return 1;
     }
     for (;;) {

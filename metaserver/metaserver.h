@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "auth_accept.h"
 #include "error.h"
 #include "iface.h"
 #include "msg.h"
@@ -106,7 +107,6 @@ typedef struct meta_table {
     uint64_t reports_dropped; /* from identities without the `report` right */
     double started;
     const meta_options *opt;
-    token_table tokens;       /* read at start, never changed after          */
     struct tls_context *tls;  /* with --tls-cert: every connection is TLS (made
                                * at start, never freed)                       */
 } meta_table;
@@ -147,12 +147,33 @@ void table_report_dropped(void);
 /* The descriptor of routine from any server (malloc'd copy in *blob) and
  * the module it belongs to (module: IFACE_MAX_NAME + 1 bytes). */
 int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *module, err_t *err);
-/* Every routine name and hash, once each: *items malloc'd (the caller
- * frees). */
-int table_list(msg_routine_entry **items, uint32_t *count);
+/* Every routine name and hash, once each, of the routines whose module
+ * visible(module, arg) allows (visible NULL: all): *items malloc'd (the
+ * caller frees).  visible runs under meta.lock. */
+int table_list(int (*visible)(const char *module, const void *arg), const void *arg, msg_routine_entry **items,
+               uint32_t *count);
 /* Status for people (json = 0) or programs (json = 1); malloc'd. */
 char *table_status(int json);
 void routines_free(meta_routine *r, uint32_t n);
+
+/* ---- rights.c: the tokens (--token-file), reloaded on SIGHUP ---- */
+/* Reads them at start: 0, or the file's error. */
+int rights_load(const meta_options *opt, err_t *err);
+/* Reads them again (SIGHUP): 0 with the new ones in force, or an error
+ * with the old ones kept; summary says which ("2 tokens from F", "tokens
+ * not changed: WHY").  listen_fd and tls_on: the safe-default rule is
+ * checked again against the new table. */
+int rights_reload(const meta_options *opt, int listen_fd, int tls_on, char *summary, size_t len);
+/* True when tokens are on. */
+int rights_on(void);
+/* The token exchange and rights of common's auth_accept.h, asked of the
+ * current table (the same arguments, without the table). */
+int rights_hello(const msg_hello *h, const char *need_token, auth_peer *a, msg_hello *answer, err_t *why);
+int rights_proof(auth_peer *a, const uint8_t proof[HMAC_SHA256_BYTES], err_t *why);
+int rights_may(const auth_peer *a, unsigned right, const char *what, const char *need_token, err_t *why);
+/* May a's token call routines of module?  0 (always without tokens), or
+ * EAUTH "token NAME may not call module M" (or "... was refused": gone). */
+int rights_may_call(const auth_peer *a, const char *module, err_t *why);
 
 /* ---- serve.c ---- */
 /* Serves one connection until it closes (a thread's body); takes fd. */

@@ -49,7 +49,7 @@ static int reply_error(serve_conn *c, uint32_t call_id, const err_t *e, err_t *e
 /* Who the peer is: its token's name with tokens, else its address. */
 static const char *identity(const serve_conn *c)
 {
-    return auth_accept_on(&meta.tokens) ? c->access.token : c->peer;
+    return rights_on() ? c->access.token : c->peer;
 }
 
 /* A refusal of the request (whose body is still unread, or read): the
@@ -76,7 +76,7 @@ static int serve_hello(serve_conn *c, uint32_t call_id, err_t *err)
                 PROTO_VERSION);
         return reply_error(c, call_id, &e, err);
     }
-    if (auth_accept_hello(&meta.tokens, &h, META_NEED_TOKEN, &c->access, &answer, &e) != 0)
+    if (rights_hello(&h, META_NEED_TOKEN, &c->access, &answer, &e) != 0)
         return refuse_closing(c, call_id, &e, err);
     answer.version = PROTO_VERSION;
     answer.packet_size = PROTO_MAX_PACKET;
@@ -90,7 +90,7 @@ static int serve_auth(serve_conn *c, uint32_t call_id, err_t *err)
     err_t e;
     int rc = msg_read_auth(&c->mc.reader, proof, err);
     if (rc != 0) return rc;
-    if (auth_accept_proof(&meta.tokens, &c->access, proof, &e) != 0) return refuse_closing(c, call_id, &e, err);
+    if (rights_proof(&c->access, proof, &e) != 0) return refuse_closing(c, call_id, &e, err);
     return msg_reply_simple(&c->mc.writer, call_id, NUMRPC_OK, "", err);
 }
 
@@ -121,12 +121,20 @@ static unsigned right_of(uint32_t type, const char **what)
     }
 }
 
+/* table_list's filter: the modules the connection's token may call. */
+static int callable_by(const char *module, const void *access)
+{
+    err_t ignored;
+    return rights_may_call(access, module, &ignored) == 0;
+}
+
+/* The routines this peer may call (all of them without tokens). */
 static int serve_list(serve_conn *c, uint32_t call_id, err_t *err)
 {
     msg_routine_entry *items = NULL;
     uint32_t count = 0;
     int rc = wire_expect_end(&c->mc.reader, err);
-    if (rc == 0 && table_list(&items, &count) != 0)
+    if (rc == 0 && table_list(callable_by, &c->access, &items, &count) != 0)
         rc = err_set(err, NUMRPC_ENOMEM, "routine list");
     if (rc == 0) rc = msg_write_list_reply(&c->mc.writer, call_id, items, count, err);
     free(items);
@@ -142,9 +150,7 @@ static int serve_get_iface(serve_conn *c, uint32_t call_id, err_t *err)
     int rc = msg_read_get_iface(&c->mc.reader, name, err);
     if (rc == 0 && table_descriptor(name, &blob, &len, module, &e) != 0) {
         rc = reply_error(c, call_id, &e, err);
-    } else if (rc == 0 && auth_accept_on(&meta.tokens) &&
-               !token_may_call(tokens_find(&meta.tokens, c->access.token), module)) {
-        err_set(&e, NUMRPC_EAUTH, "token %s may not call module %s", c->access.token, module);
+    } else if (rc == 0 && rights_may_call(&c->access, module, &e) != 0) {
         rc = refuse_closing(c, call_id, &e, err);
     }
     else if (rc == 0)
@@ -289,7 +295,7 @@ static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
     const char *what = "";
     unsigned right = right_of(type, &what);
     err_t why;
-    if (right && auth_accept_may(&meta.tokens, &c->access, right, what, META_NEED_TOKEN, &why) != 0) {
+    if (right && rights_may(&c->access, right, what, META_NEED_TOKEN, &why) != 0) {
         /* A report has no reply: one without the right is dropped (a
          * client with only `call` still sends its reports with queries). */
         if (type == PROTO_META_REPORT && c->access.state == AUTH_PEER_GRANTED) {

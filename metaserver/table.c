@@ -418,7 +418,8 @@ int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *m
     return rc;
 }
 
-int table_list(msg_routine_entry **items_out, uint32_t *count)
+int table_list(int (*visible)(const char *module, const void *arg), const void *arg, msg_routine_entry **items_out,
+               uint32_t *count)
 {
     pthread_mutex_lock(&meta.lock);
     uint32_t cap = 0, n = 0;
@@ -428,7 +429,7 @@ int table_list(msg_routine_entry **items_out, uint32_t *count)
     for (int i = 0; items && i < META_MAX_SERVERS; i++) {
         const meta_server *s = &meta.servers[i];
         for (uint32_t j = 0; s->used && j < s->nroutines; j++) {
-            int seen = 0;
+            int seen = visible && !visible(s->routines[j].iface.module, arg);
             for (uint32_t k = 0; k < n && !seen; k++) seen = strcmp(items[k].name, s->routines[j].iface.name) == 0;
             if (seen) continue;
             snprintf(items[n].name, sizeof items[n].name, "%s", s->routines[j].iface.name);
@@ -468,7 +469,7 @@ static void status_text_locked(strbuf *b, double now)
                   "lease %d ms, %s\n",
                   now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
                   (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped, meta.opt->drop_after,
-                  meta.opt->lease_ms, meta.tokens.count ? "tokens required" : "no tokens");
+                  meta.opt->lease_ms, rights_on() ? "tokens required" : "no tokens");
     strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
                   "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
     for (int i = 0; i < META_MAX_SERVERS; i++) {
@@ -497,7 +498,7 @@ static void status_text_locked(strbuf *b, double now)
     msg_routine_entry *names = NULL;
     uint32_t count = 0;
     pthread_mutex_unlock(&meta.lock);
-    int rc = table_list(&names, &count);
+    int rc = table_list(NULL, NULL, &names, &count);
     pthread_mutex_lock(&meta.lock);
     for (uint32_t k = 0; rc == 0 && k < count; k++) {
         strbuf_printf(b, "  %-16s", names[k].name);
@@ -540,7 +541,7 @@ static void status_json_locked(strbuf *b, double now)
                   "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
                   "\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
                   now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-                  (unsigned long long)meta.reports_dropped, meta.tokens.count > 0, meta.opt->drop_after,
+                  (unsigned long long)meta.reports_dropped, rights_on(), meta.opt->drop_after,
                   meta.opt->lease_ms);
     int first = 1;
     for (int i = 0; i < META_MAX_SERVERS; i++) {

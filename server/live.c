@@ -136,23 +136,20 @@ static void list_modules(dispatcher *d, char *reply, size_t len)
 
 int live_reload_tokens(dispatcher *d, char *reply, size_t len)
 {
-    token_table fresh = {0};
+    token_table fresh;
     err_t err;
-    int rc = 0;
-    if (d->cfg->token_file[0]) rc = tokens_load(d->cfg->token_file, &fresh, &err);
-    exposure_guard guard = {.tokens_on = fresh.count > 0, .allow_insecure = d->cfg->allow_insecure};
-    if (rc == 0) rc = exposure_check(d->listen_fd, d->cfg->bind_addr, &guard, &err);
-    if (rc != 0) {
-        tokens_free(&fresh);
-        snprintf(reply, len, "error tokens not changed: %s", err.detail);
-        server_log(d->cfg, LOG_LEVEL_ERROR, "%s", reply + 6);
+    char summary[ERR_DETAIL_MAX + 64];
+    exposure_guard guard = {.tls_on = d->tls != NULL, .allow_insecure = d->cfg->allow_insecure};
+    if (tokens_reload(d->cfg->token_file, d->listen_fd, d->cfg->bind_addr, guard, &fresh, summary, sizeof summary,
+                      &err) != 0) {
+        snprintf(reply, len, "error %s", summary);
+        server_log(d->cfg, LOG_LEVEL_ERROR, "%s", summary);
         return -1;
     }
     tokens_free(&d->tokens);
     d->tokens = fresh;
-    if (fresh.count) snprintf(reply, len, "ok %zu token%s from %s", fresh.count, fresh.count == 1 ? "" : "s", d->cfg->token_file);
-    else snprintf(reply, len, "ok no tokens: anyone who reaches the port may call");
-    server_log(d->cfg, LOG_LEVEL_NOTICE, "tokens reloaded: %s", reply + 3);
+    snprintf(reply, len, "ok %s", summary);
+    server_log(d->cfg, LOG_LEVEL_NOTICE, "tokens reloaded: %s", summary);
     return 0;
 }
 

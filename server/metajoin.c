@@ -181,11 +181,19 @@ static const char *self_host(void)
     return b[0] == '\0' || strcmp(b, "0.0.0.0") == 0 || strcmp(b, "::") == 0 ? "127.0.0.1" : b;
 }
 
-/* Connects to this server itself: a server with tokens is asked with the
- * first token of its own file that may call every routine (read again
- * each time, so a reload is followed). */
+/* Connects to this server itself, as it asks any client to: over TLS when
+ * it has --tls-cert, with its own certificate as the only one trusted (and
+ * as the client certificate mutual TLS wants: the server accepts its own,
+ * tls_server_context_new); with tokens, the first token of its own file
+ * that may call every routine (read again each time, so a reload is
+ * followed).  The TLS context is made at the first call and kept for the
+ * helper's life. */
 static int self_open(msg_conn *c, err_t *err)
 {
+    static tls_context *self_tls;
+    if (mj.cfg.tls_cert[0] && self_tls == NULL &&
+        (self_tls = tls_self_context_new(mj.cfg.tls_cert, mj.cfg.tls_key, err)) == NULL)
+        return err->code;
     token_table own = {0};
     const token *pick = NULL;
     int rc = mj.cfg.token_file[0] ? tokens_load(mj.cfg.token_file, &own, err) : 0;
@@ -194,7 +202,7 @@ static int self_open(msg_conn *c, err_t *err)
     if (rc == 0 && own.count > 0 && pick == NULL)
         rc = err_set(err, NUMRPC_EAUTH, "no token of %s has the `call` right this server's metaserver link needs",
                      mj.cfg.token_file);
-    if (rc == 0) rc = conn_open(c, NULL, self_host(), mj.cfg.port, pick, NULL, err);
+    if (rc == 0) rc = conn_open(c, self_tls, self_host(), mj.cfg.port, pick, NULL, err);
     tokens_free(&own);
     return rc;
 }

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -237,6 +239,29 @@ int RemoteDcopy(bool *y_ok)
     return rc;
 }
 
+// One plain server behind two TLS fronts, both announced with dcopy to a
+// TLS metaserver: the liar, ranked first (it claims 1e15 flop/s) with
+// another certificate's fingerprint, and the honest one.
+struct LiarAndHonest {
+    ServerProc server;
+    std::unique_ptr<Proc> meta = StartMeta("server");
+    TlsFront liar{"server", server.port()}, honest{"server", server.port()};
+    Joiner liar_joiner{meta->port(), ""}, honest_joiner{meta->port(), ""};
+    // Both joined: "", or what failed.
+    std::string Announce()
+    {
+        msg_meta_routine dcopy = Descriptor(server.port(), "dcopy");
+        if (dcopy.blob == nullptr) return "no descriptor of dcopy";
+        std::string failed;
+        if (liar_joiner.Join(liar.port(), Fingerprint(Pki("client.pem")), {dcopy}, 1e15) != 0)
+            failed = liar_joiner.detail();
+        else if (honest_joiner.Join(honest.port(), Fingerprint(Pki("server.pem")), {dcopy}, 1e6) != 0)
+            failed = honest_joiner.detail();
+        free(dcopy.blob);
+        return failed;
+    }
+};
+
 // What the tests share: token files (a metaserver's, a joiner's).
 class TlsClientTest : public ::testing::Test {
   protected:
@@ -289,25 +314,50 @@ TEST_F(TlsClientTest, CallPlacedByATlsMetaserverRuns)
 // certificate's) is refused, and the call runs on the next ranked server.
 TEST_F(TlsClientTest, FingerprintMismatchIsRefusedAndTheNextServerUsed)
 {
-    ServerProc server;
-    auto meta = StartMeta("server");
-    TlsFront liar("server", server.port()), honest("server", server.port());
-    msg_meta_routine dcopy = Descriptor(server.port(), "dcopy");
-    ASSERT_NE(dcopy.blob, nullptr);
-    Joiner j1(meta->port(), ""), j2(meta->port(), "");
-    // The liar claims to be much faster: it is ranked first.
-    ASSERT_EQ(j1.Join(liar.port(), Fingerprint(Pki("client.pem")), {dcopy}, 1e15), 0) << j1.detail();
-    ASSERT_EQ(j2.Join(honest.port(), Fingerprint(Pki("server.pem")), {dcopy}, 1e6), 0) << j2.detail();
-    free(dcopy.blob);
-    Client client(meta->port(), Pki("ca.pem").c_str());
+    LiarAndHonest s; // the liar claims to be much faster: it is ranked first
+    ASSERT_EQ(s.Announce(), "");
+    Client client(s.meta->port(), Pki("ca.pem").c_str());
     bool y_ok = false;
     ASSERT_EQ(RemoteDcopy(&y_ok), NUMRPC_OK) << numrpc_last_error_detail();
     EXPECT_TRUE(y_ok);
     numrpc_call_info info;
     numrpc_last_call_info(&info);
-    EXPECT_EQ(std::string(info.server), "127.0.0.1:" + std::to_string(honest.port()));
+    EXPECT_EQ(std::string(info.server), "127.0.0.1:" + std::to_string(s.honest.port()));
 }
 
+// The same through the asynchronous farm: a certificate that is not the
+// announced one fails the connect before any byte of the call left, so the
+// calls move on to the next server like after any other connect failure;
+// only when every server fails is the error reported (as
+// FingerprintMismatchAloneIsAClearError shows for one call).
+TEST_F(TlsClientTest, FingerprintMismatchInTheAsyncFarmMovesOnToTheNextServer)
+{
+    LiarAndHonest s;
+    ASSERT_EQ(s.Announce(), "");
+    Client client(s.meta->port(), Pki("ca.pem").c_str());
+    const int kCalls = 8, n = 8;
+    double x[n], want[n];
+    std::vector<std::vector<double>> y(kCalls, std::vector<double>(n, 0.0));
+    for (int i = 0; i < n; i++) x[i] = 0.5 * i - 1.25;
+    int one = 1, nn = n;
+    dcopy_(&nn, x, &one, want, &one);
+    int ids[kCalls];
+    for (int c = 0; c < kCalls; c++)
+        ASSERT_EQ(numrpc_call_async(&ids[c], "dcopy", n, x, 1, y[c].data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    for (int c = 0; c < kCalls; c++) {
+        ASSERT_EQ(numrpc_wait(ids[c]), NUMRPC_OK) << "call " << c << ": " << numrpc_last_error_detail();
+        EXPECT_EQ(std::vector<double>(want, want + n), y[c]) << "call " << c;
+    }
+    numrpc_server_stats stats[4];
+    int nstats = std::min(numrpc_server_stats_get(stats, 4), 4);
+    for (int i = 0; i < nstats; i++)
+        if (std::string(stats[i].server) == "127.0.0.1:" + std::to_string(s.liar.port()))
+            EXPECT_EQ(stats[i].calls, 0u) << "a call ran on the server with the wrong certificate";
+}
+
+// A lone server that fails verification: a clear error, for a blocking
+// call and for an asynchronous one (once the farm has no other server to
+// try), and nothing written to the caller's arrays.
 TEST_F(TlsClientTest, FingerprintMismatchAloneIsAClearError)
 {
     ServerProc server;
@@ -323,6 +373,15 @@ TEST_F(TlsClientTest, FingerprintMismatchAloneIsAClearError)
     std::string detail = numrpc_last_error_detail();
     EXPECT_NE(detail.find("presented certificate " + Fingerprint(Pki("server.pem"))), std::string::npos) << detail;
     EXPECT_NE(detail.find("expected " + Fingerprint(Pki("client.pem"))), std::string::npos) << detail;
+
+    double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {};
+    int id = 0;
+    int rc = numrpc_call_async(&id, "dcopy", 8, x, 1, y, 1);
+    if (rc == NUMRPC_OK) rc = numrpc_wait(id);
+    EXPECT_EQ(rc, NUMRPC_EAUTH);
+    detail = numrpc_last_error_detail();
+    EXPECT_NE(detail.find("presented certificate " + Fingerprint(Pki("server.pem"))), std::string::npos) << detail;
+    EXPECT_EQ(std::vector<double>(y, y + 8), std::vector<double>(8, 0.0)); // nothing written
 }
 
 // Each client-side failure is a clear error that names its cause.

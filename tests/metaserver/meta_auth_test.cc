@@ -4,12 +4,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -53,6 +55,7 @@ const TokenLine kTokens[] = {
     {"stat", "445566778899aabbccddeeff00112233", "status"},
     {"rep", "5566778899aabbccddeeff0011223344", "report"},
     {"cr", "66778899aabbccddeeff001122334455", "call report"},
+    {"blasonly", "778899aabbccddeeff00112233445566", "call:blas"},
 };
 
 // A metaserver's token file and each name's own file (`name secret`).
@@ -215,6 +218,17 @@ class Peer {
         call.total_seconds = call.compute_seconds = 1e-4;
         int rc = msg_write_meta_report(&c_.writer, next(), &call, 1, &err_);
         if (rc == 0 && wire_writer_holding(&c_.writer)) rc = wire_flush(&c_.writer, &err_);
+        return rc;
+    }
+    // LIST: the routine names offered, in *out.
+    int list(std::vector<std::string> *out)
+    {
+        uint32_t id = next(), count = 0;
+        msg_routine_entry *names = nullptr;
+        int rc = msg_write_list(&c_.writer, id, &err_);
+        if (rc == 0) rc = msg_read_list_reply(&c_.reader, id, "peer", 4096, &names, &count, &err_);
+        for (uint32_t i = 0; rc == 0 && i < count; i++) out->push_back(names[i].name);
+        free(names);
         return rc;
     }
     // The descriptor of routine (from a server or the metaserver).
@@ -605,6 +619,95 @@ TEST_P(MetaAuthVariant, ReportsEndOnlyTheirOwnPlacements)
     ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
     js = status_json(meta_->port(), stat);
     EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
+}
+
+} // namespace
+
+namespace {
+
+bool has(const std::vector<std::string> &v, const std::string &x)
+{
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// LIST on a metaserver names only the routines the client's token may call
+// (as a server's LIST does): `call:blas` sees dgemm (blas), not dgefa
+// (linpack), whose descriptor it may not fetch either; `call` sees both.
+TEST_F(MetaAuthTest, ListShowsOnlyTheModulesATokenMayCall)
+{
+    auto meta = start_meta({"--token-file", tokens_.table()});
+    ASSERT_GT(meta->port(), 0);
+    std::vector<Routine> r;
+    fetch({"dgemm", "dgefa"}, &r);
+    Peer joiner(meta->port(), tokens_.own("srv"));
+    ASSERT_EQ(joiner.hello(), NUMRPC_OK) << joiner.detail();
+    ASSERT_EQ(joiner.join("127.0.0.1", 1, {&r[0], &r[1]}), NUMRPC_OK) << joiner.detail();
+
+    std::vector<std::string> all, some;
+    Peer full(meta->port(), tokens_.own("cli"));
+    ASSERT_EQ(full.hello(), NUMRPC_OK) << full.detail();
+    ASSERT_EQ(full.list(&all), NUMRPC_OK) << full.detail();
+    EXPECT_TRUE(has(all, "dgemm") && has(all, "dgefa")) << ::testing::PrintToString(all);
+
+    Peer limited(meta->port(), tokens_.own("blasonly"));
+    ASSERT_EQ(limited.hello(), NUMRPC_OK) << limited.detail();
+    ASSERT_EQ(limited.list(&some), NUMRPC_OK) << limited.detail();
+    EXPECT_EQ(some, std::vector<std::string>{"dgemm"});
+    Routine d;
+    EXPECT_EQ(limited.descriptor("dgefa", &d), NUMRPC_EAUTH);
+    EXPECT_EQ(limited.detail(), "token blasonly may not call module linpack");
+}
+
+// SIGHUP reads the metaserver's --token-file again, as numrpc-server does:
+// a token added after the start works, a removed one stops working (on a
+// connection it had proved, too), and a bad file keeps the tokens in force.
+TEST_F(MetaAuthTest, SighupReloadsTheTokenFile)
+{
+    TokenDir dir;
+    const std::string stat_line = std::string("stat ") + kTokens[4].secret + " status\n";
+    const std::string late_line = "late 8899aabbccddeeff0011223344556677 call\n";
+    const std::string table = dir.Write("meta.tokens", stat_line);
+    const std::string late = dir.Write("late.token", "late 8899aabbccddeeff0011223344556677\n");
+    const std::string stat = tokens_.own("stat");
+    auto meta = start_meta({"--token-file", table});
+    ASSERT_GT(meta->port(), 0);
+    {
+        Peer p(meta->port(), late);
+        EXPECT_EQ(p.hello(), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "peer: token late was refused");
+    }
+    Peer kept(meta->port(), stat); // proved before the reload that removes it
+    ASSERT_EQ(kept.hello(), NUMRPC_OK) << kept.detail();
+    ASSERT_EQ(kept.status(), NUMRPC_OK) << kept.detail();
+
+    dir.Write("meta.tokens", late_line);
+    meta->signal(SIGHUP);
+    bool works = false;
+    for (int i = 0; i < 250 && !works && meta->alive(); i++) { // the reload is asynchronous: 5 s at most
+        Peer p(meta->port(), late);
+        std::vector<std::string> names;
+        works = p.hello() == NUMRPC_OK && p.list(&names) == NUMRPC_OK;
+        if (!works) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(meta->alive()) << "SIGHUP ended the metaserver";
+    ASSERT_TRUE(works) << "the token added to the file was not taken after SIGHUP";
+    {
+        Peer p(meta->port(), stat);
+        EXPECT_EQ(p.hello(), NUMRPC_EAUTH);
+        EXPECT_EQ(p.detail(), "peer: token stat was refused");
+    }
+    EXPECT_EQ(kept.status(), NUMRPC_EAUTH);
+    EXPECT_EQ(kept.detail(), "token stat was refused");
+
+    // A bad file: the tokens in force stay.
+    dir.Write("meta.tokens", "late not-hex call\n");
+    meta->signal(SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(meta->alive());
+    Peer p(meta->port(), late);
+    std::vector<std::string> names;
+    EXPECT_EQ(p.hello(), NUMRPC_OK) << p.detail();
+    EXPECT_EQ(p.list(&names), NUMRPC_OK) << p.detail();
 }
 
 } // namespace

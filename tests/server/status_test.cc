@@ -95,26 +95,12 @@ struct LoggedServer {
     }
 };
 
-struct CliRun {
-    int status = -1;
-    std::string out, err;
-};
+typedef CommandRun CliRun;
 
 // Runs the numrpc command with args (already quoted where needed).
 CliRun Cli(const std::string &args, const TempDir &dir)
 {
-    CliRun r;
-    const std::string err = dir.path + "/cli.err";
-    std::string cmd = kCli + " " + args + " 2>" + err;
-    FILE *p = popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, k);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = ReadFile(err);
-    return r;
+    return RunCommand(kCli + " " + args, dir.path + "/cli.err");
 }
 
 Json StatusJson(const std::string &addr, const TempDir &dir)
