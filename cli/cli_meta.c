@@ -71,7 +71,8 @@ static int listed_servers(const char *json, char labels[][LABEL_MAX], int max)
     static const char entry[] = "{\"server\":\"";
     const char *p = strstr(json, "\"servers\":["), *end = p ? strstr(p, "],\"throughput\":") : NULL;
     int n = 0;
-    for (p = p ? strstr(p, entry) : NULL; p && p < end && n < max; p = strstr(p, entry)) {
+    if (end == NULL) return 0;
+    for (p = strstr(p, entry); p && p < end && n < max; p = strstr(p, entry)) {
         p += sizeof entry - 1;
         size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:-[]_");
         char host[LABEL_MAX];
