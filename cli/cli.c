@@ -30,7 +30,8 @@ static void usage(FILE *out)
 
 static int fail(const char *what, int rc)
 {
-    fprintf(stderr, "numrpc %s: %s: %s\n", what, numrpc_strerror(rc), numrpc_last_error_detail());
+    fprintf(stderr, "numrpc %s: %s: %s (%s)\n", what, numrpc_strerror(rc), numrpc_last_error_detail(),
+            numrpc_errname(rc));
     return 1;
 }
 

@@ -3,6 +3,8 @@
 #ifndef NUMRPC_CLI_H
 #define NUMRPC_CLI_H
 
+#include "msg_control.h"
+
 /* numrpc bench [--quick] [--out DIR] */
 int cli_bench(int argc, char **argv);
 
@@ -13,6 +15,14 @@ int cli_pins(int nroutines, char **routines);
 
 /* numrpc status [--json] HOST:PORT (cli_status.c) */
 int cli_status(int argc, char **argv);
+/* A server's STATUS into *s (msg_status_free it on success), over TLS and
+ * with NUMRPC_TOKEN_FILE's token as those variables say (cli_status.c). */
+int cli_server_status(const char *server, int connect_ms, int io_ms, msg_status *s, err_t *err);
+/* "TLS, tokens required" and the like: what s says of the server's
+ * security (a static string). */
+const char *cli_security_words(const msg_status *s);
+/* s on stdout as a JSON string, quotes and control characters escaped. */
+void cli_json_string(const char *s);
 /* numrpc admin --server HOST:PORT [--secret-file F] COMMAND (cli_status.c) */
 int cli_admin(int argc, char **argv);
 

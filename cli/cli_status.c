@@ -9,7 +9,7 @@
 
 #include "auth.h"
 #include "cli.h"
-#include "cli_meta.h"
+#include "cli_conn.h"
 #include "hmac.h"
 #include "msg.h"
 #include "msg_control.h"
@@ -19,16 +19,10 @@
 #define CONNECT_MS 10000
 #define IO_MS 30000
 
-/* ---- One connection speaking to the dispatcher ---- */
-/* Connects c (msg_conn_free it, whatever the outcome). */
-static int control_open(msg_conn *c, const char *server, err_t *err)
-{
-    return cli_conn_open(c, server, CONNECT_MS, IO_MS, err); /* TLS with NUMRPC_TLS_CA */
-}
-
 static int fail(const char *what, const err_t *err)
 {
-    fprintf(stderr, "numrpc %s: %s: %s\n", what, numrpc_strerror(err->code), err->detail);
+    fprintf(stderr, "numrpc %s: %s: %s (%s)\n", what, numrpc_strerror(err->code), err->detail,
+            numrpc_errname(err->code));
     return 1;
 }
 
@@ -44,14 +38,14 @@ static void free_status(status_reply *s)
 
 /* A server with tokens answers STATUS to a token with the `status` right:
  * NUMRPC_TOKEN_FILE's, proven first (its AUTH goes with the STATUS). */
-static int fetch_status(const char *server, status_reply *s, err_t *err)
+int cli_server_status(const char *server, int connect_ms, int io_ms, msg_status *s, err_t *err)
 {
     msg_conn c;
     uint32_t id = 3, auth_id = 2;
     int proving = 0;
     msg_hello hello = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET, .peer = "numrpc status"};
     memset(s, 0, sizeof *s);
-    int rc = control_open(&c, server, err);
+    int rc = cli_conn_open(&c, server, connect_ms, io_ms, err); /* TLS with NUMRPC_TLS_CA */
     if (rc == 0) rc = auth_client_hello_file(&c, getenv("NUMRPC_TOKEN_FILE"), &hello, 1, auth_id, &proving, err);
     if (rc == 0) rc = msg_write_status(&c.writer, id, err);
     if (rc == 0 && proving) rc = auth_client_finish(&c, auth_id, err);
@@ -60,8 +54,19 @@ static int fetch_status(const char *server, status_reply *s, err_t *err)
     return rc;
 }
 
+const char *cli_security_words(const msg_status *s)
+{
+    if (!s->has_security) return "not said (a server older than TLS and tokens)";
+    switch (s->security & (MSG_STATUS_TLS | MSG_STATUS_TOKENS)) {
+    case MSG_STATUS_TLS | MSG_STATUS_TOKENS: return "TLS, tokens required";
+    case MSG_STATUS_TLS: return "TLS, no tokens";
+    case MSG_STATUS_TOKENS: return "plain TCP (no TLS), tokens required";
+    default: return "plain TCP (no TLS), no tokens";
+    }
+}
+
 /* Names are identifiers, but a server is not to be trusted with JSON. */
-static void json_string(const char *s)
+void cli_json_string(const char *s)
 {
     putchar('"');
     for (; *s; s++) {
@@ -76,9 +81,9 @@ static void json_string(const char *s)
 static void print_json(const char *server, const status_reply *s)
 {
     printf("{\"address\": ");
-    json_string(server);
+    cli_json_string(server);
     printf(", \"server\": ");
-    json_string(s->server);
+    cli_json_string(s->server);
     printf(",\n \"uptime_seconds\": %.3f, \"load\": [%.2f, %.2f, %.2f],\n", s->uptime, s->load[0], s->load[1],
            s->load[2]);
     printf(" \"workers\": %u, \"max_workers\": %u, \"worker_restarts\": %llu,\n", s->workers, s->max_workers,
@@ -92,9 +97,9 @@ static void print_json(const char *server, const status_reply *s)
     for (uint32_t i = 0; i < s->nroutines; i++) {
         const routine_row *r = &s->rows[i];
         printf("%s\n  {\"name\": ", i ? "," : "");
-        json_string(r->name);
+        cli_json_string(r->name);
         printf(", \"module\": ");
-        json_string(r->module);
+        cli_json_string(r->module);
         printf(", \"version\": \"%016llx\", \"offered\": %s, \"calls\": %llu, \"errors\": %llu, "
                "\"bytes_in\": %llu, \"bytes_out\": %llu, \"mean_seconds\": %.9f, \"p99_seconds\": %.9f}",
                (unsigned long long)r->hash, r->offered ? "true" : "false", (unsigned long long)r->calls,
@@ -128,9 +133,7 @@ static void print_table(const char *server, const status_reply *s)
            s->draining ? ", SHUTTING DOWN" : "");
     printf("workers %u (at most %u), %llu restarted; calls in flight %u, queued %u; connections %u\n", s->workers,
            s->max_workers, (unsigned long long)s->restarts, s->in_flight, s->queued, s->connections);
-    if (s->has_security)
-        printf("security: %s, %s\n", s->security & MSG_STATUS_TLS ? "TLS" : "plain TCP (no TLS)",
-               s->security & MSG_STATUS_TOKENS ? "tokens required" : "no tokens");
+    if (s->has_security) printf("security: %s\n", cli_security_words(s));
     putchar('\n');
     printf("%-20s %-12s %-16s %9s %7s %10s %10s %9s %9s\n", "ROUTINE", "MODULE", "VERSION", "CALLS", "ERRORS",
            "BYTES IN", "BYTES OUT", "MEAN", "P99");
@@ -168,7 +171,7 @@ int cli_status(int argc, char **argv)
     snprintf(first, sizeof first, "%.*s", (int)strcspn(server, ", "), server);
     status_reply s;
     err_t err;
-    if (fetch_status(first, &s, &err) != 0) return fail("status", &err);
+    if (cli_server_status(first, CONNECT_MS, IO_MS, &s, &err) != 0) return fail("status", &err);
     if (json) print_json(first, &s);
     else print_table(first, &s);
     free_status(&s);
@@ -198,7 +201,7 @@ static int remote_admin(const char *server, const char *secret_file, const char 
     char *text = NULL;
     static const char context[] = "numrpc-admin-v1"; /* with its NUL, as the server */
     msg_conn c;
-    int rc = control_open(&c, server, err);
+    int rc = cli_conn_open(&c, server, CONNECT_MS, IO_MS, err); /* TLS with NUMRPC_TLS_CA */
     if (rc == 0 && secret_file) rc = read_secret(secret_file, secret, sizeof secret, &secret_len, err);
     /* Step 1: the server's one-use random challenge. */
     if (rc == 0) rc = msg_write_admin_challenge(&c.writer, 1, err);
