@@ -145,6 +145,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
 static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
 {
     client_conn *c = NULL;
+    k->touched = 0; /* read by the caller even when no connection opens */
     int rc = conn_acquire(ep, k->deadline, &c, err);
     for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
         iface_ref *ref = NULL;
