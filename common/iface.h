@@ -70,6 +70,8 @@ typedef struct iface_shape {
     uint64_t mem_elems;  /* elements the memory block spans (product of size) */
     uint64_t wire_elems; /* elements that travel (product of count)           */
     int64_t bound;       /* strings: characters each may hold; -1 = unbounded */
+    int held;            /* the call names a data handle here: the array stays
+                            on the server (set by the call, never by shapes) */
 } iface_shape;
 
 /* ---- Encoding ---- */

@@ -339,23 +339,65 @@ static int read_count(wire_reader *r, uint64_t *count, err_t *err)
     return 0;
 }
 
+/* Writes one array of p (shape s) from block; routine names it in errors. */
+static int write_block(wire_writer *w, const char *routine, const iface_param *p, const iface_shape *s,
+                       const void *block, err_t *err)
+{
+    int rc = write_count(w, s->wire_elems, err);
+    if (rc == 0 && s->wire_elems > 0 && block == NULL)
+        rc = err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", routine, p->name);
+    if (rc == 0 && p->type == NUMRPC_T_STRING)
+        rc = write_string_array(w, (char *const *)block, s, err);
+    else if (rc == 0)
+        rc = for_each_run((uint8_t *)block, p, s, encode_run, w, err);
+    if (rc == 0) rc = wire_pad8(w, err);
+    return rc;
+}
+
+int marshal_write_block(wire_writer *w, const iface_param *p, const iface_shape *s, const void *block,
+                        err_t *err)
+{
+    return write_block(w, "data", p, s, block, err);
+}
+
 int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
                   const iface_shape *shapes, marshal_dir dir, err_t *err)
 {
     int rc = write_scalars(w, f, argv, dir, err);
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0 || !marshal_travels(p, dir)) continue;
-        rc = write_count(w, shapes[i].wire_elems, err);
-        if (rc == 0 && shapes[i].wire_elems > 0 && argv[i] == NULL)
-            rc = err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
-        if (rc == 0 && p->type == NUMRPC_T_STRING)
-            rc = write_string_array(w, argv[i], &shapes[i], err);
-        else if (rc == 0)
-            rc = for_each_run(argv[i], p, &shapes[i], encode_run, w, err);
-        if (rc == 0) rc = wire_pad8(w, err);
+        if (p->rank == 0 || shapes[i].held || !marshal_travels(p, dir)) continue;
+        rc = write_block(w, f->name, p, &shapes[i], argv[i], err);
     }
     return rc;
+}
+
+/* Reads one array of p (shape s) into block; f names the routine in errors
+ * and bounds its strings (NULL: a handle's data, which has none). */
+static int read_block(wire_reader *r, const iface_t *f, const iface_param *p, const iface_shape *s,
+                      void *block, marshal_dir dir, err_t *err)
+{
+    const char *routine = f ? f->name : "data";
+    uint64_t count;
+    int rc = read_count(r, &count, err);
+    if (rc != 0) return rc;
+    if (count != s->wire_elems)
+        return err_set(err, NUMRPC_EPROTO, "%s: array %s has %llu elements on the wire, %llu expected", routine,
+                       p->name, (unsigned long long)count, (unsigned long long)s->wire_elems);
+    if (count > 0 && block == NULL) return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", routine, p->name);
+    if (p->type == NUMRPC_T_STRING && f == NULL)
+        return err_set(err, NUMRPC_EINTERNAL, "string arrays need their routine");
+    if (p->type == NUMRPC_T_STRING)
+        rc = read_string_array(r, f, p, block, s, dir, err);
+    else
+        rc = for_each_run(block, p, s, decode_run, r, err);
+    if (rc == 0) rc = wire_skip_pad8(r, err);
+    return rc;
+}
+
+int marshal_read_block(wire_reader *r, const iface_param *p, const iface_shape *s, void *block, err_t *err)
+{
+    return read_block(r, NULL, p, s, block, MARSHAL_REPLY, err);
 }
 
 int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
@@ -363,21 +405,8 @@ int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0 || !marshal_travels(p, dir)) continue;
-        uint64_t count;
-        int rc = read_count(r, &count, err);
-        if (rc != 0) return rc;
-        if (count != shapes[i].wire_elems)
-            return err_set(err, NUMRPC_EPROTO, "%s: array %s has %llu elements on the wire, %llu expected",
-                           f->name, p->name, (unsigned long long)count,
-                           (unsigned long long)shapes[i].wire_elems);
-        if (count > 0 && argv[i] == NULL)
-            return err_set(err, NUMRPC_EINVAL, "%s: array %s is NULL", f->name, p->name);
-        if (p->type == NUMRPC_T_STRING)
-            rc = read_string_array(r, f, p, argv[i], &shapes[i], dir, err);
-        else
-            rc = for_each_run(argv[i], p, &shapes[i], decode_run, r, err);
-        if (rc == 0) rc = wire_skip_pad8(r, err);
+        if (p->rank == 0 || shapes[i].held || !marshal_travels(p, dir)) continue;
+        int rc = read_block(r, f, p, &shapes[i], argv[i], dir, err);
         if (rc != 0) return rc;
     }
     return 0;

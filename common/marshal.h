@@ -18,7 +18,9 @@ typedef enum marshal_dir { MARSHAL_REQUEST = 0, MARSHAL_REPLY = 1 } marshal_dir;
  * laid out as its shape says (for a string array: a table of char*).
  * Strings of a request (read by the server) are malloc'd by the walker into
  * their slots and freed by its caller; strings of a reply (read by the
- * client) are copied into the caller's buffers of bound + 1 bytes. */
+ * client) are copied into the caller's buffers of bound + 1 bytes.
+ * An array whose shape is marked held (a data handle on the server) does
+ * not travel: the walker skips it both ways. */
 
 /* Shapes of every parameter, from the in scalars argv points at. */
 int marshal_eval_shapes(const iface_t *f, void *const *argv,
@@ -43,6 +45,13 @@ int marshal_check_strings(const iface_t *f, void *const *argv, const iface_shape
 int marshal_read_arrays(wire_reader *r, const iface_t *f, void *const *argv,
                         const iface_shape *shapes, marshal_dir dir,
                         err_t *err);
+/* One array of parameter p laid out as shape s says, in the form the
+ * walker gives every array (u64 count, the traveling elements, padding):
+ * the arrays of a call, and a handle's data (msg_data.h).  Reading checks
+ * the count against s first; it reads no strings (a handle has none). */
+int marshal_write_block(wire_writer *w, const iface_param *p, const iface_shape *s, const void *block,
+                        err_t *err);
+int marshal_read_block(wire_reader *r, const iface_param *p, const iface_shape *s, void *block, err_t *err);
 /* True when parameter p travels in direction dir. */
 int marshal_travels(const iface_param *p, marshal_dir dir);
 

@@ -58,12 +58,21 @@ enum proto_meta_type {
  * "Tokens"); the dispatcher answers it. */
 #define PROTO_AUTH 33u
 
+/* Data handles (40-43, docs/protocol.md "Handles"): arrays kept on the
+ * server between calls (common/msg_data.h has each message's fields). */
+#define PROTO_DATA_PUT 40u   /* shape, flags, elements -> id, lease      */
+#define PROTO_DATA_GET 41u   /* id -> shape, elements                    */
+#define PROTO_DATA_FREE 42u  /* ids -> a status per id                   */
+#define PROTO_DATA_RENEW 43u /* ids -> lease, a status per id            */
+
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */
 #define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */
 
 /* Call header flags. */
 #define PROTO_CALL_WANT_KEEPALIVE 0x1u
+#define PROTO_CALL_HANDLES 0x2u /* a handle block follows nargs: those
+                                   arguments are server-side data */
 
 /* A call whose CalcOrder is under this many flops is cheap: its reply may
  * wait in the worker for the next pipelined one, and clients pipeline it on

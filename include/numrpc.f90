@@ -27,7 +27,8 @@ module numrpc
        NUMRPC_ELIMIT = -8, NUMRPC_ECANCELLED = -9, NUMRPC_ETIMEDOUT = -10, &
        NUMRPC_ECRASHED = -11, NUMRPC_EIO = -12, NUMRPC_ESTALE = -13, &
        NUMRPC_ENOSERVER = -14, NUMRPC_EBUSY = -15, NUMRPC_EAUTH = -16, &
-       NUMRPC_ESYNTAX = -17, NUMRPC_EINTERNAL = -18
+       NUMRPC_ESYNTAX = -17, NUMRPC_EINTERNAL = -18, &
+       NUMRPC_ENOHANDLE = -20
 
   ! numrpc_config of numrpc.h.
   type, bind(C) :: config_t

@@ -39,7 +39,8 @@ extern "C" {
     X(EAUTH, -16, "not authorised")                                            \
     X(ESYNTAX, -17, "syntax error")                                            \
     X(EINTERNAL, -18, "internal error")                                       \
-    X(EPENDING, -19, "call still in progress")
+    X(EPENDING, -19, "call still in progress")                                \
+    X(ENOHANDLE, -20, "no such data handle")
 
 typedef enum numrpc_error {
 #define NUMRPC_ENUM_ENTRY_(name, value, msg) NUMRPC_##name = value,
