@@ -178,6 +178,15 @@ typedef struct numrpc_call_info {
                                 less compute_seconds                        */
     double total_seconds;    /* wall time of the whole call                 */
     char server[64];         /* "host:port" that ran it                     */
+    uint32_t connections;    /* connections the call opened: 0 when a
+                                pooled one served it, 1 (more after a
+                                reconnection or a server that failed)
+                                otherwise                                   */
+    uint32_t tls_resumed;    /* of those, TLS handshakes that resumed an
+                                earlier session (no certificate exchange,
+                                one round trip less); 0 over plain TCP.
+                                Both are filled by blocking calls; the
+                                asynchronous ones leave them 0.             */
 } numrpc_call_info;
 /* Copies the calling thread's last call's figures into *info. */
 NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);
