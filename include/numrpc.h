@@ -147,7 +147,11 @@ NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numr
  * TLS session.  A server that fails verification is NUMRPC_EAUTH (wrong
  * CA, expired, another host, another certificate than announced); one
  * that does not speak TLS, or a failed handshake, is NUMRPC_ECONNECT; the
- * detail names the TLS reason.
+ * detail names the TLS reason.  A server that requires a client
+ * certificate and got none (or refuses it) is NUMRPC_EAUTH.  A server
+ * that refuses the connection before TLS (its connection limits, shutting
+ * down) is its own code, NUMRPC_EBUSY mostly, with its detail marked
+ * "(said before TLS, unauthenticated)".
  * The strings are read during numrpc_init: the caller keeps them. */
 typedef struct numrpc_config {
     const char *servers;  /* "host:port[,host:port...]" or NULL            */
