@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <memory>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +29,7 @@ extern "C" {
 }
 
 using tls_support::Pki;
+using tls_support::Random;
 
 namespace {
 
@@ -166,15 +166,6 @@ int UseLibrary(const std::string &servers, int meta_port, const char *ca = "ca.p
     cfg.tls_ca = ca ? ca_path.c_str() : nullptr;
     cfg.token_file = token_file.empty() ? nullptr : token_file.c_str();
     return numrpc_init(&cfg);
-}
-
-std::vector<double> Random(size_t n, unsigned seed)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> v(n);
-    for (double &x : v) x = u(gen);
-    return v;
 }
 
 // dgemm C = A*B of n-by-n through the library against the local BLAS;
