@@ -134,6 +134,17 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     return 0;
 }
 
+/* conn_acquire for the call: a new connection is counted in its info. */
+static int acquire_for(call_obj *k, const endpoint *ep, client_conn **c, err_t *err)
+{
+    int rc = conn_acquire(ep, k->deadline, c, err);
+    if (rc == 0 && !(*c)->reused) {
+        k->info.connections++;
+        k->info.tls_resumed += (*c)->tls_resumed != 0;
+    }
+    return rc;
+}
+
 /* ---- The blocking call: start and wait in the caller's thread ----
  * The call object lives on the caller's stack; "start" runs the exchange
  * on a pooled connection right here, so "wait" finds it complete. */
@@ -146,7 +157,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
 {
     client_conn *c = NULL;
     k->touched = 0; /* read by the caller even when no connection opens */
-    int rc = conn_acquire(ep, k->deadline, &c, err);
+    int rc = acquire_for(k, ep, &c, err);
     for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
         iface_ref *ref = NULL;
         k->touched = 0;
@@ -166,6 +177,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
                 rc = call_receive_results(k, c, &ref->iface, err);
             }
         }
+        if (rc != 0) rc = conn_explain_failure(c, rc, err);
         int reconnect = rc == NUMRPC_EIO && c->reused && !k->touched;
         if (rc == NUMRPC_ESTALE && ref) iface_cache_invalidate(ref);
         if (ref) iface_cache_put(ref);
@@ -178,7 +190,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
         if (reconnect) {
             conn_discard(c);
             c = NULL;
-            rc = conn_acquire(ep, k->deadline, &c, err);
+            rc = acquire_for(k, ep, &c, err);
             continue;
         }
         break;

@@ -79,7 +79,10 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
     tls_peer peer;
     uint8_t binding[AUTH_BINDING_BYTES];
     int resumed, is_tls = tls_client_peer(&c->m.tp, &peer, binding, &resumed) == 0;
-    if (is_tls) snprintf(c->fingerprint, sizeof c->fingerprint, "%s", peer.fingerprint);
+    if (is_tls) {
+        snprintf(c->fingerprint, sizeof c->fingerprint, "%s", peer.fingerprint);
+        c->tls_resumed = resumed;
+    }
     const token *own = client_token();
     if (own) { /* one round trip for the server's proof; AUTH goes with the first request */
         uint32_t hello_id = client_next_call_id();
@@ -156,6 +159,15 @@ int conn_finish_hello(client_conn *c, err_t *err)
                         : msg_read_hello_reply(&c->m.reader, 0, c->m.label, &reply, err);
     if (rc == 0) c->hello_pending = 0;
     return rc;
+}
+
+int conn_explain_failure(const client_conn *c, int rc, err_t *err)
+{
+    if (rc != NUMRPC_EIO || !c->hello_pending || !tls_stream_refused(&c->m.tp)) return rc;
+    return err_set(err, NUMRPC_EAUTH,
+                   "%s refused this client's TLS certificate: %s (mutual TLS: set NUMRPC_TLS_CERT and "
+                   "NUMRPC_TLS_KEY to a certificate its CA signed)",
+                   c->m.label, tls_stream_failure(&c->m.tp));
 }
 
 int conn_read_reply_status(client_conn *c, uint32_t call_id, err_t *err)

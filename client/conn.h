@@ -16,6 +16,7 @@ typedef struct client_conn {
     int hello_pending;   /* our HELLO's (or AUTH's) reply has not been read yet */
     uint32_t auth_id;    /* the AUTH's call id (0: no token)            */
     int reused;          /* it came from the pool (may have gone stale) */
+    int tls_resumed;     /* its TLS handshake resumed a session (0 for TCP) */
     char fingerprint[CLIENT_FINGERPRINT_MAX]; /* the server's certificate, under TLS ("" for TCP) */
     struct client_conn *next;
     /* The call whose rfile arguments this connection serves while its reply
@@ -48,6 +49,10 @@ void conn_done(client_conn *c, int rc);
 /* A connection is still usable after an exchange that ended with rc (the
  * server's error reply was read whole). */
 int call_conn_usable(int rc);
+/* The error of a new connection whose first exchange failed with rc: a TLS
+ * server that ended the session with an alert about this client's
+ * certificate (mutual TLS) is NUMRPC_EAUTH naming it; else rc, err as is. */
+int conn_explain_failure(const client_conn *c, int rc, err_t *err);
 /* Reads the HELLO reply if still pending. */
 int conn_finish_hello(client_conn *c, err_t *err);
 /* Reads a REPLY for call_id: status and detail.  A non-OK status is

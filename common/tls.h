@@ -76,6 +76,9 @@ int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TL
  * record), for the user: "" when it has not, or for another kind.  Valid
  * until the stream is closed. */
 const char *tls_stream_failure(const transport *t);
+/* True when the peer ended a tls stream with an alert about this end's
+ * certificate (a server requiring, or refusing, the client's: mutual TLS). */
+int tls_stream_refused(const transport *t);
 
 /* ---- Server: the state of one TLS 1.3 stream, after its handshake ----
  * Plain data without pointers: it may sit in MAP_SHARED memory and move

@@ -1,5 +1,6 @@
 /* tls_client.c -- the client's TLS stream: its context and session cache,
- * one OpenSSL session on the socket (verified, resumed), the "tls" table entry. */
+ * one OpenSSL session on the socket (verified, resumed; a refusal said before
+ * TLS read as one), the "tls" table entry. */
 #include "tls_ossl.h"
 
 #include <arpa/inet.h>
@@ -18,9 +19,13 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include "msg.h"
 #include "sock.h"
 
 #define TLS_CLIENT_BATCH (256u << 10) /* bytes sealed per send, read ahead per receive */
+/* A numrpc packet a server answers with instead of TLS (a refusal at accept
+ * time) is read in packets of this size at most. */
+#define PLAIN_ANSWER_PACKET 4096
 
 /* A tls stream's session: malloc'd by tls_client_connect, freed by close. */
 typedef struct tls_client {
@@ -33,8 +38,11 @@ typedef struct tls_client {
     char expect[TLS_FINGERPRINT_HEX + 1]; /* "" when any verified certificate will do */
     double deadline; /* of the handshake, monotonic seconds */
     int first_byte;  /* the peer's first byte, -1 until one came */
+    int plain_answer; /* that byte starts no TLS record: left unread in the socket */
     int failed;      /* a fatal error: no close_notify, no more reads */
     int more;        /* more records of this send follow: the socket may hold them (MSG_MORE) */
+    int cut;         /* that error was the socket's, not the session's */
+    int peer_alert;  /* the TLS alert the peer ended the session with, -1: none */
     char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
     tls_peer peer;
     unsigned char binding[TLS_BINDING_SIZE];
@@ -143,10 +151,27 @@ static int socket_write(BIO *b, const char *buf, int n)
     return (int)k;
 }
 
+/* The peer's first byte, looked at before OpenSSL takes any: one that
+ * starts no TLS record (content types 20 to 23) stays in the socket, and
+ * the handshake fails at once (read_plain_answer reads what came). */
+static int first_byte_is_tls(BIO *b, tls_client *c)
+{
+    unsigned char first;
+    ssize_t k = recv(c->fd, &first, 1, MSG_PEEK);
+    if (k <= 0) return 1; /* nothing yet, or the socket's own error: the read tells */
+    if (first >= 20 && first <= 23) return 1;
+    c->first_byte = first;
+    c->plain_answer = 1;
+    BIO_clear_retry_flags(b);
+    errno = EPROTO;
+    return 0;
+}
+
 static int socket_read(BIO *b, char *buf, int n)
 {
     tls_client *c = BIO_get_data(b);
     BIO_clear_retry_flags(b);
+    if (c->first_byte < 0 && !first_byte_is_tls(b, c)) return -1;
     ssize_t k = recv(c->fd, buf, (size_t)n, 0);
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
     if (k > 0 && c->first_byte < 0) c->first_byte = (unsigned char)buf[0];
@@ -212,6 +237,30 @@ static int handshake_failed(tls_client *c, int ssl_err, err_t *err)
                    tls_ossl_reason(why, sizeof why, "connection lost"));
 }
 
+/* The peer answered our ClientHello with something else than TLS.  A
+ * numrpc-server refusing the connection at accept time (its connection
+ * limits, shutting down) says why in a plain REPLY, without a handshake
+ * that would cost it CPU; it is read with the message layer's reader,
+ * bounded in size and by the handshake's deadline, and reported as the
+ * server's code and detail, marked unauthenticated.  A peer that could not
+ * read our TLS (a plain numrpc peer: EPROTO, EVERSION) or said nothing
+ * readable keeps the error handshake_failed set. */
+static int read_plain_answer(tls_client *c, err_t *err)
+{
+    wire_reader r;
+    err_t said;
+    if (wire_reader_init(&r, c->fd, PLAIN_ANSWER_PACKET, &said) != 0) return err->code;
+    wire_reader_set_deadline(&r, c->deadline);
+    int code = msg_read_reply(&r, 0, c->key, &said);
+    int whole = !wire_reader_broken(&r) && !wire_reader_in_message(&r);
+    wire_reader_free(&r);
+    if (!whole || code == NUMRPC_OK || code == NUMRPC_EPROTO || code == NUMRPC_EVERSION) return err->code;
+    for (char *p = said.detail; *p; p++) /* the peer's text, shown to the user: printable only */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    return err_set(err, code, "%s:%d refused the connection: %s (said before TLS, unauthenticated)", c->host,
+                   c->port, said.detail);
+}
+
 /* Lower-case hex without ':' of text into out (size TLS_FINGERPRINT_HEX + 1). */
 static void normalize_fingerprint(const char *text, char *out)
 {
@@ -263,6 +312,7 @@ static int client_start(transport *t, int server_side, err_t *err)
         }
     }
     if (fcntl(t->fd, F_SETFL, flags) < 0 && rc == 0) rc = err_set(err, NUMRPC_EIO, "fcntl: %s", strerror(errno));
+    if (rc != 0 && c->plain_answer) rc = read_plain_answer(c, err);
     return rc != 0 ? rc : check_peer(c, err);
 }
 
@@ -277,6 +327,7 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
     c->ctx = ctx;
     c->port = port;
     c->first_byte = -1;
+    c->peer_alert = -1;
     c->deadline = sock_now() + timeout_ms / 1000.0;
     snprintf(c->host, sizeof c->host, "%s", host);
     snprintf(c->key, sizeof c->key, "%s:%d", host, port);
@@ -335,6 +386,14 @@ int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TL
 
 /* ---- The stream ---- */
 
+/* Keeps the alert the peer ended the session with, if the newest error on
+ * this thread's queue is one (left on the queue). */
+static void note_alert(tls_client *c)
+{
+    int reason = ERR_GET_REASON(ERR_peek_last_error());
+    if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256) c->peer_alert = reason - SSL_AD_REASON_OFFSET;
+}
+
 /* errno for an SSL_read or SSL_write that returned r <= 0; a fatal error
  * also leaves its reason in c->why. */
 static ssize_t io_failed(tls_client *c, int r)
@@ -347,6 +406,8 @@ static ssize_t io_failed(tls_client *c, int r)
         errno = EAGAIN; /* a time limit */
     } else {
         c->failed = 1;
+        c->cut = e == SSL_ERROR_SYSCALL;
+        note_alert(c);
         errno = e == SSL_ERROR_SYSCALL && saved != 0 ? saved : EPROTO;
         snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
                  e == SSL_ERROR_SYSCALL && saved != 0 ? strerror(saved)
@@ -362,6 +423,24 @@ const char *tls_stream_failure(const transport *t)
     if (t->ops == &transport_tls_record_ops && t->session != NULL)
         return ((const tls_stream_state *)t->session)->why;
     return "";
+}
+
+int tls_stream_refused(const transport *t)
+{
+    if (t->ops != &transport_tls_ops || t->session == NULL) return 0;
+    switch (((const tls_client *)t->session)->peer_alert) {
+    case SSL_AD_BAD_CERTIFICATE:
+    case SSL_AD_UNSUPPORTED_CERTIFICATE:
+    case SSL_AD_CERTIFICATE_REVOKED:
+    case SSL_AD_CERTIFICATE_EXPIRED:
+    case SSL_AD_CERTIFICATE_UNKNOWN:
+    case SSL_AD_UNKNOWN_CA:
+    case SSL_AD_ACCESS_DENIED:
+    case SSL_AD_CERTIFICATE_REQUIRED:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 static ssize_t client_recv(transport *t, void *buf, size_t n)
@@ -387,9 +466,12 @@ static void learn_refusal(tls_client *c)
     if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) return;
     ERR_clear_error();
     int r = SSL_read(c->ssl, &byte, 1);
-    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL)
+    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL) {
+        c->cut = 0;
+        note_alert(c);
         snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: %s", c->host, c->port,
                  tls_ossl_reason(reason, sizeof reason, "protocol error"));
+    }
     ERR_clear_error();
     fcntl(c->fd, F_SETFL, flags);
 }
@@ -439,6 +521,12 @@ static void client_close(transport *t)
     tls_client *c = t->session;
     if (c != NULL) {
         if (!c->failed && t->fd >= 0 && SSL_is_init_finished(c->ssl)) SSL_shutdown(c->ssl); /* close_notify */
+        /* A connection cut under a sound session (a server closing an idle
+         * one, a reset) leaves the session resumable, as TLS allows since
+         * 1.1: without this, OpenSSL's SSL_free would mark it not resumable
+         * in our cache too.  A session ended by an alert was dropped by
+         * OpenSSL already. */
+        if (c->failed && c->cut) SSL_set_shutdown(c->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
         SSL_free(c->ssl);
         free(c);
     }

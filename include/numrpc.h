@@ -148,7 +148,11 @@ NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numr
  * TLS session.  A server that fails verification is NUMRPC_EAUTH (wrong
  * CA, expired, another host, another certificate than announced); one
  * that does not speak TLS, or a failed handshake, is NUMRPC_ECONNECT; the
- * detail names the TLS reason.
+ * detail names the TLS reason.  A server that requires a client
+ * certificate and got none (or refuses it) is NUMRPC_EAUTH.  A server
+ * that refuses the connection before TLS (its connection limits, shutting
+ * down) is its own code, NUMRPC_EBUSY mostly, with its detail marked
+ * "(said before TLS, unauthenticated)".
  * The strings are read during numrpc_init: the caller keeps them. */
 typedef struct numrpc_config {
     const char *servers;  /* "host:port[,host:port...]" or NULL            */
@@ -179,6 +183,15 @@ typedef struct numrpc_call_info {
                                 less compute_seconds                        */
     double total_seconds;    /* wall time of the whole call                 */
     char server[64];         /* "host:port" that ran it                     */
+    uint32_t connections;    /* connections the call opened: 0 when a
+                                pooled one served it, 1 (more after a
+                                reconnection or a server that failed)
+                                otherwise                                   */
+    uint32_t tls_resumed;    /* of those, TLS handshakes that resumed an
+                                earlier session (no certificate exchange,
+                                one round trip less); 0 over plain TCP.
+                                Both are filled by blocking calls; the
+                                asynchronous ones leave them 0.             */
 } numrpc_call_info;
 /* Copies the calling thread's last call's figures into *info. */
 NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);

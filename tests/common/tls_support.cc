@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <random>
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -232,6 +234,15 @@ std::vector<unsigned char> Pattern(size_t n, unsigned seed)
         x = x * 1664525u + 1013904223u;
         v[i] = static_cast<unsigned char>(x >> 24);
     }
+    return v;
+}
+
+std::vector<double> Random(size_t n, unsigned seed)
+{
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> v(n);
+    for (double &x : v) x = u(gen);
     return v;
 }
 

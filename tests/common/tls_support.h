@@ -46,6 +46,8 @@ int ReadMessage(transport *t, std::vector<unsigned char> *bytes);
 int WriteMessage(transport *t, const std::vector<unsigned char> &bytes);
 // n bytes of a pattern that differs with seed.
 std::vector<unsigned char> Pattern(size_t n, unsigned seed);
+// n doubles uniform in [-1, 1) that differ with seed.
+std::vector<double> Random(size_t n, unsigned seed);
 
 // A state in MAP_SHARED memory (for ever: the test process is short).
 tls_stream_state *SharedState();

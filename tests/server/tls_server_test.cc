@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +36,7 @@ double ddot_(const int *n, const double *x, const int *incx, const double *y, co
 namespace {
 
 using tls_support::Pki;
+using tls_support::Random;
 
 const char kFaults[] = TOP_BUILDDIR "/tests/server/.libs";
 
@@ -143,15 +143,6 @@ struct Client {
         return rc;
     }
 };
-
-std::vector<double> Random(size_t n, unsigned seed)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> v(n);
-    for (double &x : v) x = u(gen);
-    return v;
-}
 
 // dcopy of n doubles on cl (interface fetched already): y equals local dcopy's.
 void ExpectRightDcopy(Client *cl, const iface_t *f, int n, unsigned seed)
