@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +22,7 @@
 #include "sock.h"
 
 #define TLS_CLIENT_BATCH (256u << 10) /* bytes sealed per send, read ahead per receive */
+#define HELD_MAX (TLS_CLIENT_BATCH / TLS_PLAINTEXT_MAX * TLS_RECORD_MAX) /* one batch's records */
 /* A numrpc packet a server answers with instead of TLS (a refusal at accept
  * time) is read in packets of this size at most. */
 #define PLAIN_ANSWER_PACKET 4096
@@ -40,7 +40,10 @@ typedef struct tls_client {
     int first_byte;  /* the peer's first byte, -1 until one came */
     int plain_answer; /* that byte starts no TLS record: left unread in the socket */
     int failed;      /* a fatal error: no close_notify, no more reads */
-    int more;        /* more records of this send follow: the socket may hold them (MSG_MORE) */
+    int more;        /* more records of this send follow: hold them (held) */
+    unsigned char *held; /* records of a batch sealed, not sent yet: malloc'd on
+                          * the first batch (HELD_MAX bytes), freed by close */
+    size_t held_len;
     int cut;         /* that error was the socket's, not the session's */
     int peer_alert;  /* the TLS alert the peer ended the session with, -1: none */
     char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
@@ -142,11 +145,44 @@ tls_context *tls_self_context_new(const char *own_cert, const char *own_key, err
 /* ---- The socket under OpenSSL: sends never raise SIGPIPE, and the
  * peer's first byte is noted (a plain server's answer tells itself by it) ---- */
 
+/* Sends the held records whole (blocking within the socket's time limit).
+ * 0, or -1 with errno: the session is then broken (part of a record may
+ * have gone). */
+static int send_held(tls_client *c)
+{
+    size_t sent = 0;
+    while (sent < c->held_len) {
+        ssize_t k = send(c->fd, c->held + sent, c->held_len - sent, MSG_NOSIGNAL);
+        if (k > 0) sent += (size_t)k;
+        else if (errno != EINTR) break;
+    }
+    if (sent == c->held_len) {
+        c->held_len = 0;
+        return 0;
+    }
+    int e = errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+    c->failed = c->cut = 1;
+    snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: send: %s", c->host, c->port, strerror(e));
+    errno = e;
+    return -1;
+}
+
+/* A batch's records (c->more) are held and go with its last one in one
+ * system call, so the peer wakes once per batch. */
 static int socket_write(BIO *b, const char *buf, int n)
 {
     tls_client *c = BIO_get_data(b);
     BIO_clear_retry_flags(b);
-    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL | (c->more ? MSG_MORE : 0));
+    if (c->more && c->held == NULL) c->held = malloc(HELD_MAX); /* without it, records go one by one */
+    if (c->held != NULL && (c->more || c->held_len > 0)) {
+        if (c->held_len + (size_t)n > HELD_MAX && send_held(c) != 0) return -1;
+        if ((size_t)n <= HELD_MAX) {
+            memcpy(c->held + c->held_len, buf, (size_t)n);
+            c->held_len += (size_t)n;
+            return c->more || send_held(c) == 0 ? n : -1;
+        }
+    }
+    ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
     return (int)k;
 }
@@ -485,7 +521,7 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
     }
     if (n == 0) return 0;
     /* one record per SSL_write (partial writes); all but the batch's last
-     * are held by the socket, so the peer wakes once per batch */
+     * are held (socket_write) and go with it */
     size_t done = 0;
     int r = 1;
     while (done < n && done < TLS_CLIENT_BATCH && r > 0) {
@@ -496,11 +532,8 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
         r = SSL_write(c->ssl, (const char *)buf + done, (int)chunk);
         if (r > 0) done += (size_t)r;
     }
-    if (c->more) { /* the batch ended early: push what the socket holds (setting TCP_NODELAY does) */
-        int one = 1;
-        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
     c->more = 0;
+    if (c->held_len > 0 && send_held(c) != 0) return -1; /* the batch ended early */
     if (done > 0) return (ssize_t)done;
     ssize_t k = io_failed(c, r);
     if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
@@ -528,6 +561,7 @@ static void client_close(transport *t)
          * OpenSSL already. */
         if (c->failed && c->cut) SSL_set_shutdown(c->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
         SSL_free(c->ssl);
+        free(c->held);
         free(c);
     }
     if (t->fd >= 0) close(t->fd);
