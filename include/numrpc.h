@@ -302,6 +302,34 @@ NUMRPC_API int numrpc_describe_c(const char *name, char **module_out, char **dec
  * --pin` prints these. */
 NUMRPC_API int numrpc_describe_pin(const char *name, char **pin_out);
 
+/* ---- Data handles: arrays kept on a server between calls (docs/handles.md) ----
+ * A numrpc_data* stands wherever an array argument goes (numrpc_call,
+ * numrpc_callv with NUMRPC_T_* of the array and the handle as its pointer,
+ * the asynchronous calls): the routine reads the server's copy, and an out
+ * or inout array's result stays there (it changes only when the call
+ * succeeds).  A call naming handles runs on their server.  The library owns
+ * the handle: it is valid in this process until numrpc_data_free (or
+ * numrpc_finalize), and the library renews its lease on the server while
+ * the process lives.
+ *
+ * server: "host:port", or NULL for the server the metaserver picks
+ * (NUMRPC_METASERVER) or else the first of NUMRPC_SERVER.  type: a numeric
+ * NUMRPC_T_* (not strings or files).  The array is rows x cols, column-major
+ * with leading dimension ld >= rows (a vector: n x 1, ld n); the server keeps
+ * ld x cols elements so that a routine sees the layout a call would send. */
+typedef struct numrpc_data numrpc_data;
+/* Sends the rows x cols elements of a to the server; *h is the new handle. */
+NUMRPC_API int numrpc_data_put(numrpc_data **h, const char *server, int type, const void *a, size_t rows,
+                               size_t cols, size_t ld);
+/* A handle of zeros, for an out argument to fill on the server. */
+NUMRPC_API int numrpc_data_new(numrpc_data **h, const char *server, int type, size_t rows, size_t cols,
+                               size_t ld);
+/* Copies the handle's rows x cols elements into a (leading dimension ld). */
+NUMRPC_API int numrpc_data_get(numrpc_data *h, void *a, size_t ld);
+/* Frees the handle on its server and here (h is invalid afterwards, even
+ * when the server is gone: NUMRPC_ENOHANDLE or a connection error). */
+NUMRPC_API int numrpc_data_free(numrpc_data *h);
+
 /* ---- Argument counting for numrpc_call (internal helper macros) ---- */
 #define NUMRPC_NARG_(...)                                                      \
     NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54,   \
