@@ -59,21 +59,7 @@ for r in $(seq "$rounds"); do
             --calls 2000 --procs 1 --fresh-every 0 --label "$name" --csv "$tmp/warm-$name.$r.csv" >/dev/null
     done
 done
-python3 - "$tmp" "$rounds" <<'PY'
-import csv, statistics, sys
-tmp, rounds = sys.argv[1], int(sys.argv[2])
-meds = {}
-for name in ("plain", "tls"):
-    meds[name] = []
-    for r in range(1, rounds + 1):
-        rows = [float(x[7]) for x in csv.reader(open(f"{tmp}/warm-{name}.{r}.csv"))
-                if x[2] == "dcopy" and x[3] == "16" and x[5] == "OK" and x[6] == "0"]
-        meds[name].append(statistics.median(rows) * 1e6)
-    m = meds[name]
-    print(f"   {name:5s} dcopy n=16 warm: median {statistics.median(m):7.1f} us  run medians {min(m):.1f}..{max(m):.1f} us")
-d = statistics.median(meds["tls"]) - statistics.median(meds["plain"])
-print(f"   tls - plain: {d:+.1f} us  ratio {statistics.median(meds['tls']) / statistics.median(meds['plain']):.3f}")
-PY
+python3 "$top/bench/warm_medians.py" "$tmp" "$rounds" warm-plain warm-tls
 
 echo "== Linpack n=$n, one call (numrpc-linpack --mode linpack, best of 5 per round), $rounds interleaved rounds:"
 python3 - "$tmp" "$rounds" <<'PY'

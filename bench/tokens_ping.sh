@@ -46,20 +46,5 @@ for r in $(seq "$rounds"); do
     run tokens "$r" NUMRPC_TOKEN_FILE="$tmp/client.token"
 done
 
-# Per run, the median of its dcopy-16 latencies; then the median and spread
-# (min..max) of those run medians, and the ratio of the two medians.
-python3 - "$tmp" "$rounds" <<'PY'
-import csv, statistics, sys
-tmp, rounds = sys.argv[1], int(sys.argv[2])
-meds = {}
-for name in ("plain", "tokens"):
-    meds[name] = []
-    for r in range(1, rounds + 1):
-        rows = [float(x[7]) for x in csv.reader(open(f"{tmp}/{name}.{r}.csv"))
-                if x[2] == "dcopy" and x[3] == "16" and x[5] == "OK" and x[6] == "0"]
-        meds[name].append(statistics.median(rows) * 1e6)
-for name, m in meds.items():
-    print(f"{name:7s} dcopy n=16 warm: median {statistics.median(m):7.1f} us  "
-          f"run medians {min(m):.1f}..{max(m):.1f} us ({len(m)} runs)")
-print(f"ratio tokens/plain: {statistics.median(meds['tokens']) / statistics.median(meds['plain']):.3f}")
-PY
+# Per run, the median of its dcopy-16 latencies; then their median, spread and ratio.
+python3 "$top/bench/warm_medians.py" "$tmp" "$rounds" plain tokens
