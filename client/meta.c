@@ -359,16 +359,7 @@ int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *
     iface_ref *ref = NULL;
     call_obj *k = calloc(1, sizeof *k);
     int rc = k ? meta_iface(routine, &ref, err) : err_set(err, NUMRPC_ENOMEM, "call object");
-    if (rc == 0) {
-        va_list ap;
-        arg_source each = *src;
-        if (src->va) {
-            va_copy(ap, *src->va);
-            each.va = &ap;
-        }
-        rc = call_bind(k, &ref->iface, &each, err);
-        if (src->va) va_end(ap);
-    }
+    if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
     if (rc == 0) rc = marshal_eval_shapes(&ref->iface, k->argv, k->shapes, err);
     uint64_t in = 0, out = 0;
     meta_lease l;
