@@ -343,7 +343,8 @@ TEST_F(Handles, AKilledServersHandleIsAClearErrorNotRetriedElsewhere)
     ref_fill_random(a.data(), n, n, 3u);
     numrpc_data *h = nullptr;
     ASSERT_EQ(numrpc_data_put(&h, doomed.address().c_str(), NUMRPC_T_DOUBLE, a.data(), n, n, n), NUMRPC_OK);
-    stop_process(doomed.pid(), SIGKILL, 1);
+    kill(doomed.pid(), SIGKILL);
+    doomed.stop(); // reaps it
     std::vector<int> ipvt(n, 0);
     int info = 0;
     // Run on the main server it would be NUMRPC_ENOHANDLE; it goes nowhere.
