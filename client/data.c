@@ -13,6 +13,7 @@
 #include "init.h"
 #include "lasterr.h"
 #include "lease.h"
+#include "meta.h"
 #include "place.h"
 #include "protocol.h"
 #include "sock.h"
@@ -46,18 +47,26 @@ static int check_request(const char *api, numrpc_data **h, int type, size_t rows
     return 0;
 }
 
-/* Where a new handle goes: server, else the first configured server (or
- * one the metaserver named lately). */
-static int pick_server(const char *api, const char *server, endpoint *ep, err_t *err)
+/* Where a new handle of bytes goes: server, else the metaserver's pick,
+ * else the first configured server (or one the metaserver named lately;
+ * when there is none, the metaserver's reason is the error). */
+static int pick_server(const char *api, const char *server, uint64_t bytes, endpoint *ep, err_t *err)
 {
     endpoint eps[CLIENT_MAX_SERVERS];
-    int rc = server ? endpoint_set(ep, server, err) : client_servers(eps, err);
-    if (rc < 0) {
-        err_prefix(err, api);
-        return rc;
+    int rc, meta = server == NULL && meta_enabled();
+    if (server) {
+        rc = endpoint_set(ep, server, err);
+    } else if (meta && meta_place_data(bytes, ep, err) == 0) {
+        rc = 0;
+    } else {
+        err_t why = *err; /* the metaserver's reason, when it is asked */
+        rc = client_servers(eps, err);
+        if (rc > 0) *ep = eps[0];
+        else if (meta) *err = why;
+        rc = rc > 0 ? 0 : err->code;
     }
-    if (!server) *ep = eps[0];
-    return 0;
+    if (rc != 0) err_prefix(err, api);
+    return rc;
 }
 
 /* The end of a request that moved bytes: its figures become the thread's
@@ -78,12 +87,13 @@ static int make_handle(const char *api, numrpc_data **h, const char *server, int
     endpoint ep;
     double t0 = sock_now();
     numrpc_data *d = NULL;
+    err_clear(&err);
     int rc = check_request(api, h, type, rows, cols, ld, &s, &err);
     if (rc == 0) *h = NULL;
     if (rc == 0 && a == NULL && strcmp(api, "numrpc_data_put") == 0)
         rc = err_set(&err, NUMRPC_EINVAL, "%s: a is NULL", api);
     if (rc == 0) rc = client_ensure_init(&err);
-    if (rc == 0) rc = pick_server(api, server, &ep, &err);
+    if (rc == 0) rc = pick_server(api, server, msg_data_wire_elems(&s) * iface_type_size(s.type), &ep, &err);
     if (rc == 0 && (d = calloc(1, sizeof *d)) == NULL) rc = err_set(&err, NUMRPC_ENOMEM, "%s: a handle", api);
     if (rc == 0) rc = dataio_put(&ep, &s, a, request_deadline(), &d->id, &d->lease_ms, &info, &err);
     if (rc != 0) {

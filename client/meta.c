@@ -405,6 +405,25 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     return n;
 }
 
+int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err)
+{
+    endpoint mep, eps[CLIENT_MAX_SERVERS];
+    double pred[CLIENT_MAX_SERVERS];
+    pthread_mutex_lock(&meta_lock);
+    mep = mc.ep;
+    int down = mc.down_until > sock_now();
+    pthread_mutex_unlock(&meta_lock);
+    if (down) return err_set(err, NUMRPC_ECONNECT, "metaserver %s: unreachable a moment ago", mep.label);
+    meta_lease l;
+    memset(&l, 0, sizeof l);
+    int rc = ask(&mep, "", 0, 0, bytes, 0, &l, err); /* the lease is this one answer's */
+    if (rc == 0 && l.count == 0) rc = err_set(err, NUMRPC_ENOSERVER, "metaserver %s named no server", mep.label);
+    if (rc != 0) return rc;
+    rank(&l, 0, bytes, 0, eps, pred, NULL, NULL);
+    *ep = eps[0];
+    return 0;
+}
+
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,
                     uint32_t server_busy, int queued)
 {
