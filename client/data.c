@@ -69,13 +69,19 @@ static int pick_server(const char *api, const char *server, uint64_t bytes, endp
     return rc;
 }
 
-/* The end of a request that moved bytes: its figures become the thread's
- * last call info. */
-static void note_request(numrpc_call_info *info, const endpoint *ep, double t0)
+/* The end of a request on handle f (NULL for a new one) at ep: a failure
+ * names the handle; a success's figures become the thread's last call info. */
+static int finish(int rc, err_t *err, const handle_facts *f, const endpoint *ep, numrpc_call_info *info, double t0)
 {
+    if (rc != 0) {
+        if (f) place_name_handle(err, f);
+        return client_fail(err);
+    }
     info->total_seconds = sock_now() - t0;
     call_set_server(info, ep->label);
     client_note_info(info);
+    client_succeed();
+    return 0;
 }
 
 static int make_handle(const char *api, numrpc_data **h, const char *server, int type, const void *a, size_t rows,
@@ -98,7 +104,7 @@ static int make_handle(const char *api, numrpc_data **h, const char *server, int
     if (rc == 0) rc = dataio_put(&ep, &s, a, request_deadline(), &d->id, &d->lease_ms, &info, &err);
     if (rc != 0) {
         free(d);
-        return client_fail(&err);
+        return finish(rc, &err, NULL, &ep, &info, t0);
     }
     d->shape = s;
     d->server = ep;
@@ -106,9 +112,7 @@ static int make_handle(const char *api, numrpc_data **h, const char *server, int
     handles_insert(d);
     lease_start();
     *h = d;
-    note_request(&info, &ep, t0);
-    client_succeed();
-    return 0;
+    return finish(0, &err, NULL, &ep, &info, t0);
 }
 
 int numrpc_data_put(numrpc_data **h, const char *server, int type, const void *a, size_t rows, size_t cols,
@@ -143,13 +147,7 @@ int numrpc_data_get(numrpc_data *h, void *a, size_t ld)
         rc = err_set(&err, NUMRPC_EINVAL, "numrpc_data_get: leading dimension %zu is less than the handle's %llu rows",
                      ld, (unsigned long long)f.shape.rows);
     if (rc == 0) rc = dataio_get(&f.server, &f.id, &f.shape, a, ld, request_deadline(), &info, &err);
-    if (rc != 0) {
-        place_name_handle(&err, &f);
-        return client_fail(&err);
-    }
-    note_request(&info, &f.server, t0);
-    client_succeed();
-    return 0;
+    return finish(rc, &err, &f, &f.server, &info, t0);
 }
 
 int numrpc_data_free(numrpc_data *h)
@@ -165,13 +163,7 @@ int numrpc_data_free(numrpc_data *h)
     if (rc == 0 && status != 0)
         rc = err_set(&err, status, "not there any more: freed, expired, or the server restarted");
     free(h);
-    if (rc != 0) {
-        place_name_handle(&err, &f);
-        return client_fail(&err);
-    }
-    note_request(&info, &f.server, t0);
-    client_succeed();
-    return 0;
+    return finish(rc, &err, &f, &f.server, &info, t0);
 }
 
 void data_finalize(void)

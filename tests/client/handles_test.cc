@@ -334,6 +334,20 @@ TEST_F(Handles, AKilledClientsHandleExpiresALivingClientsIsRenewed)
     EXPECT_EQ(HandlesOn(*main_), 0u);
 }
 
+TEST_F(Handles, FinalizeFreesTheProcesssHandlesOnTheirServers)
+{
+    std::vector<float> v(64, 1.5f);
+    numrpc_data *h1 = nullptr, *h2 = nullptr;
+    ASSERT_EQ(numrpc_data_put(&h1, nullptr, NUMRPC_T_FLOAT, v.data(), 8, 8, 8), NUMRPC_OK);
+    ASSERT_EQ(numrpc_data_put(&h2, other_->address().c_str(), NUMRPC_T_FLOAT, v.data(), 64, 1, 64), NUMRPC_OK);
+    EXPECT_EQ(HandlesOn(*main_), 1u);
+    EXPECT_EQ(HandlesOn(*other_), 1u);
+    numrpc_finalize();
+    EXPECT_EQ(HandlesOn(*main_), 0u);
+    EXPECT_EQ(HandlesOn(*other_), 0u);
+    EXPECT_EQ(numrpc_data_get(h1, v.data(), 8), NUMRPC_EINVAL); // no handle any more
+}
+
 TEST_F(Handles, AKilledServersHandleIsAClearErrorNotRetriedElsewhere)
 {
     ServerProc doomed;
