@@ -11,6 +11,7 @@
 #include "init.h"
 #include "lasterr.h"
 #include "meta.h"
+#include "place.h"
 #include "sock.h"
 
 static int unknown_id(int id)
@@ -79,8 +80,11 @@ int async_start(int *id, const char *name, arg_source *src, void *tag)
     int rc = name ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "routine name is NULL");
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k->routine, sizeof k->routine, &err);
-        if (is_url < 0) rc = is_url;
-        else if (is_url) {
+        handle_facts named;
+        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, &err);
+        if (is_url < 0 || placed < 0) {
+            rc = is_url < 0 ? is_url : placed;
+        } else if (is_url || placed) { /* one server: the URL's, or the handles' */
             k->pinned = 1;
             k->pin = eps[0];
         } else if ((n = meta_enabled() ? meta_servers_for_async(k, src, eps, &bound, &err) /* ranked: meta.c */

@@ -156,6 +156,19 @@ int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
     return rc != 0 ? rc : same_as_first_bind(k, f, err);
 }
 
+int call_bind_copy(call_obj *k, const iface_t *f, const arg_source *src, err_t *err)
+{
+    va_list ap;
+    arg_source each = *src;
+    if (src->va) {
+        va_copy(ap, *src->va);
+        each.va = &ap;
+    }
+    int rc = call_bind(k, f, &each, err);
+    if (src->va) va_end(ap);
+    return rc;
+}
+
 void call_tag_args(call_obj *k, const iface_t *f)
 {
     for (uint32_t i = 0; i < f->nparams; i++) {

@@ -18,6 +18,9 @@ typedef struct arg_source {
 /* Binds src to f into k->argv/k->slots (checks arity and types); consumes
  * a va_list. */
 int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
+/* call_bind without consuming src (a va_list is copied): for a look at
+ * the arguments before the call proper binds them. */
+int call_bind_copy(call_obj *k, const iface_t *f, const arg_source *src, err_t *err);
 /* After call_bind: the same arguments as a tagged array in k->args (in
  * scalars by value, complex scalars by pointer to a copy in k->vals, the
  * rest the caller's pointers; strings not copied), so that later binds

@@ -13,6 +13,8 @@
 #include "lasterr.h"
 #include "marshal.h"
 #include "meta.h"
+#include "place.h"
+#include "protocol.h"
 #include "sock.h"
 #include "trust.h"
 
@@ -38,9 +40,10 @@ int numrpc_set_timeout(double seconds)
     return 0;
 }
 
-int call_prepare(call_obj *k, const iface_t *f, err_t *err)
+int call_prepare(call_obj *k, const iface_t *f, const char *label, err_t *err)
 {
     int rc = marshal_eval_shapes(f, k->argv, k->shapes, err);
+    if (rc == 0) rc = place_bind_handles(k, f, label, err);
     if (rc == 0) rc = call_check_arrays(f, k->argv, k->shapes, err);
     if (rc == 0) rc = files_check(f, k->argv, MARSHAL_REQUEST, err);
     if (rc != 0) return rc;
@@ -57,7 +60,8 @@ int call_prepare(call_obj *k, const iface_t *f, err_t *err)
 int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *err)
 {
     wire_writer *w = &c->m.writer;
-    msg_call_header h = {.hash = f->hash, .deadline_ms = k->deadline_ms, .flags = 0,
+    msg_call_header h = {.hash = f->hash, .deadline_ms = k->deadline_ms,
+                         .flags = k->nhandles ? PROTO_CALL_HANDLES : 0,
                          .reply_packet = (uint32_t)wire_writer_packet_size(w), .nargs = f->nparams};
     size_t len = strnlen(f->name, IFACE_MAX_NAME); /* decoded names are no longer */
     memcpy(h.name, f->name, len);
@@ -69,6 +73,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     double t0 = sock_now();
     if (k->t_start == 0) k->t_start = t0;
     int rc = msg_write_call_header(w, k->wire_id, &h, err);
+    if (rc == 0 && k->nhandles) rc = msg_write_call_handles(w, k->handles, k->nhandles, err);
     if (rc == 0) rc = marshal_write(w, f, k->argv, k->shapes, MARSHAL_REQUEST, err);
     if (rc == 0) rc = files_write(w, f, k->argv, MARSHAL_REQUEST, err);
     if (rc == 0) client_files_attach(c, f, k->argv); /* rfile reads while waiting */
@@ -80,7 +85,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
 
 int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
-    int rc = call_prepare(k, f, err);
+    int rc = call_prepare(k, f, c->m.label, err);
     return rc != 0 ? rc : call_write(k, c, f, 0, err);
 }
 
@@ -110,6 +115,16 @@ void call_set_server(numrpc_call_info *info, const char *label)
     info->server[n] = '\0';
 }
 
+uint64_t call_reply_bytes(const client_conn *c, uint64_t keepalives0)
+{
+    /* The reply's packets (the reader reads ahead, so its byte count may
+     * hold the next replies of a pipelined connection too). */
+    const wire_reader *r = &c->m.reader;
+    uint64_t payload = wire_reader_offset(r), per = wire_writer_packet_size(&c->m.writer) - PROTO_HEADER_SIZE;
+    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
+    return payload + (packets + wire_reader_keepalives(r) - keepalives0) * PROTO_HEADER_SIZE;
+}
+
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     wire_reader *r = &c->m.reader;
@@ -121,11 +136,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     double t_end = sock_now();
     numrpc_call_info *info = &k->info;
     info->bytes_sent = wire_writer_bytes(&c->m.writer) - k->out0; /* with remote-file data sent meanwhile */
-    /* The reply's packets (the reader reads ahead, so its byte count may
-     * hold the next replies of a pipelined connection too). */
-    uint64_t payload = wire_reader_offset(r), per = wire_writer_packet_size(&c->m.writer) - PROTO_HEADER_SIZE;
-    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
-    info->bytes_received = payload + (packets + wire_reader_keepalives(r) - k->in0) * PROTO_HEADER_SIZE;
+    info->bytes_received = call_reply_bytes(c, k->in0);
     info->send_seconds = k->t_sent - k->t_start;
     info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
     if (info->receive_seconds < 0) info->receive_seconds = 0;
@@ -208,7 +219,8 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     k.bound_once = 0;
     endpoint eps[CLIENT_MAX_SERVERS];
     double pred[CLIENT_MAX_SERVERS], flops = 0;
-    int n = 1, ranked = 0, i;
+    int n = 1, ranked = 0, placed = 0, i;
+    handle_facts named; /* with placed: the first handle the call names */
     k.info = (numrpc_call_info){0};
     k.t_start = 0;
     double limit = call_timeout();
@@ -217,8 +229,11 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k.routine, sizeof k.routine, err);
         if (is_url < 0) rc = is_url;
-        else if (!is_url && (n = meta_enabled() ? meta_servers_for_call(k.routine, src, eps, pred, &flops, &ranked, err)
-                                                : client_servers(eps, err)) < 0) /* ranked: meta.c */
+        else if (!is_url && (placed = place_call(k.routine, src, k.deadline, &eps[0], &named, err)) < 0)
+            rc = placed; /* a call naming handles runs where they are, and only there */
+        else if (!is_url && !placed &&
+                 (n = meta_enabled() ? meta_servers_for_call(k.routine, src, eps, pred, &flops, &ranked, err)
+                                     : client_servers(eps, err)) < 0) /* ranked: meta.c */
             rc = n;
     }
     if (rc != 0) return client_fail(err);
@@ -235,6 +250,7 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
               (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH)))
             break;
     }
+    if (rc != 0 && placed && (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO)) place_name_handle(err, &named);
     if (rc != 0) return client_fail(err);
     if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);
     client_note_info(&k.info);

@@ -8,8 +8,9 @@
 #include "callobj.h"
 #include "conn.h"
 
-/* Evaluates the shapes of k (bound to f), checks them and the deadline. */
-int call_prepare(call_obj *k, const iface_t *f, err_t *err);
+/* Evaluates the shapes of k (bound to f), checks them, the data handles
+ * among its arguments (which must live on server label) and the deadline. */
+int call_prepare(call_obj *k, const iface_t *f, const char *label, err_t *err);
 /* Writes k's CALL on c with call id k->wire_id (after call_prepare); with
  * hold, the request stays in c's writer to go out with the next one (the
  * caller flushes before it waits). */
@@ -23,6 +24,9 @@ int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 int call_receive_status(call_obj *k, client_conn *c, err_t *err);
 /* Records which server ran the call (a bounded copy of label). */
 void call_set_server(numrpc_call_info *info, const char *label);
+/* Bytes of the reply just read on c, framing and keepalives since
+ * keepalives0 (wire_reader_keepalives before it) included. */
+uint64_t call_reply_bytes(const client_conn *c, uint64_t keepalives0);
 /* Reads the out scalars and arrays into the caller's memory. */
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* The blocking call of name with src's arguments, in this thread; its

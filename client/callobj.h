@@ -9,6 +9,7 @@
 #include "config.h"
 #include "error.h"
 #include "iface.h"
+#include "msg_data.h"
 #include "numrpc.h"
 
 /* A blocking call lives on its caller's stack and is started and waited
@@ -59,6 +60,8 @@ typedef struct call_obj {
     value_slot slots[IFACE_MAX_PARAMS];
     iface_shape shapes[IFACE_MAX_PARAMS];
     uint32_t wire_id;
+    uint32_t nhandles;               /* arguments that are data handles     */
+    msg_call_handle handles[IFACE_MAX_PARAMS]; /* (place.c), by parameter   */
     int touched;                     /* a reply byte reached caller memory   */
     double t_start, t_sent;
     uint64_t out0, in0;              /* writer bytes, reader keepalives      */

@@ -126,7 +126,8 @@ int call_conn_usable(int rc)
 {
     return rc == NUMRPC_OK || rc == NUMRPC_ENOENT || rc == NUMRPC_EINVAL || rc == NUMRPC_ESTALE ||
            rc == NUMRPC_ELIMIT || rc == NUMRPC_ESERVER || rc == NUMRPC_ECRASHED ||
-           rc == NUMRPC_ENOMEM || rc == NUMRPC_ECANCELLED || rc == NUMRPC_ETIMEDOUT;
+           rc == NUMRPC_ENOMEM || rc == NUMRPC_ECANCELLED || rc == NUMRPC_ETIMEDOUT ||
+           rc == NUMRPC_ENOHANDLE;
 }
 
 void conn_done(client_conn *c, int rc)

@@ -326,7 +326,7 @@ static void *writer_main(void *arg)
             arg_source src = {k->nargs, k->args, NULL};
             rc = call_bind(k, &ref->iface, &src, &err);
         }
-        if (rc == 0) rc = call_prepare(k, &ref->iface, &err);
+        if (rc == 0) rc = call_prepare(k, &ref->iface, a->srv->ep.label, &err);
         pthread_mutex_lock(&farm_lock);
         k->ref = ref;
         if (rc == 0 && k->cancel_requested) rc = err_set(&err, NUMRPC_ECANCELLED, "%s: cancelled", k->routine);

@@ -1,6 +1,7 @@
 /* lifecycle.c -- numrpc_init and numrpc_finalize: a new configuration,
- * and every module (farm, pool, cache, metaserver reports) reset. */
+ * and every module (farm, pool, cache, metaserver reports, handles) reset. */
 #include "conn.h"
+#include "data.h"
 #include "farm.h"
 #include "iface_cache.h"
 #include "init.h"
@@ -29,6 +30,7 @@ void numrpc_finalize(void)
 {
     meta_flush(); /* reports of finished calls (meta.c) */
     farm_shutdown();
+    data_finalize(); /* the process's handles, freed on their servers */
     conn_pool_clear();
     iface_cache_clear();
     pthread_mutex_lock(&client_lock);

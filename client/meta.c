@@ -359,16 +359,7 @@ int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *
     iface_ref *ref = NULL;
     call_obj *k = calloc(1, sizeof *k);
     int rc = k ? meta_iface(routine, &ref, err) : err_set(err, NUMRPC_ENOMEM, "call object");
-    if (rc == 0) {
-        va_list ap;
-        arg_source each = *src;
-        if (src->va) {
-            va_copy(ap, *src->va);
-            each.va = &ap;
-        }
-        rc = call_bind(k, &ref->iface, &each, err);
-        if (src->va) va_end(ap);
-    }
+    if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
     if (rc == 0) rc = marshal_eval_shapes(&ref->iface, k->argv, k->shapes, err);
     uint64_t in = 0, out = 0;
     meta_lease l;
@@ -412,6 +403,25 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     int n = rank(&l, k->flops, in + out, 1, eps, k->meta_pred, k->meta_slots, k->meta_xfer);
     k->meta = 1;
     return n;
+}
+
+int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err)
+{
+    endpoint mep, eps[CLIENT_MAX_SERVERS];
+    double pred[CLIENT_MAX_SERVERS];
+    pthread_mutex_lock(&meta_lock);
+    mep = mc.ep;
+    int down = mc.down_until > sock_now();
+    pthread_mutex_unlock(&meta_lock);
+    if (down) return err_set(err, NUMRPC_ECONNECT, "metaserver %s: unreachable a moment ago", mep.label);
+    meta_lease l;
+    memset(&l, 0, sizeof l);
+    int rc = ask(&mep, "", 0, 0, bytes, 0, &l, err); /* the lease is this one answer's */
+    if (rc == 0 && l.count == 0) rc = err_set(err, NUMRPC_ENOSERVER, "metaserver %s named no server", mep.label);
+    if (rc != 0) return rc;
+    rank(&l, 0, bytes, 0, eps, pred, NULL, NULL);
+    *ep = eps[0];
+    return 0;
 }
 
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,

@@ -30,6 +30,9 @@ int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, d
                           int *ranked, err_t *err);
 /* The same for an asynchronous call (*bound = 1: k was captured). */
 int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err);
+/* The server the metaserver ranks first for a data handle of bytes (a
+ * query without a routine: any server, by transfer and load). */
+int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err);
 /* Records a finished call (server, bytes, times from info) to report to
  * the metaserver with the next query; queued: its times include a wait in
  * the farm's queues (only its compute time teaches anything).  server_busy

@@ -42,6 +42,8 @@ typedef struct msg_status {
                                  reader's malloc'd (msg_status_free)    */
     uint32_t security;     /* MSG_STATUS_TLS | MSG_STATUS_TOKENS (a trailing field) */
     uint32_t has_security; /* reader: the server sent it (older ones do not) */
+    uint64_t handles, handle_bytes; /* data handles kept and their bytes (trailing) */
+    uint32_t has_handles;           /* reader: the server sent them          */
 } msg_status;
 
 /* The request, as one whole message. */

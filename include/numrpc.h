@@ -170,7 +170,8 @@ typedef struct numrpc_config {
     const char *tls_key;  /* NULL: NUMRPC_TLS_KEY                           */
 } numrpc_config;
 NUMRPC_API int numrpc_init(const numrpc_config *config);
-/* Closes cached connections and forgets interfaces. */
+/* Closes cached connections, forgets interfaces, and frees the process's
+ * data handles on their servers (best effort, a few seconds a server). */
 NUMRPC_API void numrpc_finalize(void);
 
 /* ---- What the last call on this thread cost ---- */

@@ -254,8 +254,10 @@ static int serve_query(serve_conn *c, uint32_t call_id, err_t *err)
                                                                         : (int)q.max_servers);
     if (n == 0) {
         err_t e;
-        err_set(&e, NUMRPC_ENOSERVER, "no server known to the metaserver offers \"%s\"%s",
-                q.routine, q.hash ? " in this version" : "");
+        if (q.routine[0] == '\0') err_set(&e, NUMRPC_ENOSERVER, "no server has joined the metaserver");
+        else
+            err_set(&e, NUMRPC_ENOSERVER, "no server known to the metaserver offers \"%s\"%s", q.routine,
+                    q.hash ? " in this version" : "");
         return reply_error(c, call_id, &e, err);
     }
     return msg_write_meta_query_reply(&c->mc.writer, call_id, (uint32_t)meta.opt->lease_ms, ranked,

@@ -229,7 +229,7 @@ static int active_placements(const meta_server *s, double now)
 }
 
 /* The model's figures for server s and this call (its placement is the
- * caller's). */
+ * caller's); r NULL for data that has no routine. */
 static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_query *q, const char *client,
                             double now, msg_meta_ranked *e)
 {
@@ -242,7 +242,7 @@ static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_quer
     e->latency = p && p->latency > 0 ? p->latency : DEFAULT_LATENCY;
     e->throughput_known = p && p->bytes_per_second > 0;
     e->bytes_per_second = e->throughput_known ? p->bytes_per_second : fallback_bandwidth_locked(client);
-    e->flops_per_second = rank_speed_at(&s->curve, q->flops) / (r->calib > 0 ? r->calib : 1);
+    e->flops_per_second = rank_speed_at(&s->curve, q->flops) / (r && r->calib > 0 ? r->calib : 1);
     uint32_t busy = s->in_flight + s->queued;
     uint32_t placed = (uint32_t)active_placements(s, now);
     e->share = rank_share(s->slots, placed > busy ? placed : busy);
@@ -265,8 +265,9 @@ int table_rank(const msg_meta_query *q, const char *client, const char *identity
     for (int i = 0; i < META_MAX_SERVERS && n < max; i++) {
         meta_server *s = &meta.servers[i];
         if (!s->used || s->draining) continue;
-        meta_routine *r = routine_of(s, q->routine, q->hash);
-        if (r == NULL) continue;
+        /* No routine: a place for a data handle's bytes, any server. */
+        meta_routine *r = q->routine[0] ? routine_of(s, q->routine, q->hash) : NULL;
+        if (r == NULL && q->routine[0]) continue;
         estimate_locked(s, r, q, client, now, &out[n]);
         on[n] = s;
         /* insertion by predicted time */

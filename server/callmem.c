@@ -47,6 +47,7 @@ int callmem_measure(const server_config *cfg, const iface_t *f, const iface_shap
     *m = (call_memory){0};
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
+        if (shapes[i].held) continue; /* a data handle's memory: kept on the server already */
         if (p->rank > 0 && shapes[i].mem_elems > cfg->max_array_elems)
             return err_set(err, NUMRPC_ELIMIT, "%s: %sarray %s has %llu elements, over this server's limit of %llu",
                            f->name, p->type == NUMRPC_T_STRING ? "string " : "", p->name,

@@ -82,6 +82,16 @@ static const option_def options[] = {
      "what it sends (default 64 MiB)"},
     {"max-server-memory", 0, OPT_U64, F(max_server_memory), "B",
      "array memory of all calls in flight together; beyond, EBUSY (default 3/4 of physical memory, 0 = none)"},
+    /* Data handles (docs/handles.md, docs/admin.md "Handles"). */
+    {"handle-dir", 0, OPT_STR, F(handle_dir), "DIR",
+     "where the private directory of handles is made, mode 0700, removed at exit (default /dev/shm)"},
+    {"max-handles", 0, OPT_INT, F(max_handles), "N", "handles kept at most (default 4096)"},
+    {"handle-bytes", 0, OPT_U64, F(handle_bytes), "B",
+     "bytes of all handles together at most (default 1/4 of physical memory)"},
+    {"handle-bytes-per-identity", 0, OPT_U64, F(handle_bytes_per_identity), "B",
+     "bytes of one token's handles (or of all without tokens) at most (default half of --handle-bytes)"},
+    {"handle-lease-ms", 0, OPT_INT, F(handle_lease_ms), "MS",
+     "a handle not renewed or used this long is freed (default 60000)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -108,6 +118,11 @@ void config_defaults(server_config *cfg)
     cfg->max_worker_memory = CONFIG_MEMORY_AUTO;
     cfg->max_untravelled_bytes = 64ULL << 20;
     cfg->max_server_memory = CONFIG_MEMORY_AUTO;
+    snprintf(cfg->handle_dir, sizeof cfg->handle_dir, "/dev/shm");
+    cfg->max_handles = 4096;
+    cfg->handle_bytes = CONFIG_MEMORY_AUTO;
+    cfg->handle_bytes_per_identity = CONFIG_MEMORY_AUTO;
+    cfg->handle_lease_ms = 60000;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -300,6 +315,11 @@ static void resolve_memory_defaults(server_config *cfg)
         uint64_t threads = (uint64_t)(cfg->blas_threads > 0 ? cfg->blas_threads : 1) << 28;
         cfg->max_worker_memory = call > UINT64_MAX / 2 ? 0 : sum_or_none(2 * call, sum_or_none(threads, 1ULL << 30));
     }
+    if (cfg->handle_bytes == CONFIG_MEMORY_AUTO) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        cfg->handle_bytes = pages > 0 && page > 0 ? (uint64_t)pages / 4 * (uint64_t)page : 0;
+    }
+    if (cfg->handle_bytes_per_identity == CONFIG_MEMORY_AUTO) cfg->handle_bytes_per_identity = cfg->handle_bytes / 2;
 }
 
 void config_normalise(server_config *cfg)
@@ -309,6 +329,8 @@ void config_normalise(server_config *cfg)
     if (cfg->max_connections < 1) cfg->max_connections = 1;
     if (cfg->request_timeout_ms < 1) cfg->request_timeout_ms = 1;
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
+    if (cfg->max_handles < 1) cfg->max_handles = 1;
+    if (cfg->handle_lease_ms < 100) cfg->handle_lease_ms = 100;
     if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     resolve_memory_defaults(cfg);
 }

@@ -53,6 +53,13 @@ typedef struct server_config {
      * it sends, and what all calls in flight may hold (0 = no limit). */
     uint64_t max_untravelled_bytes;
     uint64_t max_server_memory;
+    /* Data handles (handles.c; docs/handles.md): where their files go, how
+     * many and how many bytes the server keeps, and their lease. */
+    char handle_dir[CONFIG_PATH_MAX]; /* the parent of the private directory */
+    int max_handles;
+    uint64_t handle_bytes;              /* all handles together              */
+    uint64_t handle_bytes_per_identity; /* one token's (or no token's)       */
+    int handle_lease_ms;
 } server_config;
 
 /* A memory limit left at its default, computed by config_normalise. */

@@ -32,6 +32,7 @@ typedef struct status_view {
     int tls, tokens; /* every connection is TLS; tokens are required */
     uint64_t restarts;
     unsigned generation;
+    uint64_t handles, handle_bytes; /* data handles kept (handles.c) */
 } status_view;
 
 typedef struct control_ctx {

@@ -22,6 +22,7 @@
 #include "conn.h"
 #include "connio.h"
 #include "control.h"
+#include "handles.h"
 #include "handshake.h"
 #include "live.h"
 #include "log.h"
@@ -199,6 +200,7 @@ static void reload(dispatcher *d)
     fresh.max_workers = d->cfg->max_workers;
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
     *d->cfg = fresh;
+    handles_configure(server_handles, d->cfg);
     char reply[ERR_DETAIL_MAX + 64];
     live_reload_tokens(d, reply, sizeof reply); /* logs what it did */
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGHUP: configuration reread%s%s; workers restart as they become free",
@@ -245,6 +247,7 @@ static void serve_control(dispatcher *d, int c)
     v->in_flight = (int)slots_in_flight(NULL);
     v->tls = d->tls != NULL;
     v->tokens = access_on(&d->tokens);
+    handles_totals(server_handles, &v->handles, &v->handle_bytes);
     /* HELLO and AUTH are the handshake: the connection's first call is
      * still due (a drain serves it); STATUS and ADMIN count as its calls. */
     int type = (int)d->conns[c].ctl.type;
@@ -350,6 +353,10 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     d.argv = argv;
     d.listen_fd = listen_fd;
     fit_descriptors(cfg);
+    if (handles_open(cfg, &server_handles, err) != 0) { /* before the workers fork: they share it */
+        tokens_free(&d.tokens);
+        return -1;
+    }
     d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     d.nconns_cap = cfg->max_connections + 1;
     d.nworkers_cap = cfg->max_workers;
@@ -374,6 +381,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         stats_destroy(server_stats);
         server_stats = NULL;
         tokens_free(&d.tokens);
+        handles_close(server_handles);
+        server_handles = NULL;
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
@@ -421,6 +430,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
             double now = sock_now();
             pool_tick(&d, now);
             conn_tick(&d, now);
+            handles_sweep(server_handles, now); /* leases, dead writers, stray files */
             next_tick = sock_now() + tick_ms / 1000.0;
         }
         if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;
@@ -445,6 +455,8 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     server_stats = NULL;
     free(d.mods.items);
     tokens_free(&d.tokens);
+    handles_close(server_handles);
+    server_handles = NULL;
     free(d.conns);
     free(d.queue);
     free(d.workers);

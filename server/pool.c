@@ -13,6 +13,7 @@
 
 #include "cancel.h"
 #include "connio.h"
+#include "handles.h"
 #include "log.h"
 #include "metajoin.h"
 #include "reply.h"
@@ -248,6 +249,7 @@ void pool_reap(dispatcher *d)
             pool_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
         }
+        handles_worker_gone(server_handles, pid); /* what it was writing stays as it was */
         for (int i = 0; i < d->nworkers_cap; i++)
             if (d->workers[i].pid == pid && d->workers[i].state != WORKER_DEAD) worker_exited(d, i, status);
     }

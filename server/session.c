@@ -1,5 +1,6 @@
 /* session.c -- a worker's handling of one message on a borrowed connection:
- * hello, list, interface fetch and call (unmarshal, run, marshal back). */
+ * hello, list, interface fetch and call (unmarshal, run, marshal back);
+ * the handle messages go to data_call.c. */
 #include "session.h"
 
 #include <malloc.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "call_handles.h"
 #include "callmem.h"
+#include "data_call.h"
 #include "files.h"
 #include "files_call.h"
 #include "log.h"
@@ -231,7 +234,7 @@ static int allocate_arrays(session *s, const iface_t *f, call_args *a, err_t *er
     size_t offset = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
-        if (p->rank == 0 || p->type == NUMRPC_T_STRING) continue;
+        if (p->rank == 0 || p->type == NUMRPC_T_STRING || a->shapes[i].held) continue; /* held: a handle's */
         size_t bytes = (size_t)a->shapes[i].mem_elems * iface_type_size(p->type);
         a->argv[i] = s->arena.base + offset;
         int overwritten = iface_param_in_request(p) && a->shapes[i].wire_elems == a->shapes[i].mem_elems;
@@ -354,6 +357,10 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         return refuse(s, call_id, &call_err, err);
     }
 
+    call_handles ch; /* the data handles it names */
+    call_handles_init(&ch);
+    if ((h.flags & PROTO_CALL_HANDLES) && (rc = call_handles_read(&ch, &s->conn.reader, h.nargs, err)) != 0)
+        return rc;
     call_args *a = calloc(1, sizeof *a);
     if (a == NULL) {
         err_set(&call_err, NUMRPC_ENOMEM, "%s: argument table", f->name);
@@ -367,10 +374,12 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     for (uint32_t i = 0; i < f->nparams; i++)
         if (f->params[i].rank > 0) a->argv[i] = NULL;
     if (marshal_eval_shapes(f, a->argv, a->shapes, &call_err) != 0 ||
+        call_handles_bind(&ch, s->identity, f, a->shapes, a->argv, &call_err) != 0 ||
         allocate_arrays(s, f, a, &call_err) != 0 ||
         allocate_string_tables(f, a, &call_err) != 0 ||
         files_call_begin(&fc, &s->conn, s->slot, s->cfg->max_call_bytes, call_id, f, a->argv, &call_err) != 0) {
         files_call_end(&fc);
+        call_handles_end(&ch);
         free_call_args(f, a);
         free(a);
         end_call_memory(s);
@@ -422,7 +431,9 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         rc = err->code; /* the worker closes the connection, no reply */
         goto broken;
     }
-    if (files_routine_failed(&call_err)) { /* stub_services.fail */
+    /* A routine that failed (stub_services.fail) leaves its handles as they
+     * were; one that succeeded stores its results in them first. */
+    if (files_routine_failed(&call_err) || call_handles_commit(&ch, &call_err) != 0) {
         files_call_end(&fc);
         end_call_memory(s);
         record_done(s, call_err.code, call_err.detail);
@@ -446,6 +457,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     atomic_fetch_add(&s->slot->calls, 1);
 broken:
     files_call_end(&fc);
+    call_handles_end(&ch);
     free_call_args(f, a);
     free(a);
     end_call_memory(s);
@@ -486,6 +498,10 @@ int session_serve_one(session *s, err_t *err)
     case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
     case PROTO_CALL: rc = serve_call(s, call_id, err); break;
     case PROTO_PROBE: rc = serve_probe(s, call_id, err); break;
+    case PROTO_DATA_PUT:
+    case PROTO_DATA_GET:
+    case PROTO_DATA_FREE:
+    case PROTO_DATA_RENEW: rc = data_call_serve(s, type, call_id, err); break;
     case PROTO_CANCEL: /* the call it names has already finished */
         rc = wire_skip_message(&s->conn.reader, err);
         break;

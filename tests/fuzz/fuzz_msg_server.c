@@ -14,6 +14,7 @@
 #include "marshal.h"
 #include "msg.h"
 #include "msg_control.h"
+#include "msg_data.h"
 
 /* Input: byte mode, then the client's stream.  Mode bit 0 set: the stream
  * is one packet the dispatcher reads itself (STATUS, HELLO, AUTH, ADMIN: control.c);
@@ -184,6 +185,11 @@ static int serve_call(wire_reader *r, uint32_t call_id, err_t *err)
     const iface_t *f = k.f;
     if (f == NULL || (h.hash != 0 && h.hash != f->hash) || h.nargs != f->nparams)
         return wire_skip_message(r, err); /* refused */
+    msg_call_handle named[IFACE_MAX_PARAMS];
+    uint32_t nhandles = 0;
+    if ((h.flags & PROTO_CALL_HANDLES) &&
+        (rc = msg_read_call_handles(r, h.nargs, named, IFACE_MAX_PARAMS, &nhandles, err)) != 0)
+        return rc;
     for (uint32_t i = 0; i < f->nparams; i++) k.a.argv[i] = &k.a.scalars[i];
     rc = marshal_read_scalars(r, f, k.a.argv, NULL, MARSHAL_REQUEST, err);
     if (rc != 0) goto done;
@@ -191,7 +197,10 @@ static int serve_call(wire_reader *r, uint32_t call_id, err_t *err)
         if (f->params[i].rank > 0) k.a.argv[i] = NULL;
         else if (iface_type_is_file(f->params[i].type)) k.a.scalars[i].s = NULL;
     call_memory m;
-    if (marshal_eval_shapes(f, k.a.argv, k.a.shapes, &call_err) != 0 || allocate(&k, &m, &call_err) != 0) {
+    /* The harness keeps no handles: a call naming one is refused
+     * (NUMRPC_ENOHANDLE) once its shapes are known, as the server's. */
+    if (marshal_eval_shapes(f, k.a.argv, k.a.shapes, &call_err) != 0 || nhandles > 0 ||
+        allocate(&k, &m, &call_err) != 0) {
         rc = wire_skip_message(r, err); /* refused */
         goto done;
     }
@@ -216,6 +225,45 @@ done:
     return rc;
 }
 
+/* ---- The handle messages (data_call.c) ---- */
+
+/* DATA_PUT: the shape judged against the default --handle-bytes before
+ * any memory, then the elements read into a block of the handle's size. */
+static int serve_data_put(wire_reader *r, err_t *err)
+{
+    msg_data_shape s;
+    uint32_t flags;
+    int rc = msg_read_data_put_header(r, &s, &flags, err);
+    if (rc != 0) return rc == NUMRPC_EPROTO ? wire_skip_message(r, err) : rc;
+    uint64_t bytes = msg_data_mem_elems(&s) * iface_type_size(s.type);
+    if (bytes > cfg.handle_bytes_per_identity) return wire_skip_message(r, err); /* ELIMIT */
+    if (flags & MSG_DATA_EMPTY) return wire_expect_end(r, err);
+    block b;
+    if (block_alloc(&b, (size_t)bytes) != 0) return wire_skip_message(r, err);
+    iface_param p;
+    iface_shape sh;
+    msg_data_as_param(&s, &p, &sh);
+    rc = marshal_read_block(r, &p, &sh, b.p, err);
+    if (rc == 0) rc = wire_expect_end(r, err);
+    block_free(&b);
+    return rc == NUMRPC_EPROTO && wire_reader_in_message(r) ? wire_skip_message(r, err) : rc;
+}
+
+static int serve_data(wire_reader *r, uint32_t type, err_t *err)
+{
+    if (type == PROTO_DATA_PUT) return serve_data_put(r, err);
+    int rc;
+    if (type == PROTO_DATA_GET) {
+        msg_data_id id;
+        rc = msg_read_data_get(r, &id, err);
+    } else {
+        msg_data_ids l;
+        rc = msg_read_data_ids(r, &l, err);
+        if (rc == 0) free(l.ids);
+    }
+    return rc == NUMRPC_EPROTO && wire_reader_in_message(r) ? wire_skip_message(r, err) : rc;
+}
+
 /* ---- The worker's loop (session.c session_serve_one) ---- */
 
 static int serve_one(wire_reader *r, err_t *err)
@@ -230,6 +278,10 @@ static int serve_one(wire_reader *r, err_t *err)
     }
     switch (type) {
     case PROTO_CALL: return serve_call(r, call_id, err);
+    case PROTO_DATA_PUT:
+    case PROTO_DATA_GET:
+    case PROTO_DATA_FREE:
+    case PROTO_DATA_RENEW: return serve_data(r, type, err);
     case PROTO_PROBE: {
         uint32_t reply_bytes;
         uint64_t n;

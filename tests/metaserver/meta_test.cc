@@ -225,6 +225,30 @@ TEST_F(MetaTest, ServersJoinAndAreListedWithTheirRoutinesAndSpeed)
     free(names);
 }
 
+// A handle put without a server goes where the metaserver says (a query
+// without a routine), and calls naming it run there.
+TEST_F(MetaTest, AHandleWithoutAServerGoesWhereTheMetaserverSays)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    use_metaserver(meta->port()); // and no NUMRPC_SERVER: nothing else names a server
+    Gemm g(40, 2);
+    numrpc_data *ha = nullptr, *hb = nullptr, *hc = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, nullptr, NUMRPC_T_DOUBLE, g.a.data(), 40, 40, 40), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(a->port()));
+    ASSERT_EQ(numrpc_data_put(&hb, nullptr, NUMRPC_T_DOUBLE, g.b.data(), 40, 40, 40), NUMRPC_OK);
+    ASSERT_EQ(numrpc_data_new(&hc, nullptr, NUMRPC_T_DOUBLE, 40, 40, 40), NUMRPC_OK);
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', 40, 40, 40, 1.0, ha, 40, hb, 40, 0.0, hc, 40), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_get(hc, g.c.data(), 40), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_LT(g.error(), 1e-9);
+    for (numrpc_data *h : {ha, hb, hc}) EXPECT_EQ(numrpc_data_free(h), NUMRPC_OK);
+}
+
 // The dispatcher forks workers, so it must stay single-threaded: a fork
 // beside another thread that holds a lock (ASan's allocator) leaves the
 // worker hung.  The metaserver link is a helper process, which dies with

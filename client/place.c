@@ -1,0 +1,119 @@
+/* place.c -- the client's side of handles in calls: a handle passed where
+ * an array goes is checked, marked held, and decides where the call runs. */
+#include "place.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iface_cache.h"
+#include "init.h"
+
+/* "double 10 x 10 (100 elements)": the memory block of parameter p. */
+static void describe_block(const iface_param *p, const iface_shape *s, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s ", iface_type_name(p->type));
+    for (uint32_t d = 0; d < p->rank && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", d ? " x " : "", (long long)s->size[d]);
+    if (used < len) snprintf(buf + used, len - used, " (%llu elements)", (unsigned long long)s->mem_elems);
+}
+
+/* "double 4 x 4, ld 4 (16 elements)": what handle h holds. */
+static void describe_handle(const msg_data_shape *h, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %llu x %llu, ld %llu (%llu elements)", iface_type_name(h->type),
+             (unsigned long long)h->rows, (unsigned long long)h->cols, (unsigned long long)h->ld,
+             (unsigned long long)msg_data_mem_elems(h));
+}
+
+static int check_handle(const iface_t *f, uint32_t i, const iface_shape *s, const handle_facts *h,
+                        const char *label, err_t *err)
+{
+    const iface_param *p = &f->params[i];
+    char hex[2 * MSG_DATA_ID_SIZE + 1], want[160], have[160];
+    msg_data_id_hex(&h->id, hex);
+    if (label && strcmp(label, h->server.label) != 0)
+        return err_set(err, NUMRPC_EINVAL, "%s: handle %s (argument %s) is on %s, the call goes to %s: refused",
+                       f->name, hex, p->name, h->server.label, label);
+    if (h->shape.type == p->type && s->mem_elems <= msg_data_mem_elems(&h->shape)) return 0;
+    describe_block(p, s, want, sizeof want);
+    describe_handle(&h->shape, have, sizeof have);
+    return err_set(err, NUMRPC_EINVAL, "%s: parameter %s needs %s, handle %s holds %s: refused before sending",
+                   f->name, p->name, want, hex, have);
+}
+
+/* Parameter p's argument can be a handle: an array that travels. */
+static int may_be_handle(const iface_param *p)
+{
+    return p->rank > 0 && p->mode != IFACE_WORK;
+}
+
+int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *err)
+{
+    k->nhandles = 0;
+    int any = handles_count() > 0;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        k->shapes[i].held = 0;
+        handle_facts h;
+        if (!any || !may_be_handle(&f->params[i]) || !handles_lookup(k->argv[i], &h)) continue;
+        int rc = check_handle(f, i, &k->shapes[i], &h, label, err);
+        if (rc != 0) return rc;
+        k->shapes[i].held = 1;
+        k->handles[k->nhandles].param = i;
+        k->handles[k->nhandles].id = h.id;
+        k->nhandles++;
+    }
+    return 0;
+}
+
+/* The routine's interface for binding: cached for any of eps, else fetched
+ * from the first that answers. */
+static int interface_for(const char *routine, const endpoint *eps, int n, double deadline, iface_ref **ref,
+                         err_t *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((*ref = iface_cache_peek(eps[i].label, routine)) != NULL) return 0;
+    return iface_lookup(eps, n, routine, deadline, ref, NULL, err);
+}
+
+int place_call(const char *routine, const arg_source *src, double deadline, endpoint *ep, handle_facts *first,
+               err_t *err)
+{
+    if (handles_count() == 0) return 0;
+    endpoint eps[2 * CLIENT_MAX_SERVERS];
+    err_t ignored;
+    int n = handles_servers(eps, CLIENT_MAX_SERVERS);
+    int more = client_servers(eps + n, &ignored); /* when no handle's server answers */
+    if (more > 0) n += more;
+    iface_ref *ref = NULL;
+    call_obj *k = calloc(1, sizeof *k);
+    int rc = k ? interface_for(routine, eps, n, deadline, &ref, err) : err_set(err, NUMRPC_ENOMEM, "call object");
+    if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
+    int found = 0;
+    for (uint32_t i = 0; rc == 0 && i < ref->iface.nparams; i++) {
+        handle_facts h;
+        if (!may_be_handle(&ref->iface.params[i]) || !handles_lookup(k->argv[i], &h)) continue;
+        if (!found) {
+            *ep = h.server;
+            *first = h;
+            found = 1;
+        } else if (strcmp(ep->label, h.server.label) != 0) {
+            char a[2 * MSG_DATA_ID_SIZE + 1], b[2 * MSG_DATA_ID_SIZE + 1];
+            msg_data_id_hex(&first->id, a);
+            msg_data_id_hex(&h.id, b);
+            rc = err_set(err, NUMRPC_EINVAL, "%s: handles on two servers (%s on %s, %s on %s): move one first",
+                         routine, a, ep->label, b, h.server.label);
+        }
+    }
+    if (ref) iface_cache_put(ref);
+    free(k);
+    return rc != 0 ? rc : found;
+}
+
+void place_name_handle(err_t *err, const handle_facts *h)
+{
+    char hex[2 * MSG_DATA_ID_SIZE + 1], prefix[2 * MSG_DATA_ID_SIZE + CLIENT_HOST_MAX + 32];
+    msg_data_id_hex(&h->id, hex);
+    snprintf(prefix, sizeof prefix, "handle %s on %s", hex, h->server.label);
+    err_prefix(err, prefix);
+}

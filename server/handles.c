@@ -1,0 +1,541 @@
+/* handles.c -- the store of data handles: a private directory of files named
+ * by id, and their metadata in a table shared by the dispatcher and workers. */
+#define _GNU_SOURCE
+#include "handles.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "iface.h"
+#include "log.h"
+#include "sock.h"
+#include "tokens.h"
+
+#define DIR_PREFIX "numrpc-"
+#define NEW_SUFFIX ".new"
+/* Files one pass of the sweep unlinks at most (the rest: next pass). */
+#define SWEEP_BATCH 64
+
+handle_store *server_handles;
+
+enum entry_state { ENTRY_FREE = 0, ENTRY_FILLING = 1, ENTRY_LIVE = 2 };
+
+typedef struct handle_entry {
+    int state;     /* enum entry_state */
+    pid_t writer;  /* FILLING: the worker filling it; LIVE: the call
+                      writing it (0: none) */
+    msg_data_id id;
+    char owner[TOKEN_NAME_MAX + 1];
+    msg_data_shape shape;
+    uint64_t bytes;
+    double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
+} handle_entry;
+
+struct handle_store {
+    pthread_mutex_t lock; /* process-shared, robust: guards all below */
+    uint32_t capacity;    /* --max-handles */
+    uint32_t lease_ms;
+    uint64_t max_bytes, max_identity_bytes;
+    uint64_t bytes, count; /* of FILLING and LIVE entries */
+    size_t map_len;
+    double next_scan; /* the dispatcher's: when it next looks for stray files */
+    char dir[CONFIG_PATH_MAX + 64];
+    handle_entry items[];
+};
+
+/* The mutex of a process that died holding it is taken over: every change
+ * under it leaves the table consistent field by field. */
+static void lock(handle_store *s)
+{
+    if (pthread_mutex_lock(&s->lock) == EOWNERDEAD) pthread_mutex_consistent(&s->lock);
+}
+
+static void unlock(handle_store *s)
+{
+    pthread_mutex_unlock(&s->lock);
+}
+
+void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len)
+{
+    char hex[2 * MSG_DATA_ID_SIZE + 1];
+    msg_data_id_hex(id, hex);
+    snprintf(out, len, "%s/%s%s", s->dir, hex, suffix);
+}
+
+static void unlink_file(const handle_store *s, const msg_data_id *id, const char *suffix)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, id, suffix, path, sizeof path);
+    unlink(path);
+}
+
+/* ---- The directory ---- */
+
+/* Removes dir's files (handles only: no subdirectories) and dir. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[CONFIG_PATH_MAX + 320];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* The directories numrpc-<pid>-XXXXXX in parent that a server no longer
+ * running left (ours only: same user). */
+static void remove_stale_dirs(const server_config *cfg, const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        if (strncmp(e->d_name, DIR_PREFIX, strlen(DIR_PREFIX)) != 0) continue;
+        long pid = strtol(e->d_name + strlen(DIR_PREFIX), &end, 10);
+        if (pid <= 0 || *end != '-' || strlen(end) != 7) continue;
+        char path[CONFIG_PATH_MAX + 320];
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        server_log(cfg, LOG_LEVEL_NOTICE, "removing %s, the handles of server process %ld that is gone", path, pid);
+        remove_dir(path);
+    }
+    closedir(d);
+}
+
+/* --handle-bytes at most what the directory's file system has room for:
+ * a handle's file must never outgrow it (a write to a mapped file past the
+ * room raises SIGBUS). */
+static void fit_to_room(server_config *cfg, const char *dir)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0) return;
+    uint64_t room = (uint64_t)v.f_bavail * v.f_frsize;
+    if (cfg->handle_bytes <= room) return;
+    server_log(cfg, LOG_LEVEL_WARN, "--handle-bytes %llu lowered to %llu: the room %s has",
+               (unsigned long long)cfg->handle_bytes, (unsigned long long)room, dir);
+    cfg->handle_bytes = room;
+    if (cfg->handle_bytes_per_identity > room) cfg->handle_bytes_per_identity = room;
+}
+
+int handles_open(server_config *cfg, handle_store **out, err_t *err)
+{
+    *out = NULL;
+    remove_stale_dirs(cfg, cfg->handle_dir);
+    char dir[sizeof ((handle_store *)0)->dir];
+    int n = snprintf(dir, sizeof dir, "%s/" DIR_PREFIX "%ld-XXXXXX", cfg->handle_dir, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof dir) return err_set(err, NUMRPC_EINVAL, "--handle-dir %s: too long", cfg->handle_dir);
+    if (mkdtemp(dir) == NULL) /* mode 0700 */
+        return err_set(err, NUMRPC_ESERVER, "cannot make the handle directory in %s (--handle-dir): %s",
+                       cfg->handle_dir, strerror(errno));
+    size_t len = sizeof(handle_store) + (size_t)cfg->max_handles * sizeof(handle_entry);
+    handle_store *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED) {
+        rmdir(dir);
+        return err_set(err, NUMRPC_ENOMEM, "the table of %u handles (--max-handles)", cfg->max_handles);
+    }
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&s->lock, &a);
+    pthread_mutexattr_destroy(&a);
+    s->capacity = cfg->max_handles;
+    s->map_len = len;
+    memcpy(s->dir, dir, sizeof dir);
+    handles_configure(s, cfg);
+    *out = s;
+    return 0;
+}
+
+void handles_configure(handle_store *s, server_config *cfg)
+{
+    fit_to_room(cfg, s->dir);
+    lock(s);
+    s->lease_ms = cfg->handle_lease_ms;
+    s->max_bytes = cfg->handle_bytes;
+    s->max_identity_bytes = cfg->handle_bytes_per_identity;
+    unlock(s);
+}
+
+void handles_close(handle_store *s)
+{
+    if (s == NULL) return;
+    remove_dir(s->dir);
+    pthread_mutex_destroy(&s->lock);
+    munmap(s, s->map_len);
+}
+
+/* ---- The table ---- */
+
+static double lease_end(const handle_store *s)
+{
+    return sock_now() + s->lease_ms / 1000.0;
+}
+
+/* Entry i leaves the table (the caller unlinks its file, outside the lock). */
+static void release(handle_store *s, uint32_t i)
+{
+    s->bytes -= s->items[i].bytes;
+    s->count--;
+    memset(&s->items[i], 0, sizeof s->items[i]);
+}
+
+/* The LIVE entry of owner named id, or -1 (another owner's is not found). */
+static long find_live(const handle_store *s, const char *owner, const msg_data_id *id)
+{
+    for (uint32_t i = 0; i < s->capacity; i++) {
+        const handle_entry *e = &s->items[i];
+        if (e->state == ENTRY_LIVE && memcmp(e->id.b, id->b, MSG_DATA_ID_SIZE) == 0)
+            return strcmp(e->owner, owner) == 0 ? (long)i : -1;
+    }
+    return -1;
+}
+
+static void copy_ref(const handle_store *s, uint32_t i, handle_ref *ref)
+{
+    ref->index = i;
+    ref->id = s->items[i].id;
+    ref->shape = s->items[i].shape;
+    ref->bytes = s->items[i].bytes;
+}
+
+static int no_handle(const msg_data_id *id, err_t *err)
+{
+    char hex[2 * MSG_DATA_ID_SIZE + 1];
+    msg_data_id_hex(id, hex);
+    return err_set(err, NUMRPC_ENOHANDLE, "handle %s is not on this server: freed, expired, or the server restarted",
+                   hex);
+}
+
+uint32_t handles_lease_ms(handle_store *s)
+{
+    return s->lease_ms;
+}
+
+/* Bytes of the handles owner holds (being filled too). */
+static uint64_t owner_bytes(const handle_store *s, const char *owner)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < s->capacity; i++)
+        if (s->items[i].state != ENTRY_FREE && strcmp(s->items[i].owner, owner) == 0) sum += s->items[i].bytes;
+    return sum;
+}
+
+/* The budgets: 0, or NUMRPC_ELIMIT saying which one is full. */
+static int check_budgets(const handle_store *s, const char *owner, uint64_t bytes, err_t *err)
+{
+    if (s->count >= s->capacity)
+        return err_set(err, NUMRPC_ELIMIT, "this server holds its most handles, %u (--max-handles)", s->capacity);
+    if (bytes > s->max_bytes || s->bytes > s->max_bytes - bytes)
+        return err_set(err, NUMRPC_ELIMIT,
+                       "a handle of %llu bytes does not fit: this server's handles hold %llu of the %llu bytes "
+                       "it keeps (--handle-bytes)",
+                       (unsigned long long)bytes, (unsigned long long)s->bytes, (unsigned long long)s->max_bytes);
+    uint64_t mine = owner_bytes(s, owner);
+    if (bytes > s->max_identity_bytes || mine > s->max_identity_bytes - bytes)
+        return err_set(err, NUMRPC_ELIMIT,
+                       "a handle of %llu bytes does not fit: the handles of %s hold %llu of the %llu bytes one "
+                       "identity may keep (--handle-bytes-per-identity)",
+                       (unsigned long long)bytes, owner[0] ? owner : "this client (no token)",
+                       (unsigned long long)mine, (unsigned long long)s->max_identity_bytes);
+    return 0;
+}
+
+int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *shape, handle_ref *ref,
+                    err_t *err)
+{
+    uint64_t bytes = msg_data_mem_elems(shape) * iface_type_size(shape->type); /* checked by the reader */
+    msg_data_id id;
+    if (getrandom(id.b, sizeof id.b, 0) != (ssize_t)sizeof id.b)
+        return err_set(err, NUMRPC_ESERVER, "no random bytes for a handle id: %s", strerror(errno));
+    lock(s);
+    int rc = check_budgets(s, owner, bytes, err);
+    uint32_t i = 0;
+    while (rc == 0 && s->items[i].state != ENTRY_FREE) i++; /* count < capacity: there is one */
+    if (rc == 0) {
+        handle_entry *e = &s->items[i];
+        e->state = ENTRY_FILLING;
+        e->writer = getpid();
+        e->id = id;
+        snprintf(e->owner, sizeof e->owner, "%s", owner);
+        e->shape = *shape;
+        e->bytes = bytes;
+        e->lease_end = lease_end(s);
+        s->bytes += bytes;
+        s->count++;
+        copy_ref(s, i, ref);
+    }
+    unlock(s);
+    return rc;
+}
+
+/* True when entry ref->index is still ref's handle in state. */
+static int still(const handle_store *s, const handle_ref *ref, int state)
+{
+    const handle_entry *e = &s->items[ref->index];
+    return e->state == state && memcmp(e->id.b, ref->id.b, MSG_DATA_ID_SIZE) == 0;
+}
+
+void handles_publish(handle_store *s, const handle_ref *ref)
+{
+    lock(s);
+    if (still(s, ref, ENTRY_FILLING)) {
+        s->items[ref->index].state = ENTRY_LIVE;
+        s->items[ref->index].writer = 0;
+        s->items[ref->index].lease_end = lease_end(s);
+    }
+    unlock(s);
+}
+
+void handles_discard(handle_store *s, const handle_ref *ref)
+{
+    lock(s);
+    if (still(s, ref, ENTRY_FILLING)) release(s, ref->index);
+    unlock(s);
+    unlink_file(s, &ref->id, "");
+}
+
+int handles_find(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err)
+{
+    lock(s);
+    long i = find_live(s, owner, id);
+    if (i >= 0) {
+        s->items[i].lease_end = lease_end(s);
+        copy_ref(s, (uint32_t)i, ref);
+    }
+    unlock(s);
+    return i >= 0 ? 0 : no_handle(id, err);
+}
+
+int handles_free(handle_store *s, const char *owner, const msg_data_id *id)
+{
+    lock(s);
+    long i = find_live(s, owner, id);
+    if (i >= 0) release(s, (uint32_t)i);
+    unlock(s);
+    if (i >= 0) unlink_file(s, id, ""); /* a call that maps it keeps its pages */
+    return i >= 0 ? 0 : NUMRPC_ENOHANDLE;
+}
+
+int handles_renew(handle_store *s, const char *owner, const msg_data_id *id)
+{
+    lock(s);
+    long i = find_live(s, owner, id);
+    if (i >= 0) s->items[i].lease_end = lease_end(s);
+    unlock(s);
+    return i >= 0 ? 0 : NUMRPC_ENOHANDLE;
+}
+
+int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err)
+{
+    lock(s);
+    long i = find_live(s, owner, id);
+    int busy = i >= 0 && s->items[i].writer != 0;
+    if (i >= 0 && !busy) {
+        s->items[i].writer = getpid();
+        s->items[i].lease_end = lease_end(s);
+        copy_ref(s, (uint32_t)i, ref);
+    }
+    unlock(s);
+    if (i < 0) return no_handle(id, err);
+    if (busy) {
+        char hex[2 * MSG_DATA_ID_SIZE + 1];
+        msg_data_id_hex(id, hex);
+        return err_set(err, NUMRPC_EBUSY, "handle %s is being written by another call; try again when it ends", hex);
+    }
+    return 0;
+}
+
+/* Writes data (bytes) to a new file at path: 0 or an error. */
+static int write_whole(const char *path, const void *data, uint64_t bytes, err_t *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make %s: %s", path, strerror(errno));
+    const uint8_t *p = data;
+    uint64_t done = 0;
+    while (done < bytes) {
+        ssize_t k = write(fd, p + done, bytes - done > (1u << 30) ? (1u << 30) : (size_t)(bytes - done));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        done += (uint64_t)k;
+    }
+    int saved = errno;
+    if (close(fd) != 0 && done == bytes) saved = errno, done = 0;
+    if (done == bytes) return 0;
+    unlink(path);
+    return err_set(err, NUMRPC_ESERVER, "cannot store a call's result in its handle (%s): %s", path,
+                   strerror(saved));
+}
+
+int handles_commit(handle_store *s, const handle_ref *ref, const void *data, err_t *err)
+{
+    char from[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8], to[sizeof from];
+    handles_path(s, &ref->id, NEW_SUFFIX, from, sizeof from);
+    handles_path(s, &ref->id, "", to, sizeof to);
+    if (write_whole(from, data, ref->bytes, err) != 0) return err->code;
+    lock(s);
+    int mine = still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid();
+    int rc = mine ? rename(from, to) : 0; /* under the lock: a free cannot come between */
+    int saved = errno;
+    unlock(s);
+    if (!mine || rc != 0) unlink(from);
+    if (rc != 0) return err_set(err, NUMRPC_ESERVER, "cannot store the result in its handle: %s", strerror(saved));
+    return 0; /* a handle freed meanwhile takes nothing: its caller let it go */
+}
+
+void handles_unclaim(handle_store *s, const handle_ref *ref)
+{
+    lock(s);
+    if (still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid()) s->items[ref->index].writer = 0;
+    unlock(s);
+}
+
+/* ---- Files ---- */
+
+int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, "", path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make handle file %s: %s", path, strerror(errno));
+    int rc = 0;
+    if (ftruncate(fd, (off_t)ref->bytes) != 0)
+        rc = err_set(err, NUMRPC_ESERVER, "cannot size handle file %s: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, "", path, sizeof path);
+    int fd = open(path, (how == HANDLE_MAP_FILL ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return no_handle(&ref->id, err), NULL;
+        err_set(err, NUMRPC_ESERVER, "handle file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    void *map = MAP_FAILED;
+    int prot = how == HANDLE_MAP_READ ? PROT_READ : PROT_READ | PROT_WRITE;
+    int flags = how == HANDLE_MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < ref->bytes) /* a shorter file would raise SIGBUS */
+        err_set(err, NUMRPC_ESERVER, "handle file %s is shorter than its %llu bytes", path,
+                (unsigned long long)ref->bytes);
+    else if ((map = mmap(NULL, (size_t)ref->bytes, prot, flags, fd, 0)) == MAP_FAILED)
+        err_set(err, NUMRPC_ESERVER, "cannot map handle file %s: %s", path, strerror(errno));
+    close(fd);
+    return map == MAP_FAILED ? NULL : map;
+}
+
+/* ---- The dispatcher's pass ---- */
+
+/* A writer mark of a process that is gone (or never was). */
+static int writer_gone(pid_t pid)
+{
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Entries whose lease ran out (and no call writes) or whose filler is
+ * gone are released; writer marks of the dead are cleared.  File names to
+ * unlink go into gone (at most SWEEP_BATCH). */
+static int sweep_table(handle_store *s, double now, pid_t dead, msg_data_id *gone, int *n_new, msg_data_id *stray)
+{
+    int n = 0;
+    *n_new = 0;
+    lock(s);
+    for (uint32_t i = 0; i < s->capacity && n < SWEEP_BATCH && *n_new < SWEEP_BATCH; i++) {
+        handle_entry *e = &s->items[i];
+        if (e->state == ENTRY_FREE) continue;
+        int dead_writer = e->writer != 0 && (e->writer == dead || (dead == 0 && writer_gone(e->writer)));
+        if (e->state == ENTRY_FILLING && dead_writer) {
+            gone[n++] = e->id;
+            release(s, i);
+        } else if (dead_writer) {
+            e->writer = 0;
+            stray[(*n_new)++] = e->id;
+        } else if (e->state == ENTRY_LIVE && e->writer == 0 && now > e->lease_end && dead == 0) {
+            gone[n++] = e->id;
+            release(s, i);
+        }
+    }
+    unlock(s);
+    return n;
+}
+
+static void sweep_once(handle_store *s, double now, pid_t dead)
+{
+    msg_data_id gone[SWEEP_BATCH], stray[SWEEP_BATCH];
+    int n_new;
+    int n = sweep_table(s, now, dead, gone, &n_new, stray);
+    for (int i = 0; i < n; i++) unlink_file(s, &gone[i], "");
+    for (int i = 0; i < n_new; i++) unlink_file(s, &stray[i], NEW_SUFFIX);
+}
+
+/* <id>.new files whose handle no call writes (a worker died writing it, or
+ * the handle went) are removed. */
+static void remove_stray_new(handle_store *s)
+{
+    DIR *d = opendir(s->dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len != 2 * MSG_DATA_ID_SIZE + strlen(NEW_SUFFIX) || strcmp(e->d_name + 2 * MSG_DATA_ID_SIZE, NEW_SUFFIX) != 0)
+            continue;
+        msg_data_id id;
+        int ok = 1;
+        for (int i = 0; i < MSG_DATA_ID_SIZE && ok; i++) ok = sscanf(e->d_name + 2 * i, "%2hhx", &id.b[i]) == 1;
+        if (!ok) continue;
+        lock(s);
+        int writing = 0;
+        for (uint32_t i = 0; i < s->capacity && !writing; i++)
+            writing = s->items[i].writer != 0 && memcmp(s->items[i].id.b, id.b, MSG_DATA_ID_SIZE) == 0;
+        unlock(s);
+        if (!writing) unlink_file(s, &id, NEW_SUFFIX);
+    }
+    closedir(d);
+}
+
+void handles_sweep(handle_store *s, double now)
+{
+    if (s == NULL) return;
+    sweep_once(s, now, 0);
+    if (now < s->next_scan) return;
+    s->next_scan = now + 1;
+    remove_stray_new(s);
+}
+
+void handles_worker_gone(handle_store *s, pid_t pid)
+{
+    if (s != NULL && pid > 0) sweep_once(s, 0, pid);
+}
+
+void handles_totals(handle_store *s, uint64_t *count, uint64_t *bytes)
+{
+    *count = *bytes = 0;
+    if (s == NULL) return;
+    lock(s);
+    *count = s->count;
+    *bytes = s->bytes;
+    unlock(s);
+}

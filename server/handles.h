@@ -1,0 +1,88 @@
+/* handles.h -- the server's store of data handles (handles.c): one file per
+ * handle in a private directory, and a table in shared memory (dispatcher and
+ * workers) with each handle's id, owner, shape, lease and writer. */
+#ifndef NUMRPC_SERVER_HANDLES_H
+#define NUMRPC_SERVER_HANDLES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+#include "msg_data.h"
+
+/* The store: mapped by the dispatcher before its first fork; every worker
+ * inherits the mapping (NULL until handles_open). */
+typedef struct handle_store handle_store;
+extern handle_store *server_handles;
+
+/* What a worker learnt of one handle: copied out of the table, valid while
+ * the handle lives (its shape never changes). */
+typedef struct handle_ref {
+    uint32_t index; /* its entry in the table */
+    msg_data_id id;
+    msg_data_shape shape;
+    uint64_t bytes; /* ld x cols x element size: the file's size */
+} handle_ref;
+
+/* ---- The dispatcher ---- */
+/* Makes the private directory (--handle-dir, or /dev/shm/numrpc-<pid>-XXXXXX;
+ * 0700), removes the directories that dead servers left, maps the table
+ * (--max-handles entries) with its robust process-shared mutex. */
+int handles_open(server_config *cfg, handle_store **out, err_t *err);
+/* Takes the budgets and lease of the configuration (at open, and reread),
+ * --handle-bytes lowered to the room the directory's file system has. */
+void handles_configure(handle_store *s, server_config *cfg);
+/* At exit: every file, the directory and the table go. */
+void handles_close(handle_store *s);
+/* The periodic pass (now: monotonic seconds): frees handles whose lease
+ * ran out, clears the marks of workers that died (writing a handle, or
+ * filling a new one), and removes stray <id>.new files. */
+void handles_sweep(handle_store *s, double now);
+/* A worker process ended: its writer marks go, its half-made handles too. */
+void handles_worker_gone(handle_store *s, pid_t pid);
+/* Handles and their bytes, for STATUS. */
+void handles_totals(handle_store *s, uint64_t *count, uint64_t *bytes);
+
+/* ---- Workers ---- */
+/* The lease a handle gets (ms). */
+uint32_t handles_lease_ms(handle_store *s);
+/* A new handle of shape for owner ("" without tokens), being filled by
+ * this process: budgets (--handle-bytes, --handle-bytes-per-identity,
+ * --max-handles) are checked first (NUMRPC_ELIMIT saying which), then a
+ * fresh random id.  The file is not made yet: handles_path names it. */
+int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *shape, handle_ref *ref,
+                    err_t *err);
+/* The new handle is filled: others may see it now. */
+void handles_publish(handle_store *s, const handle_ref *ref);
+/* The new handle failed: its file (if made) and entry go. */
+void handles_discard(handle_store *s, const handle_ref *ref);
+/* The live handle id of owner (its lease renewed): 0, or NUMRPC_ENOHANDLE,
+ * the same for another owner's id as for one that does not exist. */
+int handles_find(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err);
+/* Frees (or renews) the handle id of owner: 0 or NUMRPC_ENOHANDLE. */
+int handles_free(handle_store *s, const char *owner, const msg_data_id *id);
+int handles_renew(handle_store *s, const char *owner, const msg_data_id *id);
+/* handles_find, and the handle is marked as written by this process:
+ * NUMRPC_EBUSY while another call writes it. */
+int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err);
+/* The call that claimed ref succeeded: data (ref->bytes) is written whole
+ * to <id>.new, which then replaces the handle's file at once (rename) if
+ * the handle still lives and is still claimed by this process; else
+ * <id>.new is removed.  0 or an error (the handle then unchanged). */
+int handles_commit(handle_store *s, const handle_ref *ref, const void *data, err_t *err);
+/* The claim of ref ends (after its commit, or without one). */
+void handles_unclaim(handle_store *s, const handle_ref *ref);
+/* Makes ref's file (new, mode 0600), ref->bytes of zeros (sparse). */
+int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err);
+/* ref's file mapped whole: HANDLE_MAP_READ (shared, read-only: an IN
+ * argument, a GET), HANDLE_MAP_FILL (shared, writable: a PUT) or
+ * HANDLE_MAP_PRIVATE (copy on write: the file never changes).  NULL with
+ * the error (NUMRPC_ENOHANDLE: the handle went meanwhile); munmap
+ * ref->bytes. */
+enum handle_map_how { HANDLE_MAP_READ = 0, HANDLE_MAP_FILL = 1, HANDLE_MAP_PRIVATE = 2 };
+void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err);
+/* The path of a handle's file, with suffix ("" or ".new"). */
+void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len);
+
+#endif
