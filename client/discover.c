@@ -54,21 +54,12 @@ int numrpc_list(const char *server, char **names_out)
     return 0;
 }
 
-/* The interface of name (a routine or numrpc:// URL) from the first server
- * it goes to: a reference (iface_cache_put). */
-static int describe_iface(const char *name, iface_ref **ref, err_t *err)
-{
-    endpoint eps[CLIENT_MAX_SERVERS];
-    char routine[IFACE_MAX_NAME + 1];
-    int pinned, n = client_locate(name, eps, routine, sizeof routine, &pinned, err);
-    return n < 0 ? n : iface_lookup(eps, 1, routine, 0, ref, NULL, err);
-}
 
 int numrpc_describe(const char *name, char **idl_out)
 {
     err_t err;
     iface_ref *ref = NULL;
-    int rc = name && idl_out ? describe_iface(name, &ref, &err)
+    int rc = name && idl_out ? client_iface_of(name, &ref, &err)
                              : err_set(&err, NUMRPC_EINVAL, "name or idl_out is NULL");
     if (rc == 0 && iface_render_idl(&ref->iface, idl_out) != 0)
         rc = err_set(&err, NUMRPC_ENOMEM, "rendering %s", ref->iface.name);
@@ -141,7 +132,7 @@ int numrpc_describe_c(const char *name, char **module_out, char **decl_out)
     err_t err;
     iface_ref *ref = NULL;
     int rc = name && module_out && decl_out
-                 ? describe_iface(name, &ref, &err)
+                 ? client_iface_of(name, &ref, &err)
                  : err_set(&err, NUMRPC_EINVAL, "name, module_out or decl_out is NULL");
     char *pin = NULL;
     if (rc == 0) rc = pin_format(&ref->iface, &pin, &err);
@@ -162,7 +153,7 @@ int numrpc_describe_pin(const char *name, char **pin_out)
 {
     err_t err;
     iface_ref *ref = NULL;
-    int rc = name && pin_out ? describe_iface(name, &ref, &err)
+    int rc = name && pin_out ? client_iface_of(name, &ref, &err)
                              : err_set(&err, NUMRPC_EINVAL, "name or pin_out is NULL");
     if (rc == 0) rc = pin_format(&ref->iface, pin_out, &err);
     if (ref) iface_cache_put(ref);

@@ -34,5 +34,8 @@ void iface_cache_clear(void);
  * No wait outlasts deadline (conn_acquire; 0 = none). */
 int iface_lookup(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, int *at,
                  err_t *err);
+/* The interface of name (a routine or numrpc:// URL) from the first server
+ * a call of it goes to: a reference (iface_cache_put) (routine_info.c). */
+int client_iface_of(const char *name, iface_ref **ref, err_t *err);
 
 #endif

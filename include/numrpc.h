@@ -303,6 +303,54 @@ NUMRPC_API int numrpc_describe_c(const char *name, char **module_out, char **dec
  * --pin` prints these. */
 NUMRPC_API int numrpc_describe_pin(const char *name, char **pin_out);
 
+/* ---- Reading a routine's interface (what bindings such as Python's use) ----
+ * numrpc_routine_get(name, &r) fetches the interface name (a routine, or a
+ * numrpc:// URL) from the server a call of it would try first, as
+ * numrpc_describe does; *r is the caller's, freed by numrpc_routine_free.
+ * The strings it hands out live as long as r. */
+typedef struct numrpc_routine numrpc_routine;
+typedef enum numrpc_mode {
+    NUMRPC_MODE_IN = 1,
+    NUMRPC_MODE_OUT = 2,
+    NUMRPC_MODE_INOUT = 3,
+    NUMRPC_MODE_WORK = 4 /* server-side scratch: the caller passes NULL */
+} numrpc_mode;
+#define NUMRPC_MAX_RANK 4
+typedef struct numrpc_param_info {
+    const char *name; /* as the IDL names it */
+    int type;         /* numrpc_type */
+    int mode;         /* numrpc_mode */
+    int rank;         /* 0 for a scalar */
+} numrpc_param_info;
+/* What an array argument is for given scalars: its memory block's extents,
+ * dimension 0 fastest (Fortran order), and how many elements travel. */
+typedef struct numrpc_param_shape {
+    int rank;
+    int64_t dims[NUMRPC_MAX_RANK];
+    uint64_t elems;  /* product of dims: the block the caller provides */
+    uint64_t travel; /* elements that cross the network (a band, a stride) */
+    int64_t bound;   /* strings: the most characters each holds; -1: none */
+} numrpc_param_shape;
+NUMRPC_API int numrpc_routine_get(const char *name, numrpc_routine **r);
+NUMRPC_API void numrpc_routine_free(numrpc_routine *r);
+/* Its name, module, one-line description and interface hash. */
+NUMRPC_API const char *numrpc_routine_name(const numrpc_routine *r);
+NUMRPC_API const char *numrpc_routine_module(const numrpc_routine *r);
+NUMRPC_API const char *numrpc_routine_description(const numrpc_routine *r);
+NUMRPC_API uint64_t numrpc_routine_hash(const numrpc_routine *r);
+/* The parameter count (IDL order), and parameter i's name, type, mode, rank. */
+NUMRPC_API int numrpc_routine_nparams(const numrpc_routine *r);
+NUMRPC_API int numrpc_routine_param(const numrpc_routine *r, int i, numrpc_param_info *info);
+/* Every parameter's shape (shapes: nparams entries; scalars get rank 0)
+ * for the scalar arguments in args (tagged as for numrpc_callv, nargs =
+ * nparams; array entries are not read and may be NULL).  NUMRPC_EINVAL
+ * naming the parameter when a shape expression fails (a negative extent,
+ * an overflow). */
+NUMRPC_API int numrpc_routine_shapes(const numrpc_routine *r, const numrpc_arg *args, int nargs,
+                                     numrpc_param_shape *shapes);
+/* The interface as IDL, malloc'd into *idl_out (the caller frees it). */
+NUMRPC_API int numrpc_routine_idl(const numrpc_routine *r, char **idl_out);
+
 /* ---- Data handles: arrays kept on a server between calls (docs/handles.md) ----
  * A numrpc_data* stands wherever an array argument goes (numrpc_call,
  * numrpc_callv with NUMRPC_T_* of the array and the handle as its pointer,

@@ -233,4 +233,79 @@ TEST_F(RemoteCall, ListAndDescribe)
     EXPECT_NE(text.find("Calls \"Fortran\" dgefa_"), std::string::npos) << text;
 }
 
+// What a binding (Python) reads: parameters, then the shapes the interface
+// gives for the scalars at hand, used to allocate an OUT array it was not
+// given; the call made with that array matches the LINPACK reference.
+TEST_F(RemoteCall, RoutineInterfaceForBindings)
+{
+    numrpc_routine *r = nullptr;
+    ASSERT_EQ(numrpc_routine_get("dgefa", &r), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_STREQ(numrpc_routine_name(r), "dgefa");
+    EXPECT_STREQ(numrpc_routine_module(r), "linpack");
+    EXPECT_NE(numrpc_routine_hash(r), 0u);
+    ASSERT_EQ(numrpc_routine_nparams(r), 5);
+    struct Want {
+        const char *name;
+        int type, mode, rank;
+    } want[] = {{"a", NUMRPC_T_DOUBLE, NUMRPC_MODE_INOUT, 2},
+                {"lda", NUMRPC_T_INT, NUMRPC_MODE_IN, 0},
+                {"n", NUMRPC_T_INT, NUMRPC_MODE_IN, 0},
+                {"ipvt", NUMRPC_T_INT, NUMRPC_MODE_OUT, 1},
+                {"info", NUMRPC_T_INT, NUMRPC_MODE_OUT, 0}};
+    for (int i = 0; i < 5; i++) {
+        numrpc_param_info p;
+        ASSERT_EQ(numrpc_routine_param(r, i, &p), NUMRPC_OK);
+        EXPECT_STREQ(p.name, want[i].name);
+        EXPECT_EQ(p.type, want[i].type) << p.name;
+        EXPECT_EQ(p.mode, want[i].mode) << p.name;
+        EXPECT_EQ(p.rank, want[i].rank) << p.name;
+    }
+    numrpc_param_info none;
+    EXPECT_EQ(numrpc_routine_param(r, 5, &none), NUMRPC_EINVAL);
+    EXPECT_STREQ(numrpc_last_error_detail(), "parameter 5 of dgefa does not exist");
+
+    const int n = 6, lda = 9;
+    numrpc_arg args[5] = {};
+    args[0].type = NUMRPC_T_DOUBLE;
+    args[1].type = NUMRPC_T_INT;
+    args[1].v.i = lda;
+    args[2].type = NUMRPC_T_INT;
+    args[2].v.i = n;
+    args[3].type = NUMRPC_T_INT;
+    args[4].type = NUMRPC_T_INT;
+    numrpc_param_shape sh[5];
+    ASSERT_EQ(numrpc_routine_shapes(r, args, 5, sh), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(sh[0].rank, 2);
+    EXPECT_EQ(sh[0].dims[0], lda);
+    EXPECT_EQ(sh[0].dims[1], n);
+    EXPECT_EQ(sh[0].elems, static_cast<uint64_t>(lda * n));
+    EXPECT_EQ(sh[0].travel, static_cast<uint64_t>(n * n));
+    EXPECT_EQ(sh[3].rank, 1);
+    EXPECT_EQ(sh[3].dims[0], n);
+    EXPECT_EQ(sh[1].rank, 0);
+
+    std::vector<double> a(sh[0].elems), ref;
+    ref_fill_random(a.data(), lda, n, 77u);
+    ref = a;
+    std::vector<int> ipvt(sh[3].elems, -1), ref_ipvt(n);
+    int info = -1, ref_info = -1;
+    args[0].v.p = a.data();
+    args[3].v.p = ipvt.data();
+    args[4].v.p = &info;
+    ASSERT_EQ(numrpc_callv("dgefa", args, 5), NUMRPC_OK) << numrpc_last_error_detail();
+    ref_dgefa(ref.data(), lda, n, ref_ipvt.data(), &ref_info);
+    EXPECT_EQ(info, ref_info);
+    EXPECT_EQ(ipvt, ref_ipvt);
+
+    args[2].v.i = -3; // a negative extent is the caller's mistake, named
+    EXPECT_EQ(numrpc_routine_shapes(r, args, 5, sh), NUMRPC_EINVAL);
+    EXPECT_NE(std::string(numrpc_last_error_detail()).find("dgefa"), std::string::npos) << numrpc_last_error_detail();
+    char *idl = nullptr;
+    ASSERT_EQ(numrpc_routine_idl(r, &idl), NUMRPC_OK);
+    EXPECT_NE(std::string(idl).find("OUT int ipvt[n]"), std::string::npos) << idl;
+    free(idl);
+    numrpc_routine_free(r);
+    EXPECT_EQ(numrpc_routine_get("no_such_routine", &r), NUMRPC_ENOENT);
+}
+
 }  // namespace
