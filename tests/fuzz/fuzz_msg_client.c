@@ -8,11 +8,12 @@
 #include "marshal.h"
 #include "msg.h"
 #include "msg_control.h"
+#include "msg_data.h"
 
-/* Input: byte scenario (mod 7): the request the client sent (call id 1),
+/* Input: byte scenario (mod 9): the request the client sent (call id 1),
  * whose reply it reads: 0 HELLO, 1 LIST, 2 GET_IFACE (then the descriptor
  * decoded), 3 PROBE, 4 CALL, 5 STATUS, 6 ADMIN (challenge, then command,
- * id 2).  For CALL, byte routine (an index into the real interfaces) and
+ * id 2), 7 DATA_PUT, 8 DATA_RENEW of three handles.  For CALL, byte routine (an index into the real interfaces) and
  * one byte per integer scalar (fuzz_args_fill), then the stream.  The
  * client's own arrays and string buffers are exactly as large as its
  * shapes say, so a write past them is caught. */
@@ -75,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     wire_reader *r = fuzz_reader(PROTO_MAX_PACKET); /* msg_conn_init's limit */
     fuzz_cursor c = {data, size};
-    uint8_t scenario = fuzz_take_byte(&c) % 7;
+    uint8_t scenario = fuzz_take_byte(&c) % 9;
     err_t err;
     if (scenario == 4) {
         read_call_reply(r, &c);
@@ -112,6 +113,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 5: {
         msg_status s;
         if (msg_read_status_reply(r, 1, LABEL, &s, &err) == 0) msg_status_free(&s);
+        break;
+    }
+    case 7: {
+        msg_data_id id;
+        uint32_t lease;
+        if (msg_read_reply(r, 1, LABEL, &err) == 0) msg_read_data_put_reply(r, &id, &lease, &err);
+        break;
+    }
+    case 8: {
+        int32_t statuses[3];
+        uint32_t lease;
+        if (msg_read_reply(r, 1, LABEL, &err) == 0) msg_read_data_ids_reply(r, &lease, statuses, 3, &err);
         break;
     }
     default: {
