@@ -22,6 +22,7 @@ struct options {
     int sizes[MAX_SIZES];
     int nsizes;
     int repeat;
+    int warmup; /* untimed runs before the R timed ones */
     int mode; /* a mask of enum mode */
     int rhs;  /* right-hand sides of the multi-solve */
     const char *csv_path;
@@ -34,14 +35,15 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: numrpc-linpack [--sizes 100,200,500,1000,2000] "
-            "[--repeat R]\n"
+            "[--repeat R] [--warmup W]\n"
             "                      [--mode MODE[,MODE...]] [--rhs K] "
             "[--csv FILE] [--local-only]\n"
             "                      [--corba IORFILE]\n"
-            "Solves a random A x = b with local LAPACK (dgetrf + dgetrs) and "
-            "on the\nnumrpc server named by NUMRPC_SERVER (host:port) or chosen by NUMRPC_METASERVER, and "
-            "prints the best of R runs.  MODE (default linpack):\n"
-            "  linpack      one numrpc_call(\"linpack\", ...): A goes out and comes back\n"
+            "Solves a random A x = b with local LAPACK (dgetrf + dgetrs) and on the numrpc\n"
+            "server named by NUMRPC_SERVER (host:port) or chosen by NUMRPC_METASERVER, and\n"
+            "prints the best of R runs after W untimed ones (default 1: connection,\n"
+            "interfaces, pages).  MODE (default linpack):\n"
+            "  linpack      one numrpc_call(\"linpack\", ...): A goes out, x comes back\n"
             "  dgefa+dgesl  two calls, each shipping A (out, back, out again)\n"
             "  handles      numrpc_data_put of A, dgefa on the handle (the factors stay on\n"
             "               the server), dgesl with the handle (only b travels), free\n"
@@ -111,6 +113,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
     memcpy(opt->sizes, default_sizes, sizeof default_sizes);
     opt->nsizes = (int)(sizeof default_sizes / sizeof default_sizes[0]);
     opt->repeat = 3;
+    opt->warmup = 1;
     opt->mode = MODE_LINPACK;
     opt->rhs = 10;
     opt->csv_path = NULL;
@@ -120,6 +123,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
     static const struct option longopts[] = {
         {"sizes", required_argument, NULL, 's'},
         {"repeat", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'w'},
         {"mode", required_argument, NULL, 'm'},
         {"rhs", required_argument, NULL, 'k'},
         {"csv", required_argument, NULL, 'c'},
@@ -141,6 +145,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
             break;
         case 'r':
             if ((opt->repeat = parse_count("repeat", optarg, 1, 1000)) < 0) return -1;
+            break;
+        case 'w':
+            if ((opt->warmup = parse_count("warmup", optarg, 0, 10)) < 0) return -1;
             break;
         case 'k':
             if ((opt->rhs = parse_count("rhs", optarg, 1, 100000)) < 0) return -1;
@@ -205,9 +212,9 @@ int main(int argc, char **argv)
     char where[300];
     if (meta && *meta) snprintf(where, sizeof where, "chosen per call by the metaserver %s", meta);
     else snprintf(where, sizeof where, "%s", server && *server ? server : "(NUMRPC_SERVER unset)");
-    printf("numrpc-linpack: best of %d run(s) after 1 warm-up; MFLOPS = (2/3 n^3 + 2 n^2) "
+    printf("numrpc-linpack: best of %d run(s) after %d warm-up(s); MFLOPS = (2/3 n^3 + 2 n^2) "
            "/ s / 1e6; local OpenBLAS threads %d; server %s\n",
-           opt.repeat, openblas_get_num_threads(), opt.local_only ? "(local only)" : where);
+           opt.repeat, opt.warmup, openblas_get_num_threads(), opt.local_only ? "(local only)" : where);
     printf("client lines per solve: local 2 (dgetrf_ + dgetrs_), remote 1 "
            "(numrpc_call(\"linpack\", ...)), 2 (dgefa + dgesl)\nor 4 with a handle (put, dgefa, dgesl, "
            "free; the handles row's time and bytes count all four)\n");
@@ -240,7 +247,7 @@ int main(int argc, char **argv)
             continue;
         }
         double local_s, resid_local;
-        if (run_local(&p, opt.repeat, &local_s, &resid_local) != 0) {
+        if (run_local(&p, opt.warmup, opt.repeat, &local_s, &resid_local) != 0) {
             problem_free(&p);
             status = 1;
             continue;
@@ -268,7 +275,7 @@ int main(int argc, char **argv)
             row.local_s = local_s;
             row.resid_local = resid_local;
             if (!opt.local_only) {
-                if (run_remote(&p, modes[m].mode, opt.repeat, &row) != 0) {
+                if (run_remote(&p, modes[m].mode, opt.warmup, opt.repeat, &row) != 0) {
                     status = 1;
                 } else if (!(row.resid_remote <= RESIDUAL_LIMIT)) {
                     fprintf(stderr, "numrpc-linpack: remote %s residual %g "
@@ -279,7 +286,7 @@ int main(int argc, char **argv)
             }
 #ifdef HAVE_CORBA
             if (opt.corba_ior && !opt.local_only && modes[m].mode != MODE_HANDLES) {
-                if (run_corba(&p, modes[m].mode, opt.repeat, &row) != 0 ||
+                if (run_corba(&p, modes[m].mode, opt.warmup, opt.repeat, &row) != 0 ||
                     !(row.resid_corba <= RESIDUAL_LIMIT))
                     status = 1;
                 corba_rows[ncorba++] = row;
@@ -294,7 +301,7 @@ int main(int argc, char **argv)
         }
         if ((opt.mode & MODE_MULTISOLVE) && !opt.local_only) {
             struct row row = {.n = p.n, .mode = "multisolve"};
-            if (run_multisolve(&p, opt.rhs, opt.repeat, &row) != 0) {
+            if (run_multisolve(&p, opt.rhs, opt.warmup, opt.repeat, &row) != 0) {
                 status = 1;
             } else {
                 if (!(row.resid_remote <= RESIDUAL_LIMIT && row.resid_local <= RESIDUAL_LIMIT)) {

@@ -116,7 +116,7 @@ static int one_round(struct problem *p, int rhs, const double *bs, double *xs, s
     return transfer_round(p, out);
 }
 
-int run_multisolve(struct problem *p, int rhs, int repeat, struct row *row)
+int run_multisolve(struct problem *p, int rhs, int warmup, int repeat, struct row *row)
 {
     const size_t all = (size_t)rhs * (size_t)p->n;
     double *bs = malloc(all * sizeof *bs), *xs = malloc(all * sizeof *xs);
@@ -132,7 +132,7 @@ int run_multisolve(struct problem *p, int rhs, int repeat, struct row *row)
     best.handles_s = best.linpacks_s = best.local_s = best.transfer_s = INFINITY;
     double resid_remote = 0.0, resid_local = 0.0;
     int rc = 0;
-    for (int r = -1; r < repeat && rc == 0; r++) {
+    for (int r = -warmup; r < repeat && rc == 0; r++) {
         /* The warm-up (connection, interfaces, pages) solves one system. */
         rc = one_round(p, r < 0 ? 1 : rhs, bs, xs, &one, &resid_remote, &resid_local);
         if (rc != 0 || r < 0) continue;

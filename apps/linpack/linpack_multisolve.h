@@ -6,13 +6,13 @@
 #include "linpack_problem.h"
 #include "linpack_run.h"
 
-/* After one untimed warm-up of each (a single right-hand side), R rounds of:
+/* After W untimed warm-ups of each (one right-hand side), R rounds of:
  * put + dgefa + rhs dgesl on the handle + free; rhs one-call linpacks (the
  * calls' time only, A's copies between them not counted); local dgetrf + rhs
  * dgetrs; and one numrpc_data_put of A alone (the transfer).  Fills row
  * (mode "multisolve") with the best of each; the residuals are the worst of
  * every solution computed.  0, or -1 after a failure reported on stderr. */
-int run_multisolve(struct problem *p, int rhs, int repeat, struct row *row);
+int run_multisolve(struct problem *p, int rhs, int warmup, int repeat, struct row *row);
 
 /* The multi-solve table on stdout. */
 void report_multisolve_header(void);

@@ -13,11 +13,11 @@
 #include "corba_client.h"
 #endif
 
-int run_local(struct problem *p, int repeat, double *best_s, double *resid)
+int run_local(struct problem *p, int warmup, int repeat, double *best_s, double *resid)
 {
     const int n = p->n, one = 1;
     *best_s = INFINITY;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         problem_reset(p);
         int info = 0;
         double t0 = problem_now();
@@ -124,11 +124,11 @@ static int remote_solve_once(struct problem *p, int mode, struct row *out)
     return remote_call_done("dgesl", n, rc, 0, out);
 }
 
-int run_remote(struct problem *p, int mode, int repeat, struct row *row)
+int run_remote(struct problem *p, int mode, int warmup, int repeat, struct row *row)
 {
     struct row best = {0}, one;
     best.remote_s = INFINITY;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         if (remote_solve_once(p, mode, &one) != 0)
             return -1;
         if (r >= 0 && one.remote_s < best.remote_s)
@@ -167,10 +167,10 @@ static int corba_solve_once(struct problem *p, int mode, double *seconds)
     return 0;
 }
 
-int run_corba(struct problem *p, int mode, int repeat, struct row *row)
+int run_corba(struct problem *p, int mode, int warmup, int repeat, struct row *row)
 {
     double best = INFINITY, one;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         if (corba_solve_once(p, mode, &one) != 0) return -1;
         if (r >= 0 && one < best) best = one;
     }

@@ -46,12 +46,12 @@ struct row {
     double transfer_s; /* one numrpc_data_put of the matrix, timed alone  */
 };
 
-/* Best time of R local solves (dgetrf + dgetrs) after one untimed warm-up
+/* Best time of R local solves (dgetrf + dgetrs) after W untimed warm-ups
  * (BLAS threads start, pages fault in); residual of the last.  0 or -1. */
-int run_local(struct problem *p, int repeat, double *best_s, double *resid);
-/* Best of R remote solves in mode after one untimed warm-up (connection,
+int run_local(struct problem *p, int warmup, int repeat, double *best_s, double *resid);
+/* Best of R remote solves in mode after W untimed warm-ups (connection,
  * interface fetch): fills row's remote figures and sets remote_ok.  0 or -1. */
-int run_remote(struct problem *p, int mode, int repeat, struct row *row);
+int run_remote(struct problem *p, int mode, int warmup, int repeat, struct row *row);
 
 /* ---- shared with the multi-solve (linpack_multisolve.c) ---- */
 /* The end of one remote call of routine: a failure (rc) or a LAPACK error
@@ -62,9 +62,9 @@ int remote_call_done(const char *routine, int n, int rc, int info, struct row *o
  * sending.  0, or -1 with *h freed and NULL. */
 int remote_put_and_factor(struct problem *p, numrpc_data **h, struct row *out);
 #ifdef HAVE_CORBA
-/* Best of R CORBA solves after one untimed warm-up: fills row's corba
+/* Best of R CORBA solves after W untimed warm-ups: fills row's corba
  * figures and sets corba_ok.  0 or -1. */
-int run_corba(struct problem *p, int mode, int repeat, struct row *row);
+int run_corba(struct problem *p, int mode, int warmup, int repeat, struct row *row);
 #endif
 
 #endif
