@@ -93,6 +93,9 @@ static void print_json(const char *server, const status_reply *s)
     if (s->has_security)
         printf(" \"tls\": %s, \"tokens\": %s,\n", s->security & MSG_STATUS_TLS ? "true" : "false",
                s->security & MSG_STATUS_TOKENS ? "true" : "false");
+    if (s->has_handles)
+        printf(" \"handles\": %llu, \"handle_bytes\": %llu,\n", (unsigned long long)s->handles,
+               (unsigned long long)s->handle_bytes);
     printf(" \"routines\": [");
     for (uint32_t i = 0; i < s->nroutines; i++) {
         const routine_row *r = &s->rows[i];
@@ -134,6 +137,11 @@ static void print_table(const char *server, const status_reply *s)
     printf("workers %u (at most %u), %llu restarted; calls in flight %u, queued %u; connections %u\n", s->workers,
            s->max_workers, (unsigned long long)s->restarts, s->in_flight, s->queued, s->connections);
     if (s->has_security) printf("security: %s\n", cli_security_words(s));
+    if (s->has_handles) {
+        char bytes[32];
+        human_bytes(s->handle_bytes, bytes, sizeof bytes);
+        printf("data handles: %llu, %s\n", (unsigned long long)s->handles, bytes);
+    }
     putchar('\n');
     printf("%-20s %-12s %-16s %9s %7s %10s %10s %9s %9s\n", "ROUTINE", "MODULE", "VERSION", "CALLS", "ERRORS",
            "BYTES IN", "BYTES OUT", "MEAN", "P99");

@@ -142,6 +142,13 @@ sizes=100,200,500,1000,2000 repeat=3 grid_n=400
 echo; echo "== Linpack: numrpc_call(\"linpack\", a, lda, n, ipvt, b, &info), the server chosen by the metaserver"
 NUMRPC_METASERVER="$meta" "$b/apps/linpack/numrpc-linpack" --sizes $sizes --mode both --repeat $repeat
 
+hsize=1000
+((quick)) && hsize=200
+echo; echo "== a data handle: A crosses once (numrpc_data_put), dgefa keeps its factors on the server,"
+echo "   then dgesl with the handle; and 10 right-hand sides solved with the same factors"
+NUMRPC_METASERVER="$meta" "$b/apps/linpack/numrpc-linpack" --sizes $hsize --mode handles,multisolve --rhs 10 \
+  --repeat $repeat
+
 if [[ -x "$b/apps/sdpa/sdpa-remote" && -r /usr/share/sdpa/example/example1.dat-s ]]; then
   echo; echo "== SDPA run remotely: the server reads the client's file on demand, then the file shipped whole"
   for mode in rfile ship; do
@@ -158,7 +165,8 @@ printf 'servers = %s, %s\n' "${servers[0]}" "${servers[1]}" >"$run/grpc.conf"
 echo; echo "== what the metaserver placed, predicted and measured"
 "$numrpc" status --metaserver "$meta"
 for server in "${servers[@]}"; do
-  echo; echo "== a server's own counters (numrpc status $server; dmmul includes its speed measurement)"
+  echo; echo "== a server's own counters (numrpc status $server; dmmul includes its speed measurement;"
+  echo "   the handles above were freed: none is left)"
   "$numrpc" status "$server" | grep -v -E " 0 +0 +0 B +0 B +- +-$"
 done
 echo; echo "demo: done; the servers and the metaserver stop now."

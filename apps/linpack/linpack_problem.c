@@ -18,15 +18,21 @@ double problem_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double linpack_flops(int n)
+/* One factorization and rhs solves: 2/3 n^3 + 2 n^2 rhs. */
+static double linpack_flops(int n, int rhs)
 {
     double dn = (double)n;
-    return 2.0 / 3.0 * dn * dn * dn + 2.0 * dn * dn;
+    return 2.0 / 3.0 * dn * dn * dn + 2.0 * dn * dn * (double)rhs;
 }
 
 double problem_mflops(int n, double seconds)
 {
-    return seconds > 0.0 ? linpack_flops(n) / seconds / 1e6 : 0.0;
+    return problem_mflops_rhs(n, 1, seconds);
+}
+
+double problem_mflops_rhs(int n, int rhs, double seconds)
+{
+    return seconds > 0.0 ? linpack_flops(n, rhs) / seconds / 1e6 : 0.0;
 }
 
 /* Deterministic values in [-1, 1) (splitmix64). */
@@ -112,8 +118,19 @@ void problem_reset(struct problem *p)
     memcpy(p->x, p->b0, (size_t)p->n * sizeof(double));
 }
 
-
 double problem_residual(const struct problem *p)
 {
     return normalised_residual(p->a0, p->n, p->x, p->b0);
+}
+
+void problem_rhs(const struct problem *p, int k, double *b)
+{
+    int n = p->n, shift = k % n;
+    memcpy(b, p->b0 + shift, (size_t)(n - shift) * sizeof *b);
+    memcpy(b + (n - shift), p->b0, (size_t)shift * sizeof *b);
+}
+
+double problem_residual_of(const struct problem *p, const double *x, const double *b)
+{
+    return normalised_residual(p->a0, p->n, x, b);
 }

@@ -54,15 +54,16 @@ void report_csv_header(FILE *f)
 {
     fprintf(f, "n,mode,local_s,local_mflops,remote_s,remote_mflops,ratio,"
                "send_s,compute_s,receive_s,comm_mb_per_s,bytes,"
-               "resid_remote,resid_local,corba_s,corba_mflops\n");
+               "resid_remote,resid_local,corba_s,corba_mflops,rhs,solve_s,linpacks_s,transfer_s\n");
 }
 
 void report_csv_row(FILE *f, const struct row *r)
 {
-    double lm = problem_mflops(r->n, r->local_s);
+    const int rhs = r->rhs > 0 ? r->rhs : 1;
+    double lm = problem_mflops_rhs(r->n, rhs, r->local_s);
     fprintf(f, "%d,%s,%.6g,%.6g,", r->n, r->mode, r->local_s, lm);
     if (r->remote_ok) {
-        double rm = problem_mflops(r->n, r->remote_s);
+        double rm = problem_mflops_rhs(r->n, rhs, r->remote_s);
         fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%.6g,",
                 r->remote_s, rm, lm > 0.0 ? rm / lm : 0.0, r->send_s,
                 r->compute_s, r->receive_s, comm_mb_per_s(r),
@@ -71,6 +72,8 @@ void report_csv_row(FILE *f, const struct row *r)
         fprintf(f, ",,,,,,,,,");
     }
     fprintf(f, "%.6g,", r->resid_local);
-    if (r->corba_ok) fprintf(f, "%.6g,%.6g\n", r->corba_s, problem_mflops(r->n, r->corba_s));
-    else fprintf(f, ",\n");
+    if (r->corba_ok) fprintf(f, "%.6g,%.6g,", r->corba_s, problem_mflops(r->n, r->corba_s));
+    else fprintf(f, ",,");
+    if (r->rhs > 0) fprintf(f, "%d,%.6g,%.6g,%.6g\n", r->rhs, r->solve_s, r->linpacks_s, r->transfer_s);
+    else fprintf(f, ",,,\n");
 }

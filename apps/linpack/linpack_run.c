@@ -1,5 +1,5 @@
 /* linpack_run.c -- numrpc-linpack's runners: one problem solved R times locally
- * (dgetrf_ + dgetrs_), by numrpc (linpack, or dgefa + dgesl) and by omniORB. */
+ * (LAPACK), by numrpc (linpack; dgefa + dgesl shipping A or on a handle), omniORB. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,18 +13,11 @@
 #include "corba_client.h"
 #endif
 
-/* LAPACK from OpenBLAS: the same work the server does. */
-extern void dgetrf_(const int *m, const int *n, double *a, const int *lda,
-                    int *ipiv, int *info);
-extern void dgetrs_(const char *trans, const int *n, const int *nrhs,
-                    const double *a, const int *lda, const int *ipiv,
-                    double *b, const int *ldb, int *info, size_t trans_len);
-
-int run_local(struct problem *p, int repeat, double *best_s, double *resid)
+int run_local(struct problem *p, int warmup, int repeat, double *best_s, double *resid)
 {
     const int n = p->n, one = 1;
     *best_s = INFINITY;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         problem_reset(p);
         int info = 0;
         double t0 = problem_now();
@@ -44,9 +37,7 @@ int run_local(struct problem *p, int repeat, double *best_s, double *resid)
     return 0;
 }
 
-/* The end of one remote call of routine: a failure (rc) or a LAPACK error
- * (info) is reported on stderr and gives -1; the call's figures add to out. */
-static int call_done(const char *routine, int n, int rc, int info, struct row *out)
+int remote_call_done(const char *routine, int n, int rc, int info, struct row *out)
 {
     if (rc != NUMRPC_OK) {
         fprintf(stderr, "numrpc-linpack: remote %s n=%d failed: %s (%s)", routine, n,
@@ -70,6 +61,41 @@ static int call_done(const char *routine, int n, int rc, int info, struct row *o
     return 0;
 }
 
+int remote_put_and_factor(struct problem *p, numrpc_data **h, struct row *out)
+{
+    const int n = p->n, lda = p->n;
+    int info = 0;
+    double t0 = problem_now();
+    int rc = numrpc_data_put(h, NULL, NUMRPC_T_DOUBLE, p->a0, (size_t)n, (size_t)n, (size_t)lda);
+    out->send_s += problem_now() - t0; /* a put has no send/compute split */
+    if (remote_call_done("numrpc_data_put", n, rc, 0, out) != 0) {
+        *h = NULL;
+        return -1;
+    }
+    rc = numrpc_call("dgefa", *h, lda, n, p->ipvt, &info); /* the factors stay there */
+    if (remote_call_done("dgefa", n, rc, info, out) != 0) {
+        numrpc_data_free(*h);
+        *h = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Put, dgefa, dgesl on the handle (only b and the pivots travel), free. */
+static int handles_solve(struct problem *p, struct row *out)
+{
+    const int n = p->n, lda = p->n;
+    numrpc_data *h;
+    if (remote_put_and_factor(p, &h, out) != 0) return -1;
+    int rc = numrpc_call("dgesl", h, lda, n, p->ipvt, p->x, 0);
+    if (remote_call_done("dgesl", n, rc, 0, out) != 0) {
+        numrpc_data_free(h);
+        return -1;
+    }
+    rc = numrpc_data_free(h);
+    return remote_call_done("numrpc_data_free", n, rc, 0, out);
+}
+
 /* One remote solve in the given mode; fills the time and call figures. */
 static int remote_solve_once(struct problem *p, int mode, struct row *out)
 {
@@ -79,25 +105,30 @@ static int remote_solve_once(struct problem *p, int mode, struct row *out)
     problem_reset(p);
 
     double t0 = problem_now();
+    if (mode == MODE_HANDLES) {
+        rc = handles_solve(p, out);
+        out->remote_s = problem_now() - t0;
+        return rc;
+    }
     if (mode == MODE_LINPACK) {
         /* The whole remote solve: one line. */
         rc = numrpc_call("linpack", p->a, lda, n, p->ipvt, p->x, &info);
         out->remote_s = problem_now() - t0;
-        return call_done("linpack", n, rc, info, out);
+        return remote_call_done("linpack", n, rc, info, out);
     }
     rc = numrpc_call("dgefa", p->a, lda, n, p->ipvt, &info);
-    if (call_done("dgefa", n, rc, info, out) != 0)
+    if (remote_call_done("dgefa", n, rc, info, out) != 0)
         return -1;
     rc = numrpc_call("dgesl", p->a, lda, n, p->ipvt, p->x, 0);
     out->remote_s = problem_now() - t0;
-    return call_done("dgesl", n, rc, 0, out);
+    return remote_call_done("dgesl", n, rc, 0, out);
 }
 
-int run_remote(struct problem *p, int mode, int repeat, struct row *row)
+int run_remote(struct problem *p, int mode, int warmup, int repeat, struct row *row)
 {
     struct row best = {0}, one;
     best.remote_s = INFINITY;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         if (remote_solve_once(p, mode, &one) != 0)
             return -1;
         if (r >= 0 && one.remote_s < best.remote_s)
@@ -136,10 +167,10 @@ static int corba_solve_once(struct problem *p, int mode, double *seconds)
     return 0;
 }
 
-int run_corba(struct problem *p, int mode, int repeat, struct row *row)
+int run_corba(struct problem *p, int mode, int warmup, int repeat, struct row *row)
 {
     double best = INFINITY, one;
-    for (int r = -1; r < repeat; r++) {
+    for (int r = -warmup; r < repeat; r++) {
         if (corba_solve_once(p, mode, &one) != 0) return -1;
         if (r >= 0 && one < best) best = one;
     }

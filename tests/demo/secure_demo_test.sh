@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # secure_demo_test.sh -- `./demo.sh --secure` on this build (scripts/demo-run.sh
-# --secure --quick): every call succeeds over TLS + tokens, clients without the
-# token or the CA are refused with NUMRPC_EAUTH, and numrpc status says
-# "TLS, tokens required" for both servers (the metaserver's view and each own).
+# --secure --quick): every call (data handles too) succeeds over TLS + tokens,
+# clients without the token or the CA are refused with NUMRPC_EAUTH, and numrpc
+# status says "TLS, tokens required" for both servers (the metaserver's and own).
 set -euo pipefail
 : "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 out=$(mktemp)
@@ -34,6 +34,10 @@ expect 2 "^metaserver: up .*, 2 servers, .*, tokens required$" "the metaserver l
 # Calls: remote Linpack solved (a remote residual on every row), ping, SDPA, GridRPC.
 expect 4 "^ +(100|200) (linpack|dgefa\+dgesl) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .* [0-9.]+ +[0-9.]+$" \
     "remote Linpack rows with a remote residual"
+expect 1 "^ +200 handles +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .* [0-9.]+ +[0-9.]+$" \
+    "Linpack through a data handle, with a remote residual"
+expect 1 "^ +200 +10 +[0-9.]+ .* [0-9.]+ +[0-9.]+$" "10 solves with the factors kept in a handle"
+expect 2 "^data handles: 0, 0 B$" "each server's status counts its handles (all freed)"
 expect 1 "^200 calls to $a: median" "200 pings over TLS"
 expect 1 "^gridrpc_matmul: 12 passed, 0 failed$" "the GridRPC program over TLS"
 if [[ -x "$TOP_BUILDDIR/apps/sdpa/sdpa-remote" && -r /usr/share/sdpa/example/example1.dat-s ]]; then

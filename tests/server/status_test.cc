@@ -191,6 +191,37 @@ TEST(Status, JsonCountsEveryCallExactly)
     EXPECT_TRUE(Contains(table.out, "1 restarted")) << table.out;
 }
 
+TEST(Status, CountsTheDataHandlesKeptAndTheirBytes)
+{
+    TempDir dir;
+    LinkModules(dir, "stubs");
+    LoggedServer server(dir, {"--stubs", dir.path + "/stubs"});
+    ASSERT_GT(server.port, 0);
+    UseServer(server.address());
+    std::vector<double> a(30 * 20, 1.5), v(1000, 2.0);
+    numrpc_data *ha = nullptr, *hv = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, nullptr, NUMRPC_T_DOUBLE, a.data(), 25, 20, 30), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_new(&hv, nullptr, NUMRPC_T_DOUBLE, 1000, 1, 1000), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    const double kept = (30 * 20 + 1000) * sizeof(double); // ld x cols each
+    Json s = StatusJson(server.address(), dir);
+    EXPECT_EQ(s["handles"].num, 2);
+    EXPECT_EQ(s["handle_bytes"].num, kept);
+    CliRun table = Cli("status " + server.address(), dir);
+    EXPECT_EQ(table.status, 0) << table.err;
+    EXPECT_TRUE(Contains(table.out, "\ndata handles: 2, 12.5 KiB\n")) << table.out;
+
+    ASSERT_EQ(numrpc_data_free(ha), NUMRPC_OK) << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_free(hv), NUMRPC_OK) << numrpc_last_error_detail();
+    numrpc_finalize();
+    s = StatusJson(server.address(), dir);
+    EXPECT_EQ(s["handles"].num, 0);
+    EXPECT_EQ(s["handle_bytes"].num, 0);
+    table = Cli("status " + server.address(), dir);
+    EXPECT_TRUE(Contains(table.out, "\ndata handles: 0, 0 B\n")) << table.out;
+}
+
 TEST(Status, AnsweredWhileEveryWorkerIsBusyAndAnUnreachableServerIsAClearError)
 {
     TempDir dir;
