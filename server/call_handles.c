@@ -61,7 +61,7 @@ int call_handles_bind(call_handles *ch, const char *owner, const iface_t *f, ifa
         if (rc != 0) return rc;
         b->writes = writes; /* claimed: call_handles_end lets go */
         if (check_fit(f, named, &b->ref, shapes, err) != 0) return err->code;
-        b->map = handles_map(server_handles, &b->ref, writes ? HANDLE_MAP_PRIVATE : HANDLE_MAP_READ, err);
+        b->map = handles_map(server_handles, &b->ref, writes ? HANDLE_MAP_NEXT : HANDLE_MAP_READ, err);
         if (b->map == NULL) return err->code;
         if (p->mode == IFACE_OUT) memset(b->map, 0, (size_t)shapes[named->param].mem_elems * iface_type_size(p->type));
         shapes[named->param].held = 1;
@@ -74,8 +74,8 @@ int call_handles_commit(call_handles *ch, err_t *err)
 {
     for (uint32_t k = 0; k < ch->n; k++) {
         const call_handle *b = &ch->bound[k];
-        if (b->writes && b->map != NULL && handles_commit(server_handles, &b->ref, b->map, err) != 0)
-            return err->code;
+        if (b->writes && b->map != NULL && handles_commit(server_handles, &b->ref, err) != 0) return err->code;
+        ch->bound[k].committed = 1;
     }
     return 0;
 }
@@ -85,6 +85,7 @@ void call_handles_end(call_handles *ch)
     for (uint32_t k = 0; k < ch->n; k++) {
         call_handle *b = &ch->bound[k];
         if (b->map != NULL) munmap(b->map, (size_t)b->ref.bytes);
+        if (b->writes && b->map != NULL && !b->committed) handles_abandon(server_handles, &b->ref);
         if (b->writes) handles_unclaim(server_handles, &b->ref);
         memset(b, 0, sizeof *b);
     }

@@ -16,6 +16,7 @@ typedef struct call_handle {
     handle_ref ref;
     void *map;  /* the handle's file mapped whole (ref.bytes), or NULL */
     int writes; /* INOUT or OUT: claimed; kept when the call succeeds */
+    int committed; /* the result replaced the handle's file */
 } call_handle;
 
 /* The call's handles: named by the request, bound by call_handles_bind,
@@ -35,8 +36,9 @@ int call_handles_read(call_handles *ch, wire_reader *r, uint32_t nargs, err_t *e
  * (NUMRPC_EINVAL naming the parameter, both shapes and the id), the handle
  * must be owner's (NUMRPC_ENOHANDLE) and, to be written, not written by
  * another call (NUMRPC_EBUSY).  Then argv points at its mapping: IN
- * read-only and shared, INOUT a private copy on write, OUT a private copy
- * whose block is zeroed; the shape is marked held (the walker skips it). */
+ * read-only and shared, INOUT a fresh copy that becomes the handle on
+ * success (HANDLE_MAP_NEXT), OUT the same with its block zeroed; the shape
+ * is marked held (the walker skips it). */
 int call_handles_bind(call_handles *ch, const char *owner, const iface_t *f, iface_shape *shapes, void **argv,
                       err_t *err);
 /* The routine succeeded: each INOUT and OUT handle takes its result. */

@@ -365,33 +365,11 @@ int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, han
     return 0;
 }
 
-/* Writes data (bytes) to a new file at path: 0 or an error. */
-static int write_whole(const char *path, const void *data, uint64_t bytes, err_t *err)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make %s: %s", path, strerror(errno));
-    const uint8_t *p = data;
-    uint64_t done = 0;
-    while (done < bytes) {
-        ssize_t k = write(fd, p + done, bytes - done > (1u << 30) ? (1u << 30) : (size_t)(bytes - done));
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        done += (uint64_t)k;
-    }
-    int saved = errno;
-    if (close(fd) != 0 && done == bytes) saved = errno, done = 0;
-    if (done == bytes) return 0;
-    unlink(path);
-    return err_set(err, NUMRPC_ESERVER, "cannot store a call's result in its handle (%s): %s", path,
-                   strerror(saved));
-}
-
-int handles_commit(handle_store *s, const handle_ref *ref, const void *data, err_t *err)
+int handles_commit(handle_store *s, const handle_ref *ref, err_t *err)
 {
     char from[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8], to[sizeof from];
     handles_path(s, &ref->id, NEW_SUFFIX, from, sizeof from);
     handles_path(s, &ref->id, "", to, sizeof to);
-    if (write_whole(from, data, ref->bytes, err) != 0) return err->code;
     lock(s);
     int mine = still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid();
     int rc = mine ? rename(from, to) : 0; /* under the lock: a free cannot come between */
@@ -400,6 +378,16 @@ int handles_commit(handle_store *s, const handle_ref *ref, const void *data, err
     if (!mine || rc != 0) unlink(from);
     if (rc != 0) return err_set(err, NUMRPC_ESERVER, "cannot store the result in its handle: %s", strerror(saved));
     return 0; /* a handle freed meanwhile takes nothing: its caller let it go */
+}
+
+void handles_abandon(handle_store *s, const handle_ref *ref)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, NEW_SUFFIX, path, sizeof path);
+    lock(s);
+    int mine = still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid();
+    if (mine) unlink(path); /* else another call may own <id>.new now */
+    unlock(s);
 }
 
 void handles_unclaim(handle_store *s, const handle_ref *ref)
@@ -424,6 +412,33 @@ int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err)
     return rc;
 }
 
+/* Copies the bytes of file from into file to (both open): 0, or -1. */
+static int copy_contents(int from, int to, uint64_t bytes)
+{
+    loff_t in = 0, out = 0;
+    while ((uint64_t)in < bytes) {
+        ssize_t k = copy_file_range(from, &in, to, &out, (size_t)(bytes - (uint64_t)in), 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+    }
+    return 0;
+}
+
+/* The file a call writes a handle's next contents into: <id>.new made
+ * afresh as a copy of the handle (open read-write), or -1 with err. */
+static int next_file(handle_store *s, const handle_ref *ref, int current, err_t *err)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, NEW_SUFFIX, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make %s: %s", path, strerror(errno)), -1;
+    if (ftruncate(fd, (off_t)ref->bytes) == 0 && copy_contents(current, fd, ref->bytes) == 0) return fd;
+    err_set(err, NUMRPC_ESERVER, "cannot copy handle file to %s: %s", path, strerror(errno));
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
 void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err)
 {
     char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
@@ -437,12 +452,17 @@ void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err)
     struct stat st;
     void *map = MAP_FAILED;
     int prot = how == HANDLE_MAP_READ ? PROT_READ : PROT_READ | PROT_WRITE;
-    int flags = how == HANDLE_MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < ref->bytes) /* a shorter file would raise SIGBUS */
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < ref->bytes) { /* a shorter file would raise SIGBUS */
         err_set(err, NUMRPC_ESERVER, "handle file %s is shorter than its %llu bytes", path,
                 (unsigned long long)ref->bytes);
-    else if ((map = mmap(NULL, (size_t)ref->bytes, prot, flags, fd, 0)) == MAP_FAILED)
-        err_set(err, NUMRPC_ESERVER, "cannot map handle file %s: %s", path, strerror(errno));
+    } else {
+        int target = how == HANDLE_MAP_NEXT ? next_file(s, ref, fd, err) : fd;
+        /* Pages mapped up front: a fault per 4 KiB page halved put and get. */
+        if (target >= 0 &&
+            (map = mmap(NULL, (size_t)ref->bytes, prot, MAP_SHARED | MAP_POPULATE, target, 0)) == MAP_FAILED)
+            err_set(err, NUMRPC_ESERVER, "cannot map handle file %s: %s", path, strerror(errno));
+        if (target >= 0 && target != fd) close(target);
+    }
     close(fd);
     return map == MAP_FAILED ? NULL : map;
 }

@@ -66,21 +66,24 @@ int handles_renew(handle_store *s, const char *owner, const msg_data_id *id);
 /* handles_find, and the handle is marked as written by this process:
  * NUMRPC_EBUSY while another call writes it. */
 int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err);
-/* The call that claimed ref succeeded: data (ref->bytes) is written whole
- * to <id>.new, which then replaces the handle's file at once (rename) if
- * the handle still lives and is still claimed by this process; else
+/* The call that claimed ref succeeded: its result, written in place in
+ * <id>.new (HANDLE_MAP_NEXT), replaces the handle's file at once (rename)
+ * if the handle still lives and is still claimed by this process; else
  * <id>.new is removed.  0 or an error (the handle then unchanged). */
-int handles_commit(handle_store *s, const handle_ref *ref, const void *data, err_t *err);
+int handles_commit(handle_store *s, const handle_ref *ref, err_t *err);
+/* The call that claimed ref failed: its <id>.new goes, the handle as it was. */
+void handles_abandon(handle_store *s, const handle_ref *ref);
 /* The claim of ref ends (after its commit, or without one). */
 void handles_unclaim(handle_store *s, const handle_ref *ref);
 /* Makes ref's file (new, mode 0600), ref->bytes of zeros (sparse). */
 int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err);
-/* ref's file mapped whole: HANDLE_MAP_READ (shared, read-only: an IN
- * argument, a GET), HANDLE_MAP_FILL (shared, writable: a PUT) or
- * HANDLE_MAP_PRIVATE (copy on write: the file never changes).  NULL with
- * the error (NUMRPC_ENOHANDLE: the handle went meanwhile); munmap
- * ref->bytes. */
-enum handle_map_how { HANDLE_MAP_READ = 0, HANDLE_MAP_FILL = 1, HANDLE_MAP_PRIVATE = 2 };
+/* ref's file mapped whole, its pages populated: HANDLE_MAP_READ (shared,
+ * read-only: an IN argument, a GET), HANDLE_MAP_FILL (shared, writable: a
+ * PUT) or HANDLE_MAP_NEXT (the handle's next contents: a copy made afresh
+ * in <id>.new, shared and writable; the handle's file never changes until
+ * handles_commit, and a claim is needed).  NULL with the error
+ * (NUMRPC_ENOHANDLE: the handle went meanwhile); munmap ref->bytes. */
+enum handle_map_how { HANDLE_MAP_READ = 0, HANDLE_MAP_FILL = 1, HANDLE_MAP_NEXT = 2 };
 void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err);
 /* The path of a handle's file, with suffix ("" or ".new"). */
 void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len);
