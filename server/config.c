@@ -92,6 +92,12 @@ static const option_def options[] = {
      "bytes of one token's handles (or of all without tokens) at most (default half of --handle-bytes)"},
     {"handle-lease-ms", 0, OPT_INT, F(handle_lease_ms), "MS",
      "a handle not renewed or used this long is freed (default 60000)"},
+    {"pull-from", 0, OPT_STR, F(pull_from), "LIST",
+     "servers (host:port,...) whose handles this one may fetch for a call (DATA_PULL; default: none)"},
+    {"peer-token-file", 0, OPT_STR, F(peer_token_file), "FILE",
+     "a client token file (`name secret`) this server proves to the servers it pulls from (default: none)"},
+    {"peer-tls-ca", 0, OPT_STR, F(peer_tls_ca), "FILE",
+     "pull over TLS: the CA the --pull-from servers' certificates must chain to (default: plain TCP)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
