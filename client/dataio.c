@@ -167,3 +167,37 @@ int dataio_ids(const endpoint *ep, uint32_t type, const msg_data_id *ids, uint32
     }
     return rc;
 }
+
+/* ---- DATA_GRANT and DATA_PULL: a handle moved between servers ---- */
+
+static int write_grant(wire_writer *w, uint32_t call_id, const void *ctx, err_t *err)
+{
+    return msg_write_data_grant(w, call_id, ctx, err);
+}
+
+static int read_grant(wire_reader *r, void *ctx, err_t *err)
+{
+    put_out *out = ctx; /* the ticket and its time to live: PUT's reply */
+    return msg_read_data_grant_reply(r, out->id, out->lease_ms, err);
+}
+
+int dataio_grant(const endpoint *ep, const msg_data_id *id, double deadline, msg_data_id *ticket, uint32_t *ttl_ms,
+                 numrpc_call_info *info, err_t *err)
+{
+    put_out out = {ticket, ttl_ms};
+    request q = {write_grant, read_grant, id, &out};
+    return exchange(ep, &q, deadline, info, err);
+}
+
+static int write_pull(wire_writer *w, uint32_t call_id, const void *ctx, err_t *err)
+{
+    return msg_write_data_pull(w, call_id, ctx, err);
+}
+
+int dataio_pull(const endpoint *ep, const msg_data_pull *pull, double deadline, msg_data_id *id, uint32_t *lease_ms,
+                numrpc_call_info *info, err_t *err)
+{
+    put_out out = {id, lease_ms};
+    request q = {write_pull, read_put, pull, &out};
+    return exchange(ep, &q, deadline, info, err);
+}
