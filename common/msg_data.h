@@ -93,7 +93,7 @@ int msg_read_data_grant_reply(wire_reader *r, msg_data_id *ticket, uint32_t *ttl
  * ticket, the shape the handle has there, a time limit; the target makes a
  * new handle of that shape and fills it with a DATA_GET of the ticket at
  * the source.  The reply is DATA_PUT's (the new id and its lease). ---- */
-#define MSG_DATA_SOURCE_MAX 262 /* "host:port": a DNS name and a port */
+#define MSG_DATA_SOURCE_MAX 272 /* "host:port": a DNS name, brackets, a port */
 typedef struct msg_data_pull {
     char source[MSG_DATA_SOURCE_MAX + 1]; /* "host:port", checked as such */
     msg_data_id ticket;

@@ -66,6 +66,7 @@ typedef struct server_config {
      * them: a client token file, and the CA their certificates must chain
      * to (its own --tls-cert, if any, is its client certificate). */
     char pull_from[CONFIG_PATH_MAX];
+    int handle_ticket_ms; /* a DATA_GRANT's ticket is good this long */
     char peer_token_file[CONFIG_PATH_MAX];
     char peer_tls_ca[CONFIG_PATH_MAX];
 } server_config;

@@ -28,7 +28,6 @@
 #define SWEEP_BATCH 64
 /* DATA_GRANT's tickets: outstanding at most, and how long each is good. */
 #define TICKETS 256
-#define TICKET_TTL_MS 10000u
 
 handle_store *server_handles;
 
@@ -54,7 +53,7 @@ typedef struct handle_ticket {
 struct handle_store {
     pthread_mutex_t lock; /* process-shared, robust: guards all below */
     uint32_t capacity;    /* --max-handles */
-    uint32_t lease_ms;
+    uint32_t lease_ms, ticket_ms;
     uint64_t max_bytes, max_identity_bytes;
     uint64_t bytes, count; /* of FILLING and LIVE entries */
     size_t map_len;
@@ -182,6 +181,7 @@ void handles_configure(handle_store *s, server_config *cfg)
     fit_to_room(cfg, s->dir);
     lock(s);
     s->lease_ms = cfg->handle_lease_ms;
+    s->ticket_ms = (uint32_t)cfg->handle_ticket_ms;
     s->max_bytes = cfg->handle_bytes;
     s->max_identity_bytes = cfg->handle_bytes_per_identity;
     unlock(s);
@@ -391,12 +391,12 @@ int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg
         if (s->tickets[k].expires < now) slot = k; /* free (0) or expired */
     if (slot >= 0) {
         s->items[i].lease_end = lease_end(s);
-        s->tickets[slot] = (handle_ticket){*ticket, *id, now + TICKET_TTL_MS / 1000.0};
+        s->tickets[slot] = (handle_ticket){*ticket, *id, now + s->ticket_ms / 1000.0};
+        *ttl_ms = s->ticket_ms;
     }
     unlock(s);
     if (i < 0) return no_handle(id, err);
     if (slot < 0) return err_set(err, NUMRPC_ELIMIT, "%d tickets are outstanding on this server; try again", TICKETS);
-    *ttl_ms = TICKET_TTL_MS;
     return 0;
 }
 
