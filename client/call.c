@@ -115,16 +115,6 @@ void call_set_server(numrpc_call_info *info, const char *label)
     info->server[n] = '\0';
 }
 
-uint64_t call_reply_bytes(const client_conn *c, uint64_t keepalives0)
-{
-    /* The reply's packets (the reader reads ahead, so its byte count may
-     * hold the next replies of a pipelined connection too). */
-    const wire_reader *r = &c->m.reader;
-    uint64_t payload = wire_reader_offset(r), per = wire_writer_packet_size(&c->m.writer) - PROTO_HEADER_SIZE;
-    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
-    return payload + (packets + wire_reader_keepalives(r) - keepalives0) * PROTO_HEADER_SIZE;
-}
-
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     wire_reader *r = &c->m.reader;
@@ -136,7 +126,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     double t_end = sock_now();
     numrpc_call_info *info = &k->info;
     info->bytes_sent = wire_writer_bytes(&c->m.writer) - k->out0; /* with remote-file data sent meanwhile */
-    info->bytes_received = call_reply_bytes(c, k->in0);
+    info->bytes_received = conn_reply_bytes(c, k->in0);
     info->send_seconds = k->t_sent - k->t_start;
     info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
     if (info->receive_seconds < 0) info->receive_seconds = 0;

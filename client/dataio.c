@@ -2,7 +2,6 @@
  * writers and readers of common/msg_data.c driven for the client. */
 #include "dataio.h"
 
-#include "call.h"
 #include "conn.h"
 #include "marshal.h"
 #include "protocol.h"
@@ -34,7 +33,7 @@ static int exchange(const endpoint *ep, const request *q, double deadline, numrp
         if (rc == 0) rc = q->read(&c->m.reader, q->out, err);
         if (rc != 0) rc = conn_explain_failure(c, rc, err);
         info->bytes_sent += wire_writer_bytes(&c->m.writer) - out0;
-        if (rc == 0) info->bytes_received += call_reply_bytes(c, keepalives0);
+        if (rc == 0) info->bytes_received += conn_reply_bytes(c, keepalives0);
         if (rc == NUMRPC_EIO && c->reused && attempt == 0) { /* stale pooled connection */
             conn_discard(c);
             c = NULL;
