@@ -81,7 +81,7 @@ int async_start(int *id, const char *name, arg_source *src, void *tag)
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k->routine, sizeof k->routine, &err);
         handle_facts named;
-        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, &err);
+        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, NULL, &err);
         if (is_url < 0 || placed < 0) {
             rc = is_url < 0 ? is_url : placed;
         } else if (is_url || placed) { /* one server: the URL's, or the handles' */

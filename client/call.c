@@ -115,16 +115,6 @@ void call_set_server(numrpc_call_info *info, const char *label)
     info->server[n] = '\0';
 }
 
-uint64_t call_reply_bytes(const client_conn *c, uint64_t keepalives0)
-{
-    /* The reply's packets (the reader reads ahead, so its byte count may
-     * hold the next replies of a pipelined connection too). */
-    const wire_reader *r = &c->m.reader;
-    uint64_t payload = wire_reader_offset(r), per = wire_writer_packet_size(&c->m.writer) - PROTO_HEADER_SIZE;
-    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
-    return payload + (packets + wire_reader_keepalives(r) - keepalives0) * PROTO_HEADER_SIZE;
-}
-
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     wire_reader *r = &c->m.reader;
@@ -136,7 +126,7 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     double t_end = sock_now();
     numrpc_call_info *info = &k->info;
     info->bytes_sent = wire_writer_bytes(&c->m.writer) - k->out0; /* with remote-file data sent meanwhile */
-    info->bytes_received = call_reply_bytes(c, k->in0);
+    info->bytes_received = conn_reply_bytes(c, k->in0);
     info->send_seconds = k->t_sent - k->t_start;
     info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
     if (info->receive_seconds < 0) info->receive_seconds = 0;
@@ -210,6 +200,15 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
     return rc;
 }
 
+/* The bytes and connections of the handles' moves count in the call's. */
+static void add_moves_info(numrpc_call_info *info, const numrpc_call_info *moved)
+{
+    info->bytes_sent += moved->bytes_sent;
+    info->bytes_received += moved->bytes_received;
+    info->connections += moved->connections;
+    info->tls_resumed += moved->tls_resumed;
+}
+
 int call_run(const char *name, arg_source *src, const char *expect_pin)
 {
     call_obj k; /* only the fields an exchange uses are set */
@@ -223,13 +222,17 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     handle_facts named; /* with placed: the first handle the call names */
     k.info = (numrpc_call_info){0};
     k.t_start = 0;
+    handle_moves moves; /* IN handles copied to the call's server for it */
+    moves.n = 0;
+    moves.info = (numrpc_call_info){0};
+    k.moves = &moves;
     double limit = call_timeout();
     k.deadline = limit > 0 ? sock_now() + limit : 0;
     int rc = name ? client_ensure_init(err) : err_set(err, NUMRPC_EINVAL, "routine name is NULL");
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k.routine, sizeof k.routine, err);
         if (is_url < 0) rc = is_url;
-        else if (!is_url && (placed = place_call(k.routine, src, k.deadline, &eps[0], &named, err)) < 0)
+        else if (!is_url && (placed = place_call(k.routine, src, k.deadline, &eps[0], &named, &moves, err)) < 0)
             rc = placed; /* a call naming handles runs where they are, and only there */
         else if (!is_url && !placed &&
                  (n = meta_enabled() ? meta_servers_for_call(k.routine, src, eps, pred, &flops, &ranked, err)
@@ -251,7 +254,9 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
             break;
     }
     if (rc != 0 && placed && (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO)) place_name_handle(err, &named);
+    moves_release(&moves);
     if (rc != 0) return client_fail(err);
+    add_moves_info(&k.info, &moves.info);
     if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);
     client_note_info(&k.info);
     client_succeed();

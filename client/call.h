@@ -24,9 +24,6 @@ int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 int call_receive_status(call_obj *k, client_conn *c, err_t *err);
 /* Records which server ran the call (a bounded copy of label). */
 void call_set_server(numrpc_call_info *info, const char *label);
-/* Bytes of the reply just read on c, framing and keepalives since
- * keepalives0 (wire_reader_keepalives before it) included. */
-uint64_t call_reply_bytes(const client_conn *c, uint64_t keepalives0);
 /* Reads the out scalars and arrays into the caller's memory. */
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err);
 /* The blocking call of name with src's arguments, in this thread; its

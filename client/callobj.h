@@ -62,6 +62,8 @@ typedef struct call_obj {
     uint32_t wire_id;
     uint32_t nhandles;               /* arguments that are data handles     */
     msg_call_handle handles[IFACE_MAX_PARAMS]; /* (place.c), by parameter   */
+    const struct handle_moves *moves; /* handles copied to the call's server
+                                         for it (move.h; NULL: none)        */
     int touched;                     /* a reply byte reached caller memory   */
     double t_start, t_sent;
     uint64_t out0, in0;              /* writer bytes, reader keepalives      */

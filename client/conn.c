@@ -177,3 +177,13 @@ int conn_read_reply_status(client_conn *c, uint32_t call_id, err_t *err)
     if (rc == 0) rc = msg_read_reply(&c->m.reader, call_id, c->m.label, err);
     return rc;
 }
+
+uint64_t conn_reply_bytes(const client_conn *c, uint64_t keepalives0)
+{
+    /* The reply's packets (the reader reads ahead, so its byte count may
+     * hold the next replies of a pipelined connection too). */
+    const wire_reader *r = &c->m.reader;
+    uint64_t payload = wire_reader_offset(r), per = wire_writer_packet_size(&c->m.writer) - PROTO_HEADER_SIZE;
+    uint64_t packets = payload == 0 ? 1 : (payload + per - 1) / per;
+    return payload + (packets + wire_reader_keepalives(r) - keepalives0) * PROTO_HEADER_SIZE;
+}

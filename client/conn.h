@@ -62,5 +62,8 @@ int conn_read_reply_status(client_conn *c, uint32_t call_id, err_t *err);
 void conn_pool_clear(void);
 /* A fresh call id (unique in the process). */
 uint32_t client_next_call_id(void);
+/* Bytes of the reply just read on c, framing and keepalives since
+ * keepalives0 (wire_reader_keepalives before it) included. */
+uint64_t conn_reply_bytes(const client_conn *c, uint64_t keepalives0);
 
 #endif

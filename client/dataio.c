@@ -2,7 +2,6 @@
  * writers and readers of common/msg_data.c driven for the client. */
 #include "dataio.h"
 
-#include "call.h"
 #include "conn.h"
 #include "marshal.h"
 #include "protocol.h"
@@ -34,7 +33,7 @@ static int exchange(const endpoint *ep, const request *q, double deadline, numrp
         if (rc == 0) rc = q->read(&c->m.reader, q->out, err);
         if (rc != 0) rc = conn_explain_failure(c, rc, err);
         info->bytes_sent += wire_writer_bytes(&c->m.writer) - out0;
-        if (rc == 0) info->bytes_received += call_reply_bytes(c, keepalives0);
+        if (rc == 0) info->bytes_received += conn_reply_bytes(c, keepalives0);
         if (rc == NUMRPC_EIO && c->reused && attempt == 0) { /* stale pooled connection */
             conn_discard(c);
             c = NULL;
@@ -166,4 +165,38 @@ int dataio_ids(const endpoint *ep, uint32_t type, const msg_data_id *ids, uint32
         rc = exchange(ep, &q, deadline, info, err);
     }
     return rc;
+}
+
+/* ---- DATA_GRANT and DATA_PULL: a handle moved between servers ---- */
+
+static int write_grant(wire_writer *w, uint32_t call_id, const void *ctx, err_t *err)
+{
+    return msg_write_data_grant(w, call_id, ctx, err);
+}
+
+static int read_grant(wire_reader *r, void *ctx, err_t *err)
+{
+    put_out *out = ctx; /* the ticket and its time to live: PUT's reply */
+    return msg_read_data_grant_reply(r, out->id, out->lease_ms, err);
+}
+
+int dataio_grant(const endpoint *ep, const msg_data_id *id, double deadline, msg_data_id *ticket, uint32_t *ttl_ms,
+                 numrpc_call_info *info, err_t *err)
+{
+    put_out out = {ticket, ttl_ms};
+    request q = {write_grant, read_grant, id, &out};
+    return exchange(ep, &q, deadline, info, err);
+}
+
+static int write_pull(wire_writer *w, uint32_t call_id, const void *ctx, err_t *err)
+{
+    return msg_write_data_pull(w, call_id, ctx, err);
+}
+
+int dataio_pull(const endpoint *ep, const msg_data_pull *pull, double deadline, msg_data_id *id, uint32_t *lease_ms,
+                numrpc_call_info *info, err_t *err)
+{
+    put_out out = {id, lease_ms};
+    request q = {write_pull, read_put, pull, &out};
+    return exchange(ep, &q, deadline, info, err);
 }

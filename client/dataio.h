@@ -1,5 +1,5 @@
 /* dataio.h -- one data-handle request to one server on a pooled connection
- * (DATA_PUT, DATA_GET, DATA_FREE, DATA_RENEW), its bytes counted (dataio.c). */
+ * (DATA_PUT, GET, FREE, RENEW, GRANT, PULL), its bytes counted (dataio.c). */
 #ifndef NUMRPC_CLIENT_DATAIO_H
 #define NUMRPC_CLIENT_DATAIO_H
 
@@ -25,5 +25,12 @@ int dataio_get(const endpoint *ep, const msg_data_id *id, const msg_data_shape *
  * lease the last reply granted into *lease_ms. */
 int dataio_ids(const endpoint *ep, uint32_t type, const msg_data_id *ids, uint32_t n, int32_t *statuses,
                uint32_t *lease_ms, double deadline, numrpc_call_info *info, err_t *err);
+/* A one-time ticket for handle id on ep (DATA_GRANT), good for *ttl_ms. */
+int dataio_grant(const endpoint *ep, const msg_data_id *id, double deadline, msg_data_id *ticket, uint32_t *ttl_ms,
+                 numrpc_call_info *info, err_t *err);
+/* Asks ep to fetch pull->ticket's handle from pull->source (DATA_PULL): the
+ * new handle's id on ep and its lease go to *id and *lease_ms. */
+int dataio_pull(const endpoint *ep, const msg_data_pull *pull, double deadline, msg_data_id *id, uint32_t *lease_ms,
+                numrpc_call_info *info, err_t *err);
 
 #endif

@@ -56,6 +56,7 @@ int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *
         k->shapes[i].held = 0;
         handle_facts h;
         if (!any || !may_be_handle(&f->params[i]) || !handles_lookup(k->argv[i], &h)) continue;
+        if (moves_find(k->moves, k->argv[i], &h.id)) h.server = k->moves->target; /* its copy there */
         int rc = check_handle(f, i, &k->shapes[i], &h, label, err);
         if (rc != 0) return rc;
         k->shapes[i].held = 1;
@@ -76,10 +77,49 @@ static int interface_for(const char *routine, const endpoint *eps, int n, double
     return iface_lookup(eps, n, routine, deadline, ref, NULL, err);
 }
 
-int place_call(const char *routine, const arg_source *src, double deadline, endpoint *ep, handle_facts *first,
-               err_t *err)
+/* One handle a call names. */
+typedef struct named_handle {
+    const numrpc_data *h;
+    handle_facts f;
+    int writes; /* an OUT or INOUT parameter */
+} named_handle;
+
+static uint64_t wire_bytes(const msg_data_shape *s)
 {
-    if (handles_count() == 0) return 0;
+    return msg_data_wire_elems(s) * iface_type_size(s->type);
+}
+
+/* Which of the n handles' servers the call runs on (an index into hs):
+ * the one holding the written handles, else the one holding the most
+ * bytes (the first named among equals).  EINVAL when written handles live
+ * on two servers. */
+static int pick_target(const char *routine, const named_handle *hs, int n, int *target, err_t *err)
+{
+    int writer = -1, best = 0;
+    uint64_t best_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        if (hs[i].writes && writer < 0) writer = i;
+        else if (hs[i].writes && strcmp(hs[writer].f.server.label, hs[i].f.server.label) != 0) {
+            char a[2 * MSG_DATA_ID_SIZE + 1], b[2 * MSG_DATA_ID_SIZE + 1];
+            msg_data_id_hex(&hs[writer].f.id, a);
+            msg_data_id_hex(&hs[i].f.id, b);
+            return err_set(err, NUMRPC_EINVAL, "%s: the call writes handles on two servers (%s on %s, %s on %s): a "
+                           "call runs where its written handles are, so they must be on one server",
+                           routine, a, hs[writer].f.server.label, b, hs[i].f.server.label);
+        }
+        uint64_t bytes = 0;
+        for (int j = 0; j < n; j++)
+            if (strcmp(hs[j].f.server.label, hs[i].f.server.label) == 0) bytes += wire_bytes(&hs[j].f.shape);
+        if (bytes > best_bytes) best = i, best_bytes = bytes;
+    }
+    *target = writer >= 0 ? writer : best;
+    return 0;
+}
+
+/* The handles src names for routine's parameters, into hs (at most
+ * IFACE_MAX_PARAMS); their count or an error. */
+static int named_handles(const char *routine, const arg_source *src, double deadline, named_handle *hs, err_t *err)
+{
     endpoint eps[2 * CLIENT_MAX_SERVERS];
     err_t ignored;
     int n = handles_servers(eps, CLIENT_MAX_SERVERS);
@@ -91,23 +131,42 @@ int place_call(const char *routine, const arg_source *src, double deadline, endp
     if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
     int found = 0;
     for (uint32_t i = 0; rc == 0 && i < ref->iface.nparams; i++) {
-        handle_facts h;
-        if (!may_be_handle(&ref->iface.params[i]) || !handles_lookup(k->argv[i], &h)) continue;
-        if (!found) {
-            *ep = h.server;
-            *first = h;
-            found = 1;
-        } else if (strcmp(ep->label, h.server.label) != 0) {
-            char a[2 * MSG_DATA_ID_SIZE + 1], b[2 * MSG_DATA_ID_SIZE + 1];
-            msg_data_id_hex(&first->id, a);
-            msg_data_id_hex(&h.id, b);
-            rc = err_set(err, NUMRPC_EINVAL, "%s: handles on two servers (%s on %s, %s on %s): move one first",
-                         routine, a, ep->label, b, h.server.label);
-        }
+        const iface_param *p = &ref->iface.params[i];
+        if (!may_be_handle(p) || !handles_lookup(k->argv[i], &hs[found].f)) continue;
+        hs[found].h = k->argv[i];
+        hs[found].writes = p->mode == IFACE_OUT || p->mode == IFACE_INOUT;
+        found++;
     }
     if (ref) iface_cache_put(ref);
     free(k);
     return rc != 0 ? rc : found;
+}
+
+int place_call(const char *routine, const arg_source *src, double deadline, endpoint *ep, handle_facts *first,
+               handle_moves *moves, err_t *err)
+{
+    if (handles_count() == 0) return 0;
+    named_handle hs[IFACE_MAX_PARAMS];
+    int n = named_handles(routine, src, deadline, hs, err), target = 0;
+    if (n <= 0) return n;
+    int rc = pick_target(routine, hs, n, &target, err);
+    *ep = hs[target].f.server;
+    *first = hs[target].f;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (strcmp(hs[i].f.server.label, ep->label) == 0) continue;
+        if (moves == NULL) {
+            char a[2 * MSG_DATA_ID_SIZE + 1], b[2 * MSG_DATA_ID_SIZE + 1];
+            msg_data_id_hex(&first->id, a);
+            msg_data_id_hex(&hs[i].f.id, b);
+            rc = err_set(err, NUMRPC_EINVAL, "%s: handles on two servers (%s on %s, %s on %s): an asynchronous call "
+                         "does not move handles; call it blocking, or move one first", routine, a, ep->label, b,
+                         hs[i].f.server.label);
+        } else {
+            rc = move_handle(moves, ep, hs[i].h, &hs[i].f, deadline, err);
+        }
+    }
+    if (rc != 0 && moves) moves_release(moves);
+    return rc != 0 ? rc : 1;
 }
 
 void place_name_handle(err_t *err, const handle_facts *h)

@@ -6,22 +6,28 @@
 #include "bind.h"
 #include "callobj.h"
 #include "handles.h"
+#include "move.h"
 
 /* After k's shapes were evaluated against f: every array argument that is
  * a live handle is marked held (k->shapes[i].held) and listed in
- * k->handles.  NUMRPC_EINVAL, naming the parameter, both shapes and the
+ * k->handles (its copy's id when k->moves moved it).  NUMRPC_EINVAL, naming the parameter, both shapes and the
  * handle, for a handle whose element type is not the parameter's, whose
  * memory is smaller than the parameter's block, or that lives on another
  * server than label (where the call is about to go). */
 int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *err);
 /* Where a call of routine with src's arguments must run: 0 when it names
- * no handle; 1 when it does, with *ep their server and *first the first
- * handle named; or an error (NUMRPC_EINVAL for handles on two servers).
+ * no handle; 1 when it does, with *ep the server and *first the first
+ * handle named there; or an error.  The server is the one holding the
+ * handles the call writes (OUT, INOUT: on two servers, NUMRPC_EINVAL),
+ * else the one holding the most bytes of them.  The IN handles elsewhere
+ * are copied there server to server (move.c), listed in *moves for
+ * place_bind_handles, and freed by moves_release after the call; moves
+ * NULL (asynchronous calls): handles on two servers are NUMRPC_EINVAL.
  * Binds against the routine's interface from a handle's server (cached or
  * fetched, no wait past deadline), else from the configured servers.
  * src is not consumed. */
 int place_call(const char *routine, const arg_source *src, double deadline, endpoint *ep, handle_facts *first,
-               err_t *err);
+               handle_moves *moves, err_t *err);
 /* Adds "handle ID on SERVER" to err's detail (a call or request that
  * failed on a handle's server). */
 void place_name_handle(err_t *err, const handle_facts *h);

@@ -83,6 +83,8 @@ int msg_write_status_reply(wire_writer *w, uint32_t call_id, const msg_status *s
     if (rc == 0) rc = wire_put_u32(w, s->security, err);
     if (rc == 0) rc = wire_put_u64(w, s->handles, err);
     if (rc == 0) rc = wire_put_u64(w, s->handle_bytes, err);
+    if (rc == 0) rc = wire_put_u64(w, s->pulled_bytes, err);
+    if (rc == 0) rc = wire_put_u64(w, s->lent_bytes, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -124,6 +126,12 @@ int msg_read_status_reply(wire_reader *r, uint32_t want_id, const char *label, m
         rc = wire_get_u64(r, &s->handles, err);
         if (rc == 0) rc = wire_get_u64(r, &s->handle_bytes, err);
         s->has_handles = rc == 0;
+        if (rc == 0) rc = wire_at_end(r, &at_end, err);
+    }
+    if (rc == 0 && !at_end) {
+        rc = wire_get_u64(r, &s->pulled_bytes, err);
+        if (rc == 0) rc = wire_get_u64(r, &s->lent_bytes, err);
+        s->has_moves = rc == 0;
         if (rc == 0) rc = wire_at_end(r, &at_end, err);
     }
     if (rc == 0) rc = at_end ? wire_expect_end(r, err) : wire_skip_message(r, err);

@@ -44,6 +44,9 @@ typedef struct msg_status {
     uint32_t has_security; /* reader: the server sent it (older ones do not) */
     uint64_t handles, handle_bytes; /* data handles kept and their bytes (trailing) */
     uint32_t has_handles;           /* reader: the server sent them          */
+    uint64_t pulled_bytes, lent_bytes; /* handle bytes moved in from other
+                                          servers / out on tickets (trailing) */
+    uint32_t has_moves;                /* reader: the server sent them       */
 } msg_status;
 
 /* The request, as one whole message. */

@@ -219,6 +219,79 @@ int msg_read_data_ids_reply(wire_reader *r, uint32_t *lease_ms, int32_t *statuse
     return rc;
 }
 
+/* ---- DATA_GRANT ---- */
+
+int msg_write_data_grant(wire_writer *w, uint32_t call_id, const msg_data_id *id, err_t *err)
+{
+    wire_begin(w, PROTO_DATA_GRANT, call_id);
+    int rc = put_id(w, id, err);
+    if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+int msg_read_data_grant(wire_reader *r, msg_data_id *id, err_t *err)
+{
+    return msg_read_data_get(r, id, err); /* the same body: one id */
+}
+
+int msg_write_data_grant_reply(wire_writer *w, uint32_t call_id, const msg_data_id *ticket, uint32_t ttl_ms,
+                               err_t *err)
+{
+    return msg_write_data_put_reply(w, call_id, ticket, ttl_ms, err); /* 16 bytes and a u32, as PUT's */
+}
+
+int msg_read_data_grant_reply(wire_reader *r, msg_data_id *ticket, uint32_t *ttl_ms, err_t *err)
+{
+    return msg_read_data_put_reply(r, ticket, ttl_ms, err);
+}
+
+/* ---- DATA_PULL ---- */
+
+int msg_data_split_source(const char *source, char *host, size_t host_len, int *port, err_t *err)
+{
+    const char *colon = strrchr(source, ':');
+    size_t n = colon ? (size_t)(colon - source) : 0;
+    const char *h = source;
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') h++, n -= 2;
+    char *end = NULL;
+    long p = colon ? strtol(colon + 1, &end, 10) : 0;
+    int bad = colon == NULL || n == 0 || n >= host_len || end == colon + 1 || *end != '\0' || p < 1 || p > 65535;
+    for (size_t i = 0; !bad && i < n; i++) bad = h[i] <= ' ' || h[i] == 0x7f || h[i] == '/' || h[i] == '[';
+    if (bad) return err_set(err, NUMRPC_EINVAL, "a data source \"%.80s\" that is not host:port", source);
+    memcpy(host, h, n);
+    host[n] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+int msg_write_data_pull(wire_writer *w, uint32_t call_id, const msg_data_pull *q, err_t *err)
+{
+    wire_begin(w, PROTO_DATA_PULL, call_id);
+    int rc = wire_put_string(w, q->source, err);
+    if (rc == 0) rc = put_id(w, &q->ticket, err);
+    if (rc == 0) rc = put_shape(w, &q->shape, err);
+    if (rc == 0) rc = wire_put_u32(w, q->deadline_ms, err);
+    if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+int msg_read_data_pull(wire_reader *r, msg_data_pull *q, err_t *err)
+{
+    char host[MSG_DATA_SOURCE_MAX + 1];
+    int port;
+    int rc = wire_get_string_into(r, q->source, sizeof q->source, MSG_DATA_SOURCE_MAX, err);
+    if (rc == NUMRPC_ELIMIT) rc = err_set(err, NUMRPC_EPROTO, "DATA_PULL: a source longer than %d bytes",
+                                          MSG_DATA_SOURCE_MAX);
+    err_t why;
+    if (rc == 0 && msg_data_split_source(q->source, host, sizeof host, &port, &why) != 0)
+        rc = err_set(err, NUMRPC_EPROTO, "DATA_PULL: %s", why.detail);
+    if (rc == 0) rc = get_id(r, &q->ticket, err);
+    if (rc == 0) rc = get_shape(r, &q->shape, err);
+    if (rc == 0) rc = wire_get_u32(r, &q->deadline_ms, err);
+    if (rc == 0) rc = wire_expect_end(r, err);
+    return rc;
+}
+
 /* ---- The CALL's handle block ---- */
 
 int msg_write_call_handles(wire_writer *w, const msg_call_handle *h, uint32_t n, err_t *err)

@@ -80,6 +80,33 @@ int msg_write_data_ids_reply(wire_writer *w, uint32_t call_id, uint32_t lease_ms
 int msg_read_data_ids_reply(wire_reader *r, uint32_t *lease_ms, int32_t *statuses, uint32_t want,
                             err_t *err);
 
+/* ---- DATA_GRANT (client -> source server): a handle's id; the reply
+ * carries a one-time ticket (random, like an id) that a DATA_GET may name
+ * in place of the id, once, within ttl_ms, whoever sends it ---- */
+int msg_write_data_grant(wire_writer *w, uint32_t call_id, const msg_data_id *id, err_t *err);
+int msg_read_data_grant(wire_reader *r, msg_data_id *id, err_t *err);
+int msg_write_data_grant_reply(wire_writer *w, uint32_t call_id, const msg_data_id *ticket, uint32_t ttl_ms,
+                               err_t *err);
+int msg_read_data_grant_reply(wire_reader *r, msg_data_id *ticket, uint32_t *ttl_ms, err_t *err);
+
+/* ---- DATA_PULL (client -> target server): the source "host:port", the
+ * ticket, the shape the handle has there, a time limit; the target makes a
+ * new handle of that shape and fills it with a DATA_GET of the ticket at
+ * the source.  The reply is DATA_PUT's (the new id and its lease). ---- */
+#define MSG_DATA_SOURCE_MAX 272 /* "host:port": a DNS name, brackets, a port */
+typedef struct msg_data_pull {
+    char source[MSG_DATA_SOURCE_MAX + 1]; /* "host:port", checked as such */
+    msg_data_id ticket;
+    msg_data_shape shape;
+    uint32_t deadline_ms; /* 0 = the target's own limit */
+} msg_data_pull;
+int msg_write_data_pull(wire_writer *w, uint32_t call_id, const msg_data_pull *q, err_t *err);
+int msg_read_data_pull(wire_reader *r, msg_data_pull *q, err_t *err);
+/* "host:port" split, the port 1-65535 and the host non-empty, without
+ * spaces or controls (a bracketed IPv6 address loses its brackets):
+ * 0 or NUMRPC_EINVAL. */
+int msg_data_split_source(const char *source, char *host, size_t host_len, int *port, err_t *err);
+
 /* ---- The CALL's handle block (flag PROTO_CALL_HANDLES), after nargs:
  * u32 count, per handle u32 param and its id ---- */
 typedef struct msg_call_handle {

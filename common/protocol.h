@@ -58,12 +58,15 @@ enum proto_meta_type {
  * "Tokens"); the dispatcher answers it. */
 #define PROTO_AUTH 33u
 
-/* Data handles (40-43, docs/protocol.md "Handles"): arrays kept on the
+/* Data handles (40-45, docs/protocol.md "Handles"): arrays kept on the
  * server between calls (common/msg_data.h has each message's fields). */
 #define PROTO_DATA_PUT 40u   /* shape, flags, elements -> id, lease      */
 #define PROTO_DATA_GET 41u   /* id -> shape, elements                    */
 #define PROTO_DATA_FREE 42u  /* ids -> a status per id                   */
 #define PROTO_DATA_RENEW 43u /* ids -> lease, a status per id            */
+#define PROTO_DATA_GRANT 44u /* id -> a one-time ticket for a DATA_GET   */
+#define PROTO_DATA_PULL 45u  /* source, ticket, shape -> id, lease: the
+                                server fetches the handle from source    */
 
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */

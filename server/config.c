@@ -92,6 +92,14 @@ static const option_def options[] = {
      "bytes of one token's handles (or of all without tokens) at most (default half of --handle-bytes)"},
     {"handle-lease-ms", 0, OPT_INT, F(handle_lease_ms), "MS",
      "a handle not renewed or used this long is freed (default 60000)"},
+    {"pull-from", 0, OPT_STR, F(pull_from), "LIST",
+     "servers (host:port,...) whose handles this one may fetch for a call (DATA_PULL; default: none)"},
+    {"handle-ticket-ms", 0, OPT_INT, F(handle_ticket_ms), "MS",
+     "a ticket for one server-to-server copy of a handle is good this long (default 10000)"},
+    {"peer-token-file", 0, OPT_STR, F(peer_token_file), "FILE",
+     "a client token file (`name secret`) this server proves to the servers it pulls from (default: none)"},
+    {"peer-tls-ca", 0, OPT_STR, F(peer_tls_ca), "FILE",
+     "pull over TLS: the CA the --pull-from servers' certificates must chain to (default: plain TCP)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -123,6 +131,7 @@ void config_defaults(server_config *cfg)
     cfg->handle_bytes = CONFIG_MEMORY_AUTO;
     cfg->handle_bytes_per_identity = CONFIG_MEMORY_AUTO;
     cfg->handle_lease_ms = 60000;
+    cfg->handle_ticket_ms = 10000;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -331,6 +340,7 @@ void config_normalise(server_config *cfg)
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
     if (cfg->max_handles < 1) cfg->max_handles = 1;
     if (cfg->handle_lease_ms < 100) cfg->handle_lease_ms = 100;
+    if (cfg->handle_ticket_ms < 1) cfg->handle_ticket_ms = 1;
     if (cfg->blas_threads == 0) cfg->blas_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     resolve_memory_defaults(cfg);
 }

@@ -60,6 +60,15 @@ typedef struct server_config {
     uint64_t handle_bytes;              /* all handles together              */
     uint64_t handle_bytes_per_identity; /* one token's (or no token's)       */
     int handle_lease_ms;
+    /* Moving handles between servers (pull.c; docs/security.md "Handles
+     * moved between servers"): the servers a DATA_PULL may fetch from
+     * ("host:port,host:port"; "" = none), and what this server proves to
+     * them: a client token file, and the CA their certificates must chain
+     * to (its own --tls-cert, if any, is its client certificate). */
+    char pull_from[CONFIG_PATH_MAX];
+    int handle_ticket_ms; /* a DATA_GRANT's ticket is good this long */
+    char peer_token_file[CONFIG_PATH_MAX];
+    char peer_tls_ca[CONFIG_PATH_MAX];
 } server_config;
 
 /* A memory limit left at its default, computed by config_normalise. */

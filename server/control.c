@@ -138,7 +138,9 @@ static int serve_status(control_ctx *ctx, control_state *cs, uint32_t call_id, c
                      .draining = (uint32_t)v->draining,
                      .security = (v->tls ? MSG_STATUS_TLS : 0u) | (v->tokens ? MSG_STATUS_TOKENS : 0u),
                      .handles = v->handles,
-                     .handle_bytes = v->handle_bytes};
+                     .handle_bytes = v->handle_bytes,
+                     .pulled_bytes = v->pulled_bytes,
+                     .lent_bytes = v->lent_bytes};
     snprintf(st.server, sizeof st.server, "numrpc-server " PACKAGE_VERSION);
     load_average(st.load);
     st.rows = calloc(STATS_MAX_ROUTINES, sizeof *st.rows); /* freed here */

@@ -33,6 +33,7 @@ typedef struct status_view {
     uint64_t restarts;
     unsigned generation;
     uint64_t handles, handle_bytes; /* data handles kept (handles.c) */
+    uint64_t pulled_bytes, lent_bytes; /* handle bytes moved between servers */
 } status_view;
 
 typedef struct control_ctx {

@@ -1,5 +1,5 @@
-/* data_call.c -- a worker's service of the handle messages DATA_PUT, DATA_GET,
- * DATA_FREE and DATA_RENEW (docs/protocol.md "Handles") on handles.c's store. */
+/* data_call.c -- a worker's service of the handle messages DATA_PUT to
+ * DATA_PULL (docs/protocol.md "Handles") on handles.c's store. */
 #define _GNU_SOURCE
 #include "data_call.h"
 
@@ -10,6 +10,7 @@
 #include "marshal.h"
 #include "msg_data.h"
 #include "protocol.h"
+#include "pull.h"
 #include "reply.h"
 
 /* Drops the rest of the request, then answers with the error in *why. */
@@ -67,7 +68,9 @@ static int serve_put(session *s, uint32_t call_id, err_t *err)
     return msg_write_data_put_reply(&s->conn.writer, call_id, &ref.id, handles_lease_ms(server_handles), err);
 }
 
-/* DATA_GET: the elements go from the file's pages to the socket. */
+/* DATA_GET: the elements go from the file's pages to the socket.  The id
+ * names one of the caller's handles, or is a ticket (DATA_GRANT) that
+ * anyone may use once. */
 static int serve_get(session *s, uint32_t call_id, err_t *err)
 {
     msg_data_id id;
@@ -76,8 +79,11 @@ static int serve_get(session *s, uint32_t call_id, err_t *err)
     int rc = msg_read_data_get(&s->conn.reader, &id, err);
     if (rc != 0) return read_failed(s, call_id, rc, err);
     void *map = NULL;
-    if (handles_find(server_handles, s->identity, &id, &ref, &why) != 0 ||
-        (map = handles_map(server_handles, &ref, HANDLE_MAP_READ, &why)) == NULL)
+    int ticket = 0;
+    if (handles_find(server_handles, s->identity, &id, &ref, &why) != 0 &&
+        !(ticket = handles_redeem(server_handles, &id, &ref)))
+        return refuse(s, call_id, &why, err);
+    if ((map = handles_map(server_handles, &ref, HANDLE_MAP_READ, &why)) == NULL)
         return refuse(s, call_id, &why, err);
     iface_param p;
     iface_shape sh;
@@ -86,11 +92,38 @@ static int serve_get(session *s, uint32_t call_id, err_t *err)
     if (rc == 0) rc = marshal_write_block(&s->conn.writer, &p, &sh, map, err);
     if (rc == 0) rc = wire_end(&s->conn.writer, err);
     munmap(map, (size_t)ref.bytes);
+    if (rc == 0 && ticket)
+        handles_count_moved(server_handles, 0, msg_data_wire_elems(&ref.shape) * iface_type_size(ref.shape.type));
     if (rc != 0 && !wire_writer_idle(&s->conn.writer)) {
         err_t ignored;
         wire_abort(&s->conn.writer, &ignored);
     }
     return rc;
+}
+
+/* DATA_GRANT: a one-time ticket for one of the caller's handles. */
+static int serve_grant(session *s, uint32_t call_id, err_t *err)
+{
+    msg_data_id id, ticket;
+    uint32_t ttl_ms;
+    err_t why;
+    int rc = msg_read_data_grant(&s->conn.reader, &id, err);
+    if (rc != 0) return read_failed(s, call_id, rc, err);
+    if (handles_grant(server_handles, s->identity, &id, &ticket, &ttl_ms, &why) != 0)
+        return refuse(s, call_id, &why, err);
+    return msg_write_data_grant_reply(&s->conn.writer, call_id, &ticket, ttl_ms, err);
+}
+
+/* DATA_PULL: a new handle of the caller's, fetched from another server. */
+static int serve_pull(session *s, uint32_t call_id, err_t *err)
+{
+    msg_data_pull q;
+    handle_ref ref;
+    err_t why;
+    int rc = msg_read_data_pull(&s->conn.reader, &q, err);
+    if (rc != 0) return read_failed(s, call_id, rc, err);
+    if (pull_fetch(s->cfg, s->identity, &q, &ref, &why) != 0) return refuse(s, call_id, &why, err);
+    return msg_write_data_put_reply(&s->conn.writer, call_id, &ref.id, handles_lease_ms(server_handles), err);
 }
 
 /* DATA_FREE and DATA_RENEW: a status per id, in the request's order. */
@@ -126,6 +159,8 @@ int data_call_serve(session *s, uint32_t type, uint32_t call_id, err_t *err)
     switch (type) {
     case PROTO_DATA_PUT: return serve_put(s, call_id, err);
     case PROTO_DATA_GET: return serve_get(s, call_id, err);
+    case PROTO_DATA_GRANT: return serve_grant(s, call_id, err);
+    case PROTO_DATA_PULL: return serve_pull(s, call_id, err);
     default: return serve_ids(s, type, call_id, err);
     }
 }

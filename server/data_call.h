@@ -1,5 +1,5 @@
 /* data_call.h -- a worker's service of the handle messages (data_call.c):
- * DATA_PUT, DATA_GET, DATA_FREE and DATA_RENEW. */
+ * DATA_PUT, DATA_GET, DATA_FREE, DATA_RENEW, DATA_GRANT, DATA_PULL. */
 #ifndef NUMRPC_SERVER_DATA_CALL_H
 #define NUMRPC_SERVER_DATA_CALL_H
 

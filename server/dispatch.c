@@ -248,6 +248,7 @@ static void serve_control(dispatcher *d, int c)
     v->tls = d->tls != NULL;
     v->tokens = access_on(&d->tokens);
     handles_totals(server_handles, &v->handles, &v->handle_bytes);
+    handles_moved(server_handles, &v->pulled_bytes, &v->lent_bytes);
     /* HELLO and AUTH are the handshake: the connection's first call is
      * still due (a drain serves it); STATUS and ADMIN count as its calls. */
     int type = (int)d->conns[c].ctl.type;

@@ -26,6 +26,8 @@
 #define NEW_SUFFIX ".new"
 /* Files one pass of the sweep unlinks at most (the rest: next pass). */
 #define SWEEP_BATCH 64
+/* DATA_GRANT's tickets: outstanding at most, and how long each is good. */
+#define TICKETS 256
 
 handle_store *server_handles;
 
@@ -42,15 +44,23 @@ typedef struct handle_entry {
     double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
 } handle_entry;
 
+/* A one-time ticket for a DATA_GET of handle id (free when expires == 0). */
+typedef struct handle_ticket {
+    msg_data_id ticket, id;
+    double expires; /* monotonic seconds */
+} handle_ticket;
+
 struct handle_store {
     pthread_mutex_t lock; /* process-shared, robust: guards all below */
     uint32_t capacity;    /* --max-handles */
-    uint32_t lease_ms;
+    uint32_t lease_ms, ticket_ms;
     uint64_t max_bytes, max_identity_bytes;
     uint64_t bytes, count; /* of FILLING and LIVE entries */
     size_t map_len;
     double next_scan; /* the dispatcher's: when it next looks for stray files */
     char dir[CONFIG_PATH_MAX + 64];
+    handle_ticket tickets[TICKETS];
+    uint64_t pulled_bytes, lent_bytes; /* moved in by DATA_PULL, out on tickets */
     handle_entry items[];
 };
 
@@ -171,6 +181,7 @@ void handles_configure(handle_store *s, server_config *cfg)
     fit_to_room(cfg, s->dir);
     lock(s);
     s->lease_ms = cfg->handle_lease_ms;
+    s->ticket_ms = (uint32_t)cfg->handle_ticket_ms;
     s->max_bytes = cfg->handle_bytes;
     s->max_identity_bytes = cfg->handle_bytes_per_identity;
     unlock(s);
@@ -363,6 +374,68 @@ int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, han
         return err_set(err, NUMRPC_EBUSY, "handle %s is being written by another call; try again when it ends", hex);
     }
     return 0;
+}
+
+/* ---- Tickets: one DATA_GET of a handle by whoever holds one ---- */
+
+int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg_data_id *ticket,
+                  uint32_t *ttl_ms, err_t *err)
+{
+    if (getrandom(ticket->b, sizeof ticket->b, 0) != (ssize_t)sizeof ticket->b)
+        return err_set(err, NUMRPC_ESERVER, "no random bytes for a ticket: %s", strerror(errno));
+    double now = sock_now();
+    lock(s);
+    long i = find_live(s, owner, id);
+    long slot = -1;
+    for (uint32_t k = 0; i >= 0 && k < TICKETS && slot < 0; k++)
+        if (s->tickets[k].expires < now) slot = k; /* free (0) or expired */
+    if (slot >= 0) {
+        s->items[i].lease_end = lease_end(s);
+        s->tickets[slot] = (handle_ticket){*ticket, *id, now + s->ticket_ms / 1000.0};
+        *ttl_ms = s->ticket_ms;
+    }
+    unlock(s);
+    if (i < 0) return no_handle(id, err);
+    if (slot < 0) return err_set(err, NUMRPC_ELIMIT, "%d tickets are outstanding on this server; try again", TICKETS);
+    return 0;
+}
+
+int handles_redeem(handle_store *s, const msg_data_id *ticket, handle_ref *ref)
+{
+    double now = sock_now();
+    long i = -1;
+    lock(s);
+    for (uint32_t k = 0; k < TICKETS; k++) {
+        handle_ticket *t = &s->tickets[k];
+        if (t->expires == 0 || memcmp(t->ticket.b, ticket->b, MSG_DATA_ID_SIZE) != 0) continue;
+        int fresh = t->expires >= now;
+        msg_data_id id = t->id;
+        memset(t, 0, sizeof *t); /* used once, or expired: gone either way */
+        for (uint32_t j = 0; fresh && j < s->capacity && i < 0; j++)
+            if (s->items[j].state == ENTRY_LIVE && memcmp(s->items[j].id.b, id.b, MSG_DATA_ID_SIZE) == 0) i = j;
+        break;
+    }
+    if (i >= 0) copy_ref(s, (uint32_t)i, ref);
+    unlock(s);
+    return i >= 0;
+}
+
+void handles_count_moved(handle_store *s, uint64_t pulled, uint64_t lent)
+{
+    lock(s);
+    s->pulled_bytes += pulled;
+    s->lent_bytes += lent;
+    unlock(s);
+}
+
+void handles_moved(handle_store *s, uint64_t *pulled, uint64_t *lent)
+{
+    *pulled = *lent = 0;
+    if (s == NULL) return;
+    lock(s);
+    *pulled = s->pulled_bytes;
+    *lent = s->lent_bytes;
+    unlock(s);
 }
 
 int handles_commit(handle_store *s, const handle_ref *ref, err_t *err)

@@ -43,6 +43,9 @@ void handles_sweep(handle_store *s, double now);
 void handles_worker_gone(handle_store *s, pid_t pid);
 /* Handles and their bytes, for STATUS. */
 void handles_totals(handle_store *s, uint64_t *count, uint64_t *bytes);
+/* Bytes of handles this server pulled from others (DATA_PULL) and sent
+ * to others on tickets, since it started, for STATUS. */
+void handles_moved(handle_store *s, uint64_t *pulled, uint64_t *lent);
 
 /* ---- Workers ---- */
 /* The lease a handle gets (ms). */
@@ -75,6 +78,16 @@ int handles_commit(handle_store *s, const handle_ref *ref, err_t *err);
 void handles_abandon(handle_store *s, const handle_ref *ref);
 /* The claim of ref ends (after its commit, or without one). */
 void handles_unclaim(handle_store *s, const handle_ref *ref);
+/* A one-time ticket for handle id of owner (DATA_GRANT): random, good for
+ * one DATA_GET by anyone within *ttl_ms.  0, NUMRPC_ENOHANDLE (as
+ * handles_find) or NUMRPC_ELIMIT (too many outstanding). */
+int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg_data_id *ticket,
+                  uint32_t *ttl_ms, err_t *err);
+/* 1 with *ref when ticket is a fresh ticket of a live handle; the ticket
+ * is used up either way.  0 when no fresh ticket matches. */
+int handles_redeem(handle_store *s, const msg_data_id *ticket, handle_ref *ref);
+/* Adds to the bytes moved in (pulled) and out on tickets (lent). */
+void handles_count_moved(handle_store *s, uint64_t pulled, uint64_t lent);
 /* Makes ref's file (new, mode 0600), ref->bytes of zeros (sparse). */
 int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err);
 /* ref's file mapped whole, its pages populated: HANDLE_MAP_READ (shared,

@@ -21,6 +21,7 @@
 #include "marshal.h"
 #include "msg.h"
 #include "msg_meta.h"
+#include "peer.h"
 #include "protocol.h"
 #include "sock.h"
 #include "tls.h"
@@ -151,26 +152,11 @@ void metajoin_note_load(int in_flight, int queued, int draining)
 /* ---- A connection speaking the numrpc protocol (to this server or to
  * the metaserver) ---- */
 
-/* Connects (over TLS with tls, a client context) and says HELLO, proving
- * own (a token, or NULL) or the token of the file token_file (NULL or "":
- * none) first, bound to the TLS channel; on failure c is freed. */
+/* Connects and says HELLO as peer.c does, with the link's time limits. */
 static int conn_open(msg_conn *c, tls_context *tls, const char *host, int port, const token *own,
                      const char *token_file, err_t *err)
 {
-    int rc = msg_conn_open_tls(c, tls, NULL, host, port, MJ_CONNECT_MS, MJ_IO_MS, PROTO_DEFAULT_PACKET, err);
-    if (rc != 0) return rc;
-    msg_hello h = {.version = PROTO_VERSION, .packet_size = PROTO_DEFAULT_PACKET};
-    snprintf(h.peer, sizeof h.peer, "numrpc-server metajoin");
-    uint32_t id = msg_conn_next_id(c), auth_id = msg_conn_next_id(c);
-    int proving = own != NULL;
-    uint8_t binding[AUTH_BINDING_BYTES];
-    if (own) rc = auth_client_hello(c, own, &h, auth_binding_of(c, binding), id, auth_id, err);
-    else rc = auth_client_hello_file(c, token_file, &h, id, auth_id, &proving, err);
-    if (rc == 0 && proving) rc = auth_client_finish(c, auth_id, err); /* a round trip more, once */
-    else if (rc == 0) rc = msg_write_hello(&c->writer, id, &h, err);
-    if (rc == 0 && !proving) rc = msg_read_hello_reply(&c->reader, id, c->label, &h, err);
-    if (rc != 0) msg_conn_free(c);
-    return rc;
+    return peer_open(c, tls, host, port, own, token_file, "numrpc-server metajoin", MJ_CONNECT_MS, MJ_IO_MS, err);
 }
 
 /* ---- What this server offers, asked of itself (LIST, GET_IFACE) ---- */

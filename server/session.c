@@ -501,7 +501,9 @@ int session_serve_one(session *s, err_t *err)
     case PROTO_DATA_PUT:
     case PROTO_DATA_GET:
     case PROTO_DATA_FREE:
-    case PROTO_DATA_RENEW: rc = data_call_serve(s, type, call_id, err); break;
+    case PROTO_DATA_RENEW:
+    case PROTO_DATA_GRANT:
+    case PROTO_DATA_PULL: rc = data_call_serve(s, type, call_id, err); break;
     case PROTO_CANCEL: /* the call it names has already finished */
         rc = wire_skip_message(&s->conn.reader, err);
         break;

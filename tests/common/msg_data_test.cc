@@ -99,6 +99,78 @@ TEST(DataMessages, GetAndItsReplyCarryTheShapeThenTheElements)
     EXPECT_EQ(back, z);
 }
 
+// DATA_GRANT: an id out, a ticket and its time to live back.
+TEST(DataMessages, GrantAndItsTicket)
+{
+    Link l;
+    err_t err;
+    msg_data_id want = Id(3), got, ticket = Id(9), got_ticket;
+    ASSERT_EQ(msg_write_data_grant(&l.a.writer, 5, &want, &err), 0) << err.detail;
+    uint32_t type, id, ttl = 0;
+    l.Next(&type, &id);
+    EXPECT_EQ(type, PROTO_DATA_GRANT);
+    ASSERT_EQ(msg_read_data_grant(&l.b.reader, &got, &err), 0) << err.detail;
+    EXPECT_EQ(memcmp(got.b, want.b, MSG_DATA_ID_SIZE), 0);
+    ASSERT_EQ(msg_write_data_grant_reply(&l.b.writer, 5, &ticket, 2500, &err), 0) << err.detail;
+    ASSERT_EQ(msg_read_reply(&l.a.reader, 5, l.a.label, &err), 0) << err.detail;
+    ASSERT_EQ(msg_read_data_grant_reply(&l.a.reader, &got_ticket, &ttl, &err), 0) << err.detail;
+    EXPECT_EQ(memcmp(got_ticket.b, ticket.b, MSG_DATA_ID_SIZE), 0);
+    EXPECT_EQ(ttl, 2500u);
+}
+
+// DATA_PULL round trip; sources that are no host:port and absurd shapes
+// are refused by the reader.
+TEST(DataMessages, PullAndItsRefusals)
+{
+    msg_data_pull q = {};
+    snprintf(q.source, sizeof q.source, "127.0.0.1:7801");
+    q.ticket = Id(4);
+    q.shape = {NUMRPC_T_DOUBLE, 10, 3, 12};
+    q.deadline_ms = 1500;
+    {
+        Link l;
+        err_t err;
+        ASSERT_EQ(msg_write_data_pull(&l.a.writer, 6, &q, &err), 0) << err.detail;
+        uint32_t type, id;
+        l.Next(&type, &id);
+        EXPECT_EQ(type, PROTO_DATA_PULL);
+        msg_data_pull got;
+        ASSERT_EQ(msg_read_data_pull(&l.b.reader, &got, &err), 0) << err.detail;
+        EXPECT_STREQ(got.source, "127.0.0.1:7801");
+        EXPECT_EQ(memcmp(got.ticket.b, q.ticket.b, MSG_DATA_ID_SIZE), 0);
+        EXPECT_EQ(got.shape.rows, 10u);
+        EXPECT_EQ(got.shape.ld, 12u);
+        EXPECT_EQ(got.deadline_ms, 1500u);
+    }
+    for (const char *bad : {"127.0.0.1", "host:0", "host:70000", ":80", "a b:80", "host:80x", "[::1:80"}) {
+        msg_data_pull h = q;
+        snprintf(h.source, sizeof h.source, "%s", bad);
+        Link l;
+        err_t err;
+        ASSERT_EQ(msg_write_data_pull(&l.a.writer, 6, &h, &err), 0) << err.detail;
+        uint32_t type, id;
+        l.Next(&type, &id);
+        msg_data_pull got;
+        EXPECT_EQ(msg_read_data_pull(&l.b.reader, &got, &err), NUMRPC_EPROTO) << bad;
+        EXPECT_NE(std::string(err.detail).find("not host:port"), std::string::npos) << err.detail;
+    }
+    char host[64];
+    int port = 0;
+    err_t err;
+    ASSERT_EQ(msg_data_split_source("[::1]:7800", host, sizeof host, &port, &err), 0) << err.detail;
+    EXPECT_STREQ(host, "::1");
+    EXPECT_EQ(port, 7800);
+    msg_data_pull huge = q;
+    huge.shape = {NUMRPC_T_DOUBLE, 1, 1ull << 40, 1ull << 40};
+    Link l;
+    ASSERT_EQ(msg_write_data_pull(&l.a.writer, 6, &huge, &err), 0) << err.detail;
+    uint32_t type, id;
+    l.Next(&type, &id);
+    msg_data_pull got;
+    EXPECT_EQ(msg_read_data_pull(&l.b.reader, &got, &err), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("too big"), std::string::npos) << err.detail;
+}
+
 // A hostile peer's shapes: each refused by the reader before any size is used.
 TEST(DataMessages, ImpossibleShapesAreRefused)
 {

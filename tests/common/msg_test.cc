@@ -346,10 +346,12 @@ TEST(Messages, StatusRoundTripAndAServerClaimingTooManyRows)
         for (int i = 0; i < 2; i++) wire_put_u32(&l.b.writer, 1, &err);
         wire_put_u64(&l.b.writer, 0, &err);
         for (int i = 0; i < 5; i++) wire_put_u32(&l.b.writer, 0, &err); /* ... draining, no rows */
-        if (extra) { /* security, handles and their bytes, then a field unknown yet */
+        if (extra) { /* security, handles, their bytes, bytes moved, then a field unknown yet */
             wire_put_u32(&l.b.writer, MSG_STATUS_TLS, &err);
             wire_put_u64(&l.b.writer, 3, &err);
             wire_put_u64(&l.b.writer, 4096, &err);
+            wire_put_u64(&l.b.writer, 800, &err);
+            wire_put_u64(&l.b.writer, 1600, &err);
             wire_put_u64(&l.b.writer, 99, &err);
         }
         ASSERT_EQ(wire_end(&l.b.writer, &err), 0);
@@ -359,6 +361,9 @@ TEST(Messages, StatusRoundTripAndAServerClaimingTooManyRows)
         EXPECT_EQ(got.has_handles, static_cast<uint32_t>(extra));
         EXPECT_EQ(got.handles, extra ? 3u : 0u);
         EXPECT_EQ(got.handle_bytes, extra ? 4096u : 0u);
+        EXPECT_EQ(got.has_moves, static_cast<uint32_t>(extra));
+        EXPECT_EQ(got.pulled_bytes, extra ? 800u : 0u);
+        EXPECT_EQ(got.lent_bytes, extra ? 1600u : 0u);
         msg_status_free(&got);
     }
 

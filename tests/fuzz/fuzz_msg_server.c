@@ -253,9 +253,12 @@ static int serve_data(wire_reader *r, uint32_t type, err_t *err)
 {
     if (type == PROTO_DATA_PUT) return serve_data_put(r, err);
     int rc;
-    if (type == PROTO_DATA_GET) {
+    if (type == PROTO_DATA_GET || type == PROTO_DATA_GRANT) {
         msg_data_id id;
-        rc = msg_read_data_get(r, &id, err);
+        rc = type == PROTO_DATA_GET ? msg_read_data_get(r, &id, err) : msg_read_data_grant(r, &id, err);
+    } else if (type == PROTO_DATA_PULL) {
+        msg_data_pull q;
+        rc = msg_read_data_pull(r, &q, err);
     } else {
         msg_data_ids l;
         rc = msg_read_data_ids(r, &l, err);
@@ -281,7 +284,9 @@ static int serve_one(wire_reader *r, err_t *err)
     case PROTO_DATA_PUT:
     case PROTO_DATA_GET:
     case PROTO_DATA_FREE:
-    case PROTO_DATA_RENEW: return serve_data(r, type, err);
+    case PROTO_DATA_RENEW:
+    case PROTO_DATA_GRANT:
+    case PROTO_DATA_PULL: return serve_data(r, type, err);
     case PROTO_PROBE: {
         uint32_t reply_bytes;
         uint64_t n;

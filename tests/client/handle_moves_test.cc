@@ -1,0 +1,320 @@
+// handle_moves_test.cc -- a call naming handles on two real servers: the IN
+// handle moves server to server (tickets, DATA_PULL), never through the client.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <cblas.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/server_proc.h"
+extern "C" {
+#include "marshal.h"
+#include "msg.h"
+#include "msg_control.h"
+#include "msg_data.h"
+#include "protocol.h"
+#include "transport.h"
+}
+#include "numrpc.h"
+
+namespace {
+
+// A server's STATUS (has_handles false when it did not answer).
+msg_status StatusOf(const ServerProc &s)
+{
+    msg_conn c;
+    err_t err;
+    msg_status st;
+    memset(&st, 0, sizeof st);
+    if (msg_conn_open(&c, "127.0.0.1", s.port(), 2000, 3000, 4096, &err) != 0) return st;
+    if (msg_write_status(&c.writer, 7, &err) == 0 && msg_read_status_reply(&c.reader, 7, c.label, &st, &err) == 0)
+        msg_status_free(&st); // the rows only; the totals stay
+    msg_conn_free(&c);
+    return st;
+}
+
+// A raw client connection to a server (HELLO said), for forged requests.
+struct Raw {
+    msg_conn c;
+    err_t err;
+    uint32_t next = 10;
+    explicit Raw(int port)
+    {
+        EXPECT_EQ(msg_conn_open(&c, "127.0.0.1", port, 2000, 5000, PROTO_DEFAULT_PACKET, &err), 0) << err.detail;
+        msg_hello h = {};
+        h.version = PROTO_VERSION;
+        h.packet_size = PROTO_DEFAULT_PACKET;
+        snprintf(h.peer, sizeof h.peer, "handle_moves_test");
+        EXPECT_EQ(msg_write_hello(&c.writer, 1, &h, &err), 0);
+        EXPECT_EQ(msg_read_hello_reply(&c.reader, 1, c.label, &h, &err), 0) << err.detail;
+    }
+    ~Raw() { msg_conn_free(&c); }
+    // DATA_PUT of v (a column); the new id.
+    msg_data_id Put(const std::vector<double> &v)
+    {
+        msg_data_shape s = {NUMRPC_T_DOUBLE, v.size(), 1, v.size()};
+        iface_param p;
+        iface_shape sh;
+        msg_data_as_param(&s, &p, &sh);
+        msg_data_id id = {};
+        uint32_t lease, call = next++;
+        EXPECT_EQ(msg_write_data_put_header(&c.writer, call, &s, 0, &err), 0);
+        EXPECT_EQ(marshal_write_block(&c.writer, &p, &sh, v.data(), &err), 0);
+        EXPECT_EQ(wire_end(&c.writer, &err), 0);
+        EXPECT_EQ(msg_read_reply(&c.reader, call, c.label, &err), 0) << err.detail;
+        EXPECT_EQ(msg_read_data_put_reply(&c.reader, &id, &lease, &err), 0) << err.detail;
+        return id;
+    }
+    int Grant(const msg_data_id &id, msg_data_id *ticket)
+    {
+        uint32_t ttl, call = next++;
+        int rc = msg_write_data_grant(&c.writer, call, &id, &err);
+        if (rc == 0) rc = msg_read_reply(&c.reader, call, c.label, &err);
+        return rc == 0 ? msg_read_data_grant_reply(&c.reader, ticket, &ttl, &err) : rc;
+    }
+    // DATA_GET of id (or a ticket) into *out (n doubles).
+    int Get(const msg_data_id &id, std::vector<double> *out)
+    {
+        uint32_t call = next++;
+        msg_data_shape s;
+        int rc = msg_write_data_get(&c.writer, call, &id, &err);
+        if (rc == 0) rc = msg_read_reply(&c.reader, call, c.label, &err);
+        if (rc == 0) rc = msg_read_data_get_reply_header(&c.reader, &s, &err);
+        if (rc != 0) return rc;
+        out->assign(s.rows * s.cols, 0.0);
+        iface_param p;
+        iface_shape sh;
+        msg_data_as_param(&s, &p, &sh);
+        rc = marshal_read_block(&c.reader, &p, &sh, out->data(), &err);
+        return rc == 0 ? wire_expect_end(&c.reader, &err) : rc;
+    }
+    int Pull(const std::string &source, const msg_data_id &ticket, const msg_data_shape &shape)
+    {
+        msg_data_pull q = {};
+        snprintf(q.source, sizeof q.source, "%s", source.c_str());
+        q.ticket = ticket;
+        q.shape = shape;
+        q.deadline_ms = 5000;
+        msg_data_id id;
+        uint32_t lease, call = next++;
+        int rc = msg_write_data_pull(&c.writer, call, &q, &err);
+        if (rc == 0) rc = msg_read_reply(&c.reader, call, c.label, &err);
+        return rc == 0 ? msg_read_data_put_reply(&c.reader, &id, &lease, &err) : rc;
+    }
+};
+
+// A source that answers one DATA_GET with a header of 4 doubles, then 8.
+class LyingSource {
+  public:
+    LyingSource()
+    {
+        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a = {};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        bind(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a);
+        listen(fd_, 4);
+        getsockname(fd_, reinterpret_cast<sockaddr *>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { Serve(); });
+    }
+    ~LyingSource()
+    {
+        shutdown(fd_, SHUT_RDWR);
+        thread_.join();
+        close(fd_);
+    }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  private:
+    void Serve()
+    {
+        int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        timeval limit = {5, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        msg_conn c;
+        err_t err;
+        if (msg_conn_init(&c, PROTO_DEFAULT_PACKET, &err) != 0) return;
+        msg_conn_attach(&c, transport_tcp(fd), "liar");
+        for (int i = 0; i < 2; i++) {
+            uint32_t type, id;
+            if (wire_next_message(&c.reader, &type, &id, &err) != 0) break;
+            if (type == PROTO_HELLO) {
+                msg_hello h;
+                if (msg_read_hello(&c.reader, &h, &err) != 0) break;
+                h.version = PROTO_VERSION;
+                h.packet_size = PROTO_DEFAULT_PACKET;
+                msg_write_hello_reply(&c.writer, id, &h, &err);
+            } else {
+                msg_data_id ticket;
+                msg_read_data_get(&c.reader, &ticket, &err);
+                msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
+                msg_write_data_get_reply_header(&c.writer, id, &s, &err);
+                wire_put_u64(&c.writer, 8, &err); // more elements than the shape
+                for (int k = 0; k < 8; k++) wire_put_double(&c.writer, 1.0, &err);
+                wire_end(&c.writer, &err);
+            }
+        }
+        msg_conn_free(&c);
+    }
+    int fd_ = -1, port_ = 0;
+    std::thread thread_;
+};
+
+class HandleMoves : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite()
+    {
+        src_ = new ServerProc();
+        doomed_ = new ServerProc();
+        liar_ = new LyingSource();
+        dst_ = new ServerProc({"--pull-from", src_->address() + "," + doomed_->address() + "," + liar_->address(),
+                               "--handle-ticket-ms", "200", "--handle-bytes", "100000000"});
+    }
+    static void TearDownTestSuite()
+    {
+        numrpc_finalize();
+        delete dst_;
+        delete liar_;
+        delete doomed_;
+        delete src_;
+    }
+    void SetUp() override
+    {
+        std::string servers = dst_->address();
+        numrpc_config cfg{servers.c_str(), 0, nullptr, nullptr, nullptr, nullptr, nullptr};
+        ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    }
+    static ServerProc *src_, *doomed_, *dst_;
+    static LyingSource *liar_;
+};
+ServerProc *HandleMoves::src_ = nullptr;
+ServerProc *HandleMoves::doomed_ = nullptr;
+ServerProc *HandleMoves::dst_ = nullptr;
+LyingSource *HandleMoves::liar_ = nullptr;
+
+TEST_F(HandleMoves, InHandlesOnTwoServersMoveBetweenThemNotThroughTheClient)
+{
+    const int m = 40, k = 96, n = 96;
+    std::vector<double> a(m * k), b(k * n), c(m * n, 0.0), want(m * n, 0.0);
+    for (int i = 0; i < m * k; i++) a[i] = std::sin(0.3 * i);
+    for (int i = 0; i < k * n; i++) b[i] = std::cos(0.05 * i);
+    numrpc_data *ha = nullptr, *hb = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, src_->address().c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_put(&hb, dst_->address().c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    msg_status before_src = StatusOf(*src_), before_dst = StatusOf(*dst_);
+    ASSERT_TRUE(before_dst.has_moves);
+    // B holds more bytes: the call runs where B is, A comes from src.
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), dst_->address());
+    const uint64_t a_bytes = sizeof(double) * m * k, c_bytes = sizeof(double) * m * n;
+    EXPECT_LT(info.bytes_sent, c_bytes + 4096) << "C (inout) goes out, A does not";
+    EXPECT_LT(info.bytes_received, c_bytes + 4096);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0,
+                want.data(), m);
+    for (int i = 0; i < m * n; i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+    msg_status after_src = StatusOf(*src_), after_dst = StatusOf(*dst_);
+    EXPECT_EQ(after_dst.pulled_bytes - before_dst.pulled_bytes, a_bytes);
+    EXPECT_EQ(after_src.lent_bytes - before_src.lent_bytes, a_bytes);
+    EXPECT_EQ(after_dst.handles, 1u) << "A's copy was freed after the call";
+    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
+    EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
+}
+
+TEST_F(HandleMoves, WrittenHandlesOnTwoServersAreRefused)
+{
+    const int n = 6;
+    numrpc_data *ha = nullptr, *hp = nullptr;
+    ASSERT_EQ(numrpc_data_new(&ha, src_->address().c_str(), NUMRPC_T_DOUBLE, n, n, n), NUMRPC_OK);
+    ASSERT_EQ(numrpc_data_new(&hp, dst_->address().c_str(), NUMRPC_T_INT, n, 1, n), NUMRPC_OK);
+    int info = -1;
+    EXPECT_EQ(numrpc_call("dgefa", ha, n, n, hp, &info), NUMRPC_EINVAL);
+    std::string why = numrpc_last_error_detail();
+    EXPECT_NE(why.find("writes handles on two servers"), std::string::npos) << why;
+    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
+    EXPECT_EQ(numrpc_data_free(hp), NUMRPC_OK);
+}
+
+TEST_F(HandleMoves, AKilledSourceIsAClearError)
+{
+    const int n = 16;
+    std::vector<double> a(n * n, 1.0), b(n * n * 4, 2.0), c(n * n * 2, 0.0);
+    numrpc_data *ha = nullptr, *hb = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, doomed_->address().c_str(), NUMRPC_T_DOUBLE, a.data(), n, n, n), NUMRPC_OK);
+    ASSERT_EQ(numrpc_data_put(&hb, dst_->address().c_str(), NUMRPC_T_DOUBLE, b.data(), n, 4 * n, n), NUMRPC_OK);
+    uint64_t held = StatusOf(*dst_).handles;
+    kill(doomed_->pid(), SIGKILL);
+    doomed_->stop();
+    int rc = numrpc_call("dgemm", 'N', 'N', n, 2 * n, n, 1.0, ha, n, hb, n, 0.0, c.data(), n);
+    EXPECT_EQ(rc, NUMRPC_ECONNECT) << numrpc_errname(rc);
+    std::string why = numrpc_last_error_detail();
+    EXPECT_NE(why.find("moving handle "), std::string::npos) << why;
+    EXPECT_NE(why.find("from " + doomed_->address()), std::string::npos) << why;
+    EXPECT_EQ(StatusOf(*dst_).handles, held) << "nothing was left on the target";
+    numrpc_data_free(ha);
+    EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
+}
+
+TEST_F(HandleMoves, ATicketIsGoodOnceAndBriefly)
+{
+    Raw raw(dst_->port());
+    std::vector<double> v = {1, 2, 3, 4, 5}, got;
+    msg_data_id id = raw.Put(v), ticket, forged;
+    ASSERT_EQ(raw.Grant(id, &ticket), 0) << raw.err.detail;
+    Raw other(dst_->port()); // anyone holding it may use it, once
+    ASSERT_EQ(other.Get(ticket, &got), 0) << other.err.detail;
+    EXPECT_EQ(got, v);
+    EXPECT_EQ(other.Get(ticket, &got), NUMRPC_ENOHANDLE) << "used twice";
+    memset(forged.b, 0x5a, sizeof forged.b);
+    EXPECT_EQ(other.Get(forged, &got), NUMRPC_ENOHANDLE) << "forged";
+    ASSERT_EQ(raw.Grant(id, &ticket), 0) << raw.err.detail;
+    std::this_thread::sleep_for(std::chrono::milliseconds(400)); // --handle-ticket-ms 200
+    EXPECT_EQ(other.Get(ticket, &got), NUMRPC_ENOHANDLE) << "expired";
+    EXPECT_EQ(raw.Get(id, &got), 0) << "the handle itself stays";
+}
+
+TEST_F(HandleMoves, HostilePullsAreRefusedAndLeaveNothing)
+{
+    Raw at_src(src_->port()), at_dst(dst_->port());
+    std::vector<double> v(10, 3.0);
+    msg_data_id id = at_src.Put(v), ticket;
+    uint64_t held = StatusOf(*dst_).handles;
+    msg_data_shape shape = {NUMRPC_T_DOUBLE, 10, 1, 10};
+    // A source the target was not told to trust.
+    ASSERT_EQ(at_src.Grant(id, &ticket), 0);
+    EXPECT_EQ(at_dst.Pull("127.0.0.1:1", ticket, shape), NUMRPC_EAUTH);
+    EXPECT_NE(std::string(at_dst.err.detail).find("--pull-from"), std::string::npos) << at_dst.err.detail;
+    // An absurd shape: refused by the budget before any connection.
+    msg_data_shape absurd = {NUMRPC_T_DOUBLE, 1u << 20, 1u << 20, 1u << 20};
+    EXPECT_EQ(at_dst.Pull(src_->address(), ticket, absurd), NUMRPC_ELIMIT) << at_dst.err.detail;
+    // A shape other than the handle's: the source's answer is refused.
+    msg_data_shape smaller = {NUMRPC_T_DOUBLE, 5, 1, 5};
+    EXPECT_EQ(at_dst.Pull(src_->address(), ticket, smaller), NUMRPC_EPROTO) << at_dst.err.detail;
+    EXPECT_NE(std::string(at_dst.err.detail).find("announced"), std::string::npos) << at_dst.err.detail;
+    // The ticket was used by that attempt; a forged one is refused by the source.
+    EXPECT_EQ(at_dst.Pull(src_->address(), ticket, shape), NUMRPC_ENOHANDLE) << at_dst.err.detail;
+    // A source that sends more elements than its shape.
+    msg_data_shape four = {NUMRPC_T_DOUBLE, 4, 1, 4};
+    EXPECT_EQ(at_dst.Pull(liar_->address(), ticket, four), NUMRPC_EPROTO) << at_dst.err.detail;
+    EXPECT_EQ(StatusOf(*dst_).handles, held);
+    EXPECT_TRUE(StatusOf(*dst_).has_handles) << "the target is still serving";
+}
+
+} // namespace
