@@ -482,6 +482,53 @@ class MetaPeer {
         c.total_seconds = c.compute_seconds = seconds;
         return ok_ && msg_write_meta_report(&w_, ++id_, &c, 1, &err_) == 0;
     }
+    // JOIN as a server that is not one: routine at 127.0.0.1:port with a
+    // flat speed (flops/s); it stays joined while this connection lives.
+    int join(int port, const char *routine, double flops_per_second, uint32_t slots)
+    {
+        iface_t f = {};
+        f.name = const_cast<char *>(routine);
+        f.module = const_cast<char *>("meta_test");
+        f.symbol = const_cast<char *>(routine);
+        f.lang = IFACE_LANG_C;
+        uint8_t *blob = nullptr;
+        size_t len = 0;
+        if (!ok_ || iface_compute_hash(&f, &err_) != 0 || iface_encode(&f, &blob, &len, &err_) != 0) return -1;
+        msg_meta_routine r = {};
+        snprintf(r.name, sizeof r.name, "%s", routine);
+        r.hash = f.hash;
+        r.blob = blob;
+        r.len = static_cast<uint32_t>(len);
+        msg_meta_join j = {};
+        snprintf(j.host, sizeof j.host, "127.0.0.1");
+        j.port = static_cast<uint32_t>(port);
+        snprintf(j.name, sizeof j.name, "meta_test fake");
+        j.slots = slots;
+        j.curve.npoints = 1;
+        j.curve.n[0] = 512;
+        j.curve.rate[0] = flops_per_second;
+        j.routines = &r;
+        j.nroutines = 1;
+        uint32_t id = ++id_;
+        msg_meta_joined joined;
+        int rc = msg_write_meta_join(&w_, id, &j, &err_);
+        if (rc == 0) rc = msg_read_reply(&r_, id, "meta", &err_);
+        if (rc == 0) rc = msg_read_meta_join_reply(&r_, &joined, &err_);
+        free(blob);
+        return rc;
+    }
+    // The servers the metaserver ranks for q, best first ("host:port").
+    std::vector<std::string> rank(const msg_meta_query &q)
+    {
+        uint32_t id = ++id_, lease = 0, n = 0;
+        msg_meta_ranked got[8];
+        std::vector<std::string> out;
+        if (!ok_ || msg_write_meta_query(&w_, id, &q, &err_) != 0 || msg_read_reply(&r_, id, "meta", &err_) != 0 ||
+            msg_read_meta_query_reply(&r_, &lease, got, 8, &n, &err_) != 0)
+            return out;
+        for (uint32_t i = 0; i < n; i++) out.push_back(std::string(got[i].host) + ":" + std::to_string(got[i].port));
+        return out;
+    }
     const char *detail() const { return err_.detail; }
 
   private:
@@ -539,6 +586,52 @@ double link_throughput(const std::string &js, const std::string &server)
 // A few cheap connections cannot take the metaserver: beyond its cap each
 // is refused with a reply naming it, and idle ones are closed (it started a
 // thread per connection and kept every one forever).
+// A query's held block (the bytes of the call's handles per server) counts
+// them as already there: a server holding 32 MB of the input is ranked
+// above one ten times faster that would have to receive it, and not when
+// it holds a few kilobytes.
+TEST_F(MetaTest, HeldBytesCountAsAlreadyThereWhenRanking)
+{
+    auto meta = start_meta();
+    ASSERT_GT(meta->port(), 0);
+    MetaPeer fast_join(meta->port()), slow_join(meta->port()), client(meta->port());
+    ASSERT_EQ(fast_join.join(1, "held_rank", 1e11, 4), 0) << fast_join.detail();
+    ASSERT_EQ(slow_join.join(2, "held_rank", 1e10, 4), 0) << slow_join.detail();
+    const std::string fast = label(1), slow = label(2);
+    // 0.1 GFlop and 32 MiB in: 1 ms or 10 ms of compute, 34 ms of transfer
+    // at the metaserver's default 1 GB/s.
+    msg_meta_query q = {};
+    snprintf(q.routine, sizeof q.routine, "held_rank");
+    q.flops = 1e8;
+    q.bytes_in = (32u << 20) + 4096;
+    q.bytes_out = 4096;
+    q.max_servers = 8;
+    std::vector<std::string> order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], fast) << "nothing held: the faster server";
+
+    q.nheld = 1;
+    q.held[0] = {"", 32u << 20};
+    snprintf(q.held[0].server, sizeof q.held[0].server, "%s", slow.c_str());
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], slow) << "it holds 32 MiB of the input";
+
+    q.held[0].bytes = 32u << 10;
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], fast) << "32 KiB held there does not pay for 10 x the compute";
+
+    // Held bytes beyond the input (a handle larger than the call reads)
+    // leave nothing to travel, never a negative transfer.
+    q.bytes_in = 1000;
+    q.held[0].bytes = 1u << 30;
+    q.flops = 0;
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], slow);
+}
+
 TEST_F(MetaTest, ConnectionsAreCappedAndIdleOnesClosed)
 {
     Proc meta({kMeta, "--port", "0", "--bind", "127.0.0.1", "--quiet", "--max-connections", "4",
