@@ -1,7 +1,9 @@
 // meta_test.cc -- the metaserver with real processes: servers join and are
 // listed, leave when killed, drained or silent; calls follow the ranking;
 // as root, a CPU-quota server and one behind a rate-shaped veth.
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -630,6 +632,77 @@ TEST_F(MetaTest, HeldBytesCountAsAlreadyThereWhenRanking)
     order = client.rank(q);
     ASSERT_EQ(order.size(), 2u) << client.detail();
     EXPECT_EQ(order[0], slow);
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago (0 on failure).
+int free_port()
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = fd >= 0 && bind(fd, (sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (sockaddr *)&a, &len) == 0
+                   ? ntohs(a.sin_port)
+                   : 0;
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+// A call reading handles on two servers joined to a metaserver runs on the
+// one the metaserver ranks first among them: x holds the larger A, so
+// without the metaserver the call would run there, but the metaserver has
+// placed long calls on x (queries with a held block naming it), so it
+// runs on y, A pulled from x server to server; C equals local dgemm.
+// Each server may pull from the other: either placement could run.
+TEST_F(MetaTest, ACallReadingHandlesOnTwoServersRunsWhereTheMetaserverRanksFirst)
+{
+    auto meta = start_meta("3.0", "200");
+    ASSERT_GT(meta->port(), 0);
+    int y_port = free_port();
+    ASSERT_GT(y_port, 0);
+    auto x = start_server(meta->port(), {"--pull-from", label(y_port)});
+    ASSERT_GT(x->port(), 0);
+    auto y = start_server(meta->port(), {"--port", std::to_string(y_port), "--pull-from", label(x->port())});
+    ASSERT_EQ(y->port(), y_port);
+    ASSERT_TRUE(wait_listed(meta->port(), label(x->port()), true));
+    ASSERT_TRUE(wait_listed(meta->port(), label(y->port()), true));
+    MetaPeer busy(meta->port());
+    msg_meta_query q = {};
+    snprintf(q.routine, sizeof q.routine, "dgemm");
+    q.flops = 1e11;
+    q.bytes_in = 1ull << 40;
+    q.max_servers = 8;
+    q.nheld = 1;
+    q.held[0] = {"", q.bytes_in};
+    snprintf(q.held[0].server, sizeof q.held[0].server, "%s", label(x->port()).c_str());
+    for (int i = 0; i < 15; i++) {
+        std::vector<std::string> order = busy.rank(q);
+        ASSERT_FALSE(order.empty()) << busy.detail();
+        ASSERT_EQ(order[0], label(x->port())) << "each query places a long call on x";
+    }
+    use_metaserver(meta->port());
+
+    const int m = 400, k = 400, n = 300;
+    std::vector<double> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n, 0.0), want((size_t)m * n, 0.0);
+    for (size_t i = 0; i < a.size(); i++) a[i] = std::sin(0.01 * (double)i);
+    for (size_t i = 0; i < b.size(); i++) b[i] = std::cos(0.02 * (double)i);
+    numrpc_data *ha = nullptr, *hb = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, label(x->port()).c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_put(&hb, label(y->port()).c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(y->port())) << meta_status(meta->port(), false);
+    EXPECT_LT(info.bytes_sent, sizeof(double) * c.size() + 65536) << "A went server to server, not through here";
+    double one = 1, zero = 0;
+    dgemm_("N", "N", &m, &n, &k, &one, a.data(), &m, b.data(), &k, &zero, want.data(), &m);
+    for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
+    EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
 }
 
 TEST_F(MetaTest, ConnectionsAreCappedAndIdleOnesClosed)
