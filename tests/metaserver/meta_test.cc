@@ -16,6 +16,7 @@
 
 #include "../support/meta_proc.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -654,7 +655,8 @@ int free_port()
 // without the metaserver the call would run there, but the metaserver has
 // placed long calls on x (queries with a held block naming it), so it
 // runs on y, A pulled from x server to server; C equals local dgemm.
-// Each server may pull from the other: either placement could run.
+// With the metaserver gone, the call runs on x again.  Each server may
+// pull from the other: either placement could run.
 TEST_F(MetaTest, ACallReadingHandlesOnTwoServersRunsWhereTheMetaserverRanksFirst)
 {
     auto meta = start_meta("3.0", "200");
@@ -700,6 +702,16 @@ TEST_F(MetaTest, ACallReadingHandlesOnTwoServersRunsWhereTheMetaserverRanksFirst
     EXPECT_LT(info.bytes_sent, sizeof(double) * c.size() + 65536) << "A went server to server, not through here";
     double one = 1, zero = 0;
     dgemm_("N", "N", &m, &n, &k, &one, a.data(), &m, b.data(), &k, &zero, want.data(), &m);
+    for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+
+    // Without an answer from the metaserver the call runs where most of
+    // the handles' bytes are: on x, B pulled from y.
+    meta.reset();
+    std::fill(c.begin(), c.end(), 0.0);
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(x->port()));
     for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
     EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
     EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
