@@ -156,7 +156,7 @@ static void mark_down(void)
 
 /* Reports (held) and the query go out in one write; the answer fills *l. */
 static int ask(const endpoint *mep, const char *routine, uint64_t hash, double flops, uint64_t bytes_in,
-               uint64_t bytes_out, meta_lease *l, err_t *err)
+               uint64_t bytes_out, const msg_meta_held *held, uint32_t nheld, meta_lease *l, err_t *err)
 {
     client_conn *c = NULL;
     meta_report *reports = NULL;
@@ -168,6 +168,8 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
                         .max_servers = CLIENT_MAX_SERVERS};
     msg_meta_ranked ranked[CLIENT_MAX_SERVERS];
     snprintf(q.routine, sizeof q.routine, "%s", routine);
+    q.nheld = nheld < MSG_META_MAX_HELD ? nheld : MSG_META_MAX_HELD;
+    if (q.nheld) memcpy(q.held, held, q.nheld * sizeof *held);
     if (rc == 0) rc = msg_write_meta_query(&c->m.writer, id, &q, err);
     if (rc == 0) rc = conn_read_reply_status(c, id, err);
     if (rc == 0) rc = msg_read_meta_query_reply(&c->m.reader, &lease_ms, ranked, CLIENT_MAX_SERVERS, &count, err);
@@ -279,7 +281,7 @@ static int lease_for(const char *routine, uint64_t hash, double flops, uint64_t 
     if (down) return err_set(err, NUMRPC_ECONNECT, "metaserver %s: unreachable a moment ago", mep.label);
     meta_lease fresh;
     memset(&fresh, 0, sizeof fresh);
-    int rc = ask(&mep, routine, hash, flops, bytes_in, bytes_out, &fresh, err);
+    int rc = ask(&mep, routine, hash, flops, bytes_in, bytes_out, NULL, 0, &fresh, err);
     if (rc != 0) return rc;
     probe_unknown_links(&fresh, bytes_in + bytes_out);
     pthread_mutex_lock(&meta_lock);
@@ -317,12 +319,14 @@ static int meta_iface(const char *routine, iface_ref **out, err_t *err)
     return rc;
 }
 
-/* Bytes each way of a call bound to f, from its shapes. */
+/* Bytes each way of a call bound to f, from its shapes (a held array,
+ * a handle's, does not travel). */
 static void call_bytes(const iface_t *f, const iface_shape *shapes, uint64_t *in, uint64_t *out)
 {
     *in = *out = 0;
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
+        if (p->rank > 0 && shapes[i].held) continue;
         uint64_t b = p->rank > 0 ? shapes[i].wire_elems * iface_type_size(p->type) : 8;
         if (iface_param_in_request(p)) *in += b;
         if (iface_param_in_reply(p)) *out += b;
@@ -405,23 +409,46 @@ int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
     return n;
 }
 
-int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err)
+/* One answer of the metaserver, not kept as a lease (its held block is
+ * this call's alone): a query for routine into *l. */
+static int ask_once(const char *routine, uint64_t hash, double flops, uint64_t bytes_in, uint64_t bytes_out,
+                    const msg_meta_held *held, uint32_t nheld, meta_lease *l, err_t *err)
 {
-    endpoint mep, eps[CLIENT_MAX_SERVERS];
-    double pred[CLIENT_MAX_SERVERS];
     pthread_mutex_lock(&meta_lock);
-    mep = mc.ep;
+    endpoint mep = mc.ep;
     int down = mc.down_until > sock_now();
     pthread_mutex_unlock(&meta_lock);
     if (down) return err_set(err, NUMRPC_ECONNECT, "metaserver %s: unreachable a moment ago", mep.label);
+    memset(l, 0, sizeof *l);
+    int rc = ask(&mep, routine, hash, flops, bytes_in, bytes_out, held, nheld, l, err);
+    if (rc == 0 && l->count == 0) rc = err_set(err, NUMRPC_ENOSERVER, "metaserver %s named no server", mep.label);
+    return rc;
+}
+
+int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err)
+{
+    endpoint eps[CLIENT_MAX_SERVERS];
+    double pred[CLIENT_MAX_SERVERS];
     meta_lease l;
-    memset(&l, 0, sizeof l);
-    int rc = ask(&mep, "", 0, 0, bytes, 0, &l, err); /* the lease is this one answer's */
-    if (rc == 0 && l.count == 0) rc = err_set(err, NUMRPC_ENOSERVER, "metaserver %s named no server", mep.label);
+    int rc = ask_once("", 0, 0, bytes, 0, NULL, 0, &l, err);
     if (rc != 0) return rc;
     rank(&l, 0, bytes, 0, eps, pred, NULL, NULL);
     *ep = eps[0];
     return 0;
+}
+
+int meta_rank_held(const iface_t *f, const call_obj *k, const msg_meta_held *held, uint32_t nheld, endpoint *eps,
+                   err_t *err)
+{
+    uint64_t in = 0, out = 0;
+    call_bytes(f, k->shapes, &in, &out);
+    for (uint32_t i = 0; i < nheld; i++) in = held[i].bytes > UINT64_MAX - in ? UINT64_MAX : in + held[i].bytes;
+    meta_lease l;
+    int rc = ask_once(f->name, f->hash, marshal_complexity(f, k->argv), in, out, held, nheld, &l, err);
+    if (rc != 0) return rc;
+    /* The metaserver's order: it alone knows what each server holds. */
+    for (int i = 0; i < l.count; i++) eps[i] = l.choice[i].ep;
+    return l.count;
 }
 
 void meta_note_call(const char *routine, double flops, double predicted, const numrpc_call_info *info,

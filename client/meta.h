@@ -6,6 +6,7 @@
 #include "bind.h"
 #include "callobj.h"
 #include "config.h"
+#include "msg_meta.h"
 
 /* Sets the metaserver from "host:port" (NULL or "" = none) and forgets
  * leases; called by the configuration (config.c) with client_lock held. */
@@ -33,6 +34,13 @@ int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bou
 /* The server the metaserver ranks first for a data handle of bytes (a
  * query without a routine: any server, by transfer and load). */
 int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err);
+/* The servers the metaserver ranks, best first, for a call bound in k
+ * against f (shapes evaluated, handle arguments marked held) whose
+ * handles put held[i].bytes on held[i].server: those bytes count as
+ * already there.  One query, not kept as a lease.  Fills eps (room for
+ * CLIENT_MAX_SERVERS); the count or an error. */
+int meta_rank_held(const iface_t *f, const call_obj *k, const msg_meta_held *held, uint32_t nheld, endpoint *eps,
+                   err_t *err);
 /* Records a finished call (server, bytes, times from info) to report to
  * the metaserver with the next query; queued: its times include a wait in
  * the farm's queues (only its compute time teaches anything).  server_busy

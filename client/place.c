@@ -8,6 +8,8 @@
 
 #include "iface_cache.h"
 #include "init.h"
+#include "marshal.h"
+#include "meta.h"
 
 /* "double 10 x 10 (100 elements)": the memory block of parameter p. */
 static void describe_block(const iface_param *p, const iface_shape *s, char *buf, size_t len)
@@ -81,6 +83,7 @@ static int interface_for(const char *routine, const endpoint *eps, int n, double
 typedef struct named_handle {
     const numrpc_data *h;
     handle_facts f;
+    uint32_t param;
     int writes; /* an OUT or INOUT parameter */
 } named_handle;
 
@@ -89,11 +92,51 @@ static uint64_t wire_bytes(const msg_data_shape *s)
     return msg_data_wire_elems(s) * iface_type_size(s->type);
 }
 
+/* The bytes of the n handles per server, each handle once, into held
+ * (room for MSG_META_MAX_HELD servers; handles on more are left out). */
+static uint32_t held_bytes(const named_handle *hs, int n, msg_meta_held *held)
+{
+    uint32_t nheld = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = hs[j].h == hs[i].h;
+        uint32_t at = 0;
+        while (at < nheld && strcmp(held[at].server, hs[i].f.server.label) != 0) at++;
+        if (seen || (at == nheld && nheld == MSG_META_MAX_HELD)) continue;
+        if (at == nheld) {
+            snprintf(held[at].server, sizeof held[at].server, "%s", hs[i].f.server.label);
+            held[at].bytes = 0;
+            nheld++;
+        }
+        held[at].bytes += wire_bytes(&hs[i].f.shape);
+    }
+    return nheld;
+}
+
+/* For a call reading handles on two servers or more (k bound against f):
+ * the handle whose server the metaserver ranks first among theirs, the
+ * handles' bytes counted as already on their servers (an index into hs),
+ * or -1 when it cannot say (no answer, or none of them ranked). */
+static int ranked_holder(const iface_t *f, call_obj *k, const named_handle *hs, int n)
+{
+    msg_meta_held held[MSG_META_MAX_HELD];
+    endpoint eps[CLIENT_MAX_SERVERS];
+    err_t ignored; /* the rule without the metaserver applies */
+    uint32_t nheld = held_bytes(hs, n, held);
+    if (nheld < 2 || marshal_eval_shapes(f, k->argv, k->shapes, &ignored) != 0) return -1;
+    for (int i = 0; i < n; i++) k->shapes[hs[i].param].held = 1;
+    int ranked = meta_rank_held(f, k, held, nheld, eps, &ignored);
+    for (int r = 0; r < ranked; r++)
+        for (int i = 0; i < n; i++)
+            if (strcmp(eps[r].label, hs[i].f.server.label) == 0) return i;
+    return -1;
+}
+
 /* Which of the n handles' servers the call runs on (an index into hs):
- * the one holding the written handles, else the one holding the most
- * bytes (the first named among equals).  EINVAL when written handles live
- * on two servers. */
-static int pick_target(const char *routine, const named_handle *hs, int n, int *target, err_t *err)
+ * the one holding the written handles, else the metaserver's choice
+ * (preferred, -1: none), else the one holding the most bytes (the first
+ * named among equals).  EINVAL when written handles live on two servers. */
+static int pick_target(const char *routine, const named_handle *hs, int n, int preferred, int *target, err_t *err)
 {
     int writer = -1, best = 0;
     uint64_t best_bytes = 0;
@@ -112,13 +155,16 @@ static int pick_target(const char *routine, const named_handle *hs, int n, int *
             if (strcmp(hs[j].f.server.label, hs[i].f.server.label) == 0) bytes += wire_bytes(&hs[j].f.shape);
         if (bytes > best_bytes) best = i, best_bytes = bytes;
     }
-    *target = writer >= 0 ? writer : best;
+    *target = writer >= 0 ? writer : preferred >= 0 ? preferred : best;
     return 0;
 }
 
 /* The handles src names for routine's parameters, into hs (at most
- * IFACE_MAX_PARAMS); their count or an error. */
-static int named_handles(const char *routine, const arg_source *src, double deadline, named_handle *hs, err_t *err)
+ * IFACE_MAX_PARAMS); their count or an error.  With ask_meta, when a
+ * metaserver is configured and the call only reads its handles, *preferred
+ * is ranked_holder's answer (else -1). */
+static int named_handles(const char *routine, const arg_source *src, double deadline, int ask_meta, named_handle *hs,
+                         int *preferred, err_t *err)
 {
     endpoint eps[2 * CLIENT_MAX_SERVERS];
     err_t ignored;
@@ -134,9 +180,12 @@ static int named_handles(const char *routine, const arg_source *src, double dead
         const iface_param *p = &ref->iface.params[i];
         if (!may_be_handle(p) || !handles_lookup(k->argv[i], &hs[found].f)) continue;
         hs[found].h = k->argv[i];
+        hs[found].param = i;
         hs[found].writes = p->mode == IFACE_OUT || p->mode == IFACE_INOUT;
+        ask_meta &= !hs[found].writes;
         found++;
     }
+    *preferred = rc == 0 && ask_meta && found > 1 && meta_enabled() ? ranked_holder(&ref->iface, k, hs, found) : -1;
     if (ref) iface_cache_put(ref);
     free(k);
     return rc != 0 ? rc : found;
@@ -147,9 +196,10 @@ int place_call(const char *routine, const arg_source *src, double deadline, endp
 {
     if (handles_count() == 0) return 0;
     named_handle hs[IFACE_MAX_PARAMS];
-    int n = named_handles(routine, src, deadline, hs, err), target = 0;
+    int preferred = -1, target = 0;
+    int n = named_handles(routine, src, deadline, moves != NULL, hs, &preferred, err);
     if (n <= 0) return n;
-    int rc = pick_target(routine, hs, n, &target, err);
+    int rc = pick_target(routine, hs, n, preferred, &target, err);
     *ep = hs[target].f.server;
     *first = hs[target].f;
     for (int i = 0; rc == 0 && i < n; i++) {

@@ -241,8 +241,66 @@ int msg_write_meta_query(wire_writer *w, uint32_t call_id, const msg_meta_query 
     if (rc == 0) rc = wire_put_u64(w, q->bytes_in, err);
     if (rc == 0) rc = wire_put_u64(w, q->bytes_out, err);
     if (rc == 0) rc = wire_put_u32(w, q->max_servers, err);
+    if (rc == 0 && q->nheld > MSG_META_MAX_HELD)
+        rc = err_set(err, NUMRPC_EINVAL, "QUERY: %u servers hold handles (at most %d)", q->nheld, MSG_META_MAX_HELD);
+    if (rc == 0 && q->nheld > 0) rc = wire_put_u32(w, q->nheld, err);
+    for (uint32_t i = 0; rc == 0 && i < q->nheld; i++) {
+        rc = wire_put_string(w, q->held[i].server, err);
+        if (rc == 0) rc = wire_put_u64(w, q->held[i].bytes, err);
+    }
     if (rc == 0) rc = wire_end(w, err);
     return rc;
+}
+
+/* "host:port": a host of letters, digits and . - _ : [ ] (IPv6 in
+ * brackets), then a port 1..65535 in decimal. */
+static int server_label_ok(const char *label)
+{
+    const char *colon = strrchr(label, ':');
+    if (colon == NULL || colon == label || (size_t)(colon - label) > MSG_META_HOST_MAX) return 0;
+    for (const char *c = label; c < colon; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(".-_:[]", *c)))
+            return 0;
+    size_t digits = strspn(colon + 1, "0123456789");
+    if (digits == 0 || digits > 5 || colon[1 + digits] != '\0') return 0;
+    long port = strtol(colon + 1, NULL, 10);
+    return port >= 1 && port <= 65535;
+}
+
+/* The optional held block of a QUERY: nothing when the message ends. */
+static int get_held(wire_reader *r, msg_meta_query *q, err_t *err)
+{
+    int at_end = 0;
+    uint64_t total = 0;
+    q->nheld = 0;
+    int rc = wire_at_end(r, &at_end, err);
+    if (rc != 0 || at_end) return rc;
+    uint32_t count = 0;
+    rc = wire_get_u32(r, &count, err);
+    if (rc == 0 && count > MSG_META_MAX_HELD)
+        rc = err_set(err, NUMRPC_EPROTO, "QUERY: %u servers hold handles (at most %d)", count, MSG_META_MAX_HELD);
+    for (uint32_t i = 0; rc == 0 && i < count; i++) {
+        msg_meta_held *h = &q->held[i];
+        rc = wire_get_string_into(r, h->server, sizeof h->server, (uint32_t)sizeof h->server - 1, err);
+        if (rc == 0) rc = wire_get_u64(r, &h->bytes, err);
+        if (rc == 0 && !server_label_ok(h->server))
+            rc = err_set(err, NUMRPC_EPROTO, "QUERY: a server holding handles is not host:port");
+        for (uint32_t j = 0; rc == 0 && j < i; j++)
+            if (strcmp(q->held[j].server, h->server) == 0)
+                rc = err_set(err, NUMRPC_EPROTO, "QUERY: server %s named twice in the held block", h->server);
+        if (rc == 0 && h->bytes > UINT64_MAX - total)
+            rc = err_set(err, NUMRPC_EPROTO, "QUERY: the held bytes overflow");
+        if (rc == 0) total += h->bytes;
+    }
+    if (rc == 0) q->nheld = count;
+    return rc;
+}
+
+uint64_t msg_meta_query_held_on(const msg_meta_query *q, const char *label)
+{
+    for (uint32_t i = 0; i < q->nheld && i < MSG_META_MAX_HELD; i++)
+        if (strcmp(q->held[i].server, label) == 0) return q->held[i].bytes;
+    return 0;
 }
 
 int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err)
@@ -253,7 +311,9 @@ int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err)
     if (rc == 0) rc = wire_get_u64(r, &q->bytes_in, err);
     if (rc == 0) rc = wire_get_u64(r, &q->bytes_out, err);
     if (rc == 0) rc = wire_get_u32(r, &q->max_servers, err);
+    if (rc == 0) rc = get_held(r, q, err);
     if (rc == 0) rc = wire_expect_end(r, err);
+    if (rc != 0) q->nheld = 0;
     if (rc == 0 && !(q->flops >= 0 && q->flops < 1e30)) q->flops = 0;
     return rc;
 }

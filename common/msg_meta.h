@@ -20,6 +20,7 @@
 #define MSG_META_MAX_REPORTS  4096        /* calls in one META_REPORT                */
 #define MSG_META_MAX_STATUS   (64u << 20) /* bytes of a status text             */
 #define MSG_META_FINGERPRINT  64          /* a TLS certificate's SHA-256, hex    */
+#define MSG_META_MAX_HELD     16          /* servers of a QUERY's held block     */
 
 /* Readers run after wire_next_message gave the message's type (requests)
  * or after the REPLY's status was read as OK (replies: msg_read_reply in
@@ -85,15 +86,29 @@ int msg_write_meta_heartbeat(wire_writer *w, uint32_t call_id, err_t *err);
 int msg_read_meta_heartbeat(wire_reader *r, err_t *err);
 
 /* ---- META_QUERY (client -> metaserver) and its reply ---- */
+/* Bytes of a call's input that are on a server already (its handles). */
+typedef struct msg_meta_held {
+    char server[MSG_META_LABEL_MAX + 1]; /* "host:port"                      */
+    uint64_t bytes;
+} msg_meta_held;
 typedef struct msg_meta_query {
     char routine[IFACE_MAX_NAME + 1];
     uint64_t hash; /* 0 = any version                                */
     double flops;  /* read: outside [0, 1e30) it is 0                */
-    uint64_t bytes_in, bytes_out;
+    uint64_t bytes_in, bytes_out; /* bytes_in counts the held bytes too */
     uint32_t max_servers; /* 0 = as many as the metaserver likes            */
+    /* Optional trailing block, sent only when nheld > 0 (so a query
+     * without handles is what it always was): per server, the bytes of
+     * the call's input already there.  A reader refuses more than
+     * MSG_META_MAX_HELD servers, a name that is not host:port, a server
+     * named twice and bytes whose sum overflows (NUMRPC_EPROTO). */
+    uint32_t nheld;
+    msg_meta_held held[MSG_META_MAX_HELD];
 } msg_meta_query;
 int msg_write_meta_query(wire_writer *w, uint32_t call_id, const msg_meta_query *q, err_t *err);
 int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err);
+/* The bytes q's held block puts on server label (0 when not named). */
+uint64_t msg_meta_query_held_on(const msg_meta_query *q, const char *label);
 
 /* One ranked server of the answer, best first: the figures of the model. */
 typedef struct msg_meta_ranked {

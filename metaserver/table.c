@@ -228,6 +228,17 @@ static int active_placements(const meta_server *s, double now)
     return k;
 }
 
+/* The bytes of q's input that must still reach server label: what its
+ * handles hold there is there already (never below 0).  Input held on
+ * other servers is counted as if it crossed this server's link from the
+ * client: it is pulled from its server, over a link the metaserver does
+ * not know (an approximation, docs/metaserver.md). */
+static uint64_t travelling_bytes(const msg_meta_query *q, const char *label)
+{
+    uint64_t held = msg_meta_query_held_on(q, label);
+    return held >= q->bytes_in ? 0 : q->bytes_in - held;
+}
+
 /* The model's figures for server s and this call (its placement is the
  * caller's); r NULL for data that has no routine. */
 static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_query *q, const char *client,
@@ -251,7 +262,7 @@ static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_quer
                     .flops_per_second = e->flops_per_second,
                     .share = e->share,
                     .correction = 1};
-    e->predicted = rank_predict(&t, q->flops, q->bytes_in + q->bytes_out);
+    e->predicted = rank_predict(&t, q->flops, travelling_bytes(q, s->label) + q->bytes_out);
 }
 
 int table_rank(const msg_meta_query *q, const char *client, const char *identity, msg_meta_ranked *out,

@@ -232,8 +232,11 @@ static void meta_seeds(void)
     check(msg_write_meta_load(&w, 4, &l, &err));
     check(msg_write_meta_heartbeat(&w, 5, &err));
     seed1(t, "server-session", 0);
-    msg_meta_query q = {"dgefa", 0, 2e9, 80000, 80000, 4};
+    msg_meta_query q = {.routine = "dgefa", .flops = 2e9, .bytes_in = 80000, .bytes_out = 80000, .max_servers = 4};
     check(msg_write_meta_query(&w, 1, &q, &err));
+    msg_meta_query held = {.routine = "dgefa", .flops = 2e9, .bytes_in = 80000, .bytes_out = 80000, .max_servers = 4,
+                           .nheld = 2, .held = {{"127.0.0.1:7800", 60000}, {"10.0.0.2:7801", 8000}}};
+    check(msg_write_meta_query(&w, 6, &held, &err));
     msg_meta_call calls[2] = {{"127.0.0.1:7800", "dgefa", 2e9, 80000, 80000, 0.5, 0.6, 0.4, 0},
                               {"127.0.0.1:7801", "", 0, 1000, 1000, 0, 0.001, 0, PROTO_REPORT_PROBE}};
     check(msg_write_meta_report(&w, 2, calls, 2, &err));

@@ -219,18 +219,26 @@ TEST(MetaMessages, HostileJoinsAreRefused)
     }
 }
 
-TEST(MetaMessages, QueryAndItsAnswerAreTheSameBytesAndChecked)
+// A QUERY's fixed fields written field by field (dgemm, hash 77, 2 GFlop,
+// 1000 bytes in, 2000 out, 16 servers), the message left open.
+void QueryByHand(wire_writer *w, uint32_t id)
 {
     err_t err;
-    Pipe p;
-    wire_writer *w = &p.out.writer;
-    wire_begin(w, PROTO_META_QUERY, 8); // as client/meta.c wrote it before
+    wire_begin(w, PROTO_META_QUERY, id);
     wire_put_string(w, "dgemm", &err);
     wire_put_u64(w, 77, &err);
     wire_put_double(w, 2e9, &err);
     wire_put_u64(w, 1000, &err);
     wire_put_u64(w, 2000, &err);
     wire_put_u32(w, 16, &err);
+}
+
+TEST(MetaMessages, QueryAndItsAnswerAreTheSameBytesAndChecked)
+{
+    err_t err;
+    Pipe p;
+    wire_writer *w = &p.out.writer;
+    QueryByHand(w, 8); // as client/meta.c wrote it before
     ASSERT_EQ(wire_end(w, &err), 0);
     std::vector<uint8_t> before = p.Bytes();
     ASSERT_GT(before.size(), 16u);
@@ -269,6 +277,62 @@ TEST(MetaMessages, QueryAndItsAnswerAreTheSameBytesAndChecked)
     ASSERT_EQ(msg_write_meta_query_reply(&p.in.writer, 11, 2000, s, 2, &err), 0);
     ASSERT_EQ(msg_read_reply(&p.out.reader, 11, "meta", &err), 0);
     EXPECT_EQ(msg_read_meta_query_reply(&p.out.reader, &lease, back, 2, &n, &err), NUMRPC_EPROTO);
+}
+
+// The held block (bytes of a call's handles per server) reads back, and
+// hostile blocks are refused: too many servers, a name that is not
+// host:port, a server named twice, bytes whose sum overflows.
+TEST(MetaMessages, QueryHeldBlockReadsBackAndHostileBlocksAreRefused)
+{
+    err_t err;
+    Pipe p;
+    msg_meta_query q = {"dgemm", 0, 1e8, 32u << 20, 0, 16};
+    q.nheld = 2;
+    q.held[0] = {"10.0.0.1:7800", 32u << 20};
+    q.held[1] = {"[::1]:7801", 4096};
+    ASSERT_EQ(msg_write_meta_query(&p.out.writer, 1, &q, &err), 0) << err.detail;
+    EXPECT_EQ(p.Next(), static_cast<uint32_t>(PROTO_META_QUERY));
+    msg_meta_query got;
+    ASSERT_EQ(msg_read_meta_query(&p.in.reader, &got, &err), 0) << err.detail;
+    ASSERT_EQ(got.nheld, 2u);
+    EXPECT_EQ(msg_meta_query_held_on(&got, "10.0.0.1:7800"), 32u << 20);
+    EXPECT_EQ(msg_meta_query_held_on(&got, "[::1]:7801"), 4096u);
+    EXPECT_EQ(msg_meta_query_held_on(&got, "10.0.0.1:7801"), 0u);
+
+    // Written by hand: the writer refuses what a hostile peer may send.
+    auto hostile = [&](uint32_t id, uint32_t count, const std::vector<std::pair<std::string, uint64_t>> &held) {
+        wire_writer *w = &p.out.writer;
+        QueryByHand(w, id);
+        wire_put_u32(w, count, &err);
+        for (const auto &h : held) {
+            wire_put_string(w, h.first.c_str(), &err);
+            wire_put_u64(w, h.second, &err);
+        }
+        EXPECT_EQ(wire_end(w, &err), 0);
+        EXPECT_EQ(p.Next(), static_cast<uint32_t>(PROTO_META_QUERY));
+        msg_meta_query back;
+        int rc = msg_read_meta_query(&p.in.reader, &back, &err);
+        if (rc != 0) {
+            EXPECT_EQ(back.nheld, 0u);
+            EXPECT_EQ(wire_skip_message(&p.in.reader, &err), 0);
+        }
+        return rc;
+    };
+    EXPECT_EQ(hostile(2, 1, {{"a.example:1", 7}}), 0) << err.detail;
+    EXPECT_EQ(hostile(3, MSG_META_MAX_HELD + 1, {}), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("at most"), std::string::npos) << err.detail;
+    EXPECT_EQ(hostile(4, 0xffffffffu, {}), NUMRPC_EPROTO);
+    for (const char *bad : {"", "host", ":7800", "host:", "host:0", "host:65536", "host:78x0", "ho st:1", "h%n:1"}) {
+        EXPECT_EQ(hostile(5, 1, {{bad, 7}}), NUMRPC_EPROTO) << bad;
+        EXPECT_NE(std::string(err.detail).find("host:port"), std::string::npos) << bad << ": " << err.detail;
+    }
+    EXPECT_EQ(hostile(6, 2, {{"a:1", 7}, {"a:1", 8}}), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("named twice"), std::string::npos) << err.detail;
+    EXPECT_EQ(hostile(7, 2, {{"a:1", UINT64_MAX}, {"b:1", 1}}), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("overflow"), std::string::npos) << err.detail;
+    EXPECT_EQ(hostile(8, 2, {{"a:1", 7}}), NUMRPC_EPROTO) << "fewer servers than announced";
+    q.nheld = MSG_META_MAX_HELD + 1;
+    EXPECT_EQ(msg_write_meta_query(&p.out.writer, 9, &q, &err), NUMRPC_EINVAL);
 }
 
 TEST(MetaMessages, ReportIsTheSameBytesAndNonsenseIsNotBelieved)

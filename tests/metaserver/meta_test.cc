@@ -1,7 +1,9 @@
 // meta_test.cc -- the metaserver with real processes: servers join and are
 // listed, leave when killed, drained or silent; calls follow the ranking;
 // as root, a CPU-quota server and one behind a rate-shaped veth.
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "../support/meta_proc.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -482,6 +485,53 @@ class MetaPeer {
         c.total_seconds = c.compute_seconds = seconds;
         return ok_ && msg_write_meta_report(&w_, ++id_, &c, 1, &err_) == 0;
     }
+    // JOIN as a server that is not one: routine at 127.0.0.1:port with a
+    // flat speed (flops/s); it stays joined while this connection lives.
+    int join(int port, const char *routine, double flops_per_second, uint32_t slots)
+    {
+        iface_t f = {};
+        f.name = const_cast<char *>(routine);
+        f.module = const_cast<char *>("meta_test");
+        f.symbol = const_cast<char *>(routine);
+        f.lang = IFACE_LANG_C;
+        uint8_t *blob = nullptr;
+        size_t len = 0;
+        if (!ok_ || iface_compute_hash(&f, &err_) != 0 || iface_encode(&f, &blob, &len, &err_) != 0) return -1;
+        msg_meta_routine r = {};
+        snprintf(r.name, sizeof r.name, "%s", routine);
+        r.hash = f.hash;
+        r.blob = blob;
+        r.len = static_cast<uint32_t>(len);
+        msg_meta_join j = {};
+        snprintf(j.host, sizeof j.host, "127.0.0.1");
+        j.port = static_cast<uint32_t>(port);
+        snprintf(j.name, sizeof j.name, "meta_test fake");
+        j.slots = slots;
+        j.curve.npoints = 1;
+        j.curve.n[0] = 512;
+        j.curve.rate[0] = flops_per_second;
+        j.routines = &r;
+        j.nroutines = 1;
+        uint32_t id = ++id_;
+        msg_meta_joined joined;
+        int rc = msg_write_meta_join(&w_, id, &j, &err_);
+        if (rc == 0) rc = msg_read_reply(&r_, id, "meta", &err_);
+        if (rc == 0) rc = msg_read_meta_join_reply(&r_, &joined, &err_);
+        free(blob);
+        return rc;
+    }
+    // The servers the metaserver ranks for q, best first ("host:port").
+    std::vector<std::string> rank(const msg_meta_query &q)
+    {
+        uint32_t id = ++id_, lease = 0, n = 0;
+        msg_meta_ranked got[8];
+        std::vector<std::string> out;
+        if (!ok_ || msg_write_meta_query(&w_, id, &q, &err_) != 0 || msg_read_reply(&r_, id, "meta", &err_) != 0 ||
+            msg_read_meta_query_reply(&r_, &lease, got, 8, &n, &err_) != 0)
+            return out;
+        for (uint32_t i = 0; i < n; i++) out.push_back(std::string(got[i].host) + ":" + std::to_string(got[i].port));
+        return out;
+    }
     const char *detail() const { return err_.detail; }
 
   private:
@@ -539,6 +589,134 @@ double link_throughput(const std::string &js, const std::string &server)
 // A few cheap connections cannot take the metaserver: beyond its cap each
 // is refused with a reply naming it, and idle ones are closed (it started a
 // thread per connection and kept every one forever).
+// A query's held block (the bytes of the call's handles per server) counts
+// them as already there: a server holding 32 MB of the input is ranked
+// above one ten times faster that would have to receive it, and not when
+// it holds a few kilobytes.
+TEST_F(MetaTest, HeldBytesCountAsAlreadyThereWhenRanking)
+{
+    auto meta = start_meta();
+    ASSERT_GT(meta->port(), 0);
+    MetaPeer fast_join(meta->port()), slow_join(meta->port()), client(meta->port());
+    ASSERT_EQ(fast_join.join(1, "held_rank", 1e11, 4), 0) << fast_join.detail();
+    ASSERT_EQ(slow_join.join(2, "held_rank", 1e10, 4), 0) << slow_join.detail();
+    const std::string fast = label(1), slow = label(2);
+    // 0.1 GFlop and 32 MiB in: 1 ms or 10 ms of compute, 34 ms of transfer
+    // at the metaserver's default 1 GB/s.
+    msg_meta_query q = {};
+    snprintf(q.routine, sizeof q.routine, "held_rank");
+    q.flops = 1e8;
+    q.bytes_in = (32u << 20) + 4096;
+    q.bytes_out = 4096;
+    q.max_servers = 8;
+    std::vector<std::string> order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], fast) << "nothing held: the faster server";
+
+    q.nheld = 1;
+    q.held[0] = {"", 32u << 20};
+    snprintf(q.held[0].server, sizeof q.held[0].server, "%s", slow.c_str());
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], slow) << "it holds 32 MiB of the input";
+
+    q.held[0].bytes = 32u << 10;
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], fast) << "32 KiB held there does not pay for 10 x the compute";
+
+    // Held bytes beyond the input (a handle larger than the call reads)
+    // leave nothing to travel, never a negative transfer.
+    q.bytes_in = 1000;
+    q.held[0].bytes = 1u << 30;
+    q.flops = 0;
+    order = client.rank(q);
+    ASSERT_EQ(order.size(), 2u) << client.detail();
+    EXPECT_EQ(order[0], slow);
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago (0 on failure).
+int free_port()
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = fd >= 0 && bind(fd, (sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (sockaddr *)&a, &len) == 0
+                   ? ntohs(a.sin_port)
+                   : 0;
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+// A call reading handles on two servers joined to a metaserver runs on the
+// one the metaserver ranks first among them: x holds the larger A, so
+// without the metaserver the call would run there, but the metaserver has
+// placed long calls on x (queries with a held block naming it), so it
+// runs on y, A pulled from x server to server; C equals local dgemm.
+// With the metaserver gone, the call runs on x again.  Each server may
+// pull from the other: either placement could run.
+TEST_F(MetaTest, ACallReadingHandlesOnTwoServersRunsWhereTheMetaserverRanksFirst)
+{
+    auto meta = start_meta("3.0", "200");
+    ASSERT_GT(meta->port(), 0);
+    int y_port = free_port();
+    ASSERT_GT(y_port, 0);
+    auto x = start_server(meta->port(), {"--pull-from", label(y_port)});
+    ASSERT_GT(x->port(), 0);
+    auto y = start_server(meta->port(), {"--port", std::to_string(y_port), "--pull-from", label(x->port())});
+    ASSERT_EQ(y->port(), y_port);
+    ASSERT_TRUE(wait_listed(meta->port(), label(x->port()), true));
+    ASSERT_TRUE(wait_listed(meta->port(), label(y->port()), true));
+    MetaPeer busy(meta->port());
+    msg_meta_query q = {};
+    snprintf(q.routine, sizeof q.routine, "dgemm");
+    q.flops = 1e11;
+    q.bytes_in = 1ull << 40;
+    q.max_servers = 8;
+    q.nheld = 1;
+    q.held[0] = {"", q.bytes_in};
+    snprintf(q.held[0].server, sizeof q.held[0].server, "%s", label(x->port()).c_str());
+    for (int i = 0; i < 15; i++) {
+        std::vector<std::string> order = busy.rank(q);
+        ASSERT_FALSE(order.empty()) << busy.detail();
+        ASSERT_EQ(order[0], label(x->port())) << "each query places a long call on x";
+    }
+    use_metaserver(meta->port());
+
+    const int m = 400, k = 400, n = 300;
+    std::vector<double> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n, 0.0), want((size_t)m * n, 0.0);
+    for (size_t i = 0; i < a.size(); i++) a[i] = std::sin(0.01 * (double)i);
+    for (size_t i = 0; i < b.size(); i++) b[i] = std::cos(0.02 * (double)i);
+    numrpc_data *ha = nullptr, *hb = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, label(x->port()).c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_data_put(&hb, label(y->port()).c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(y->port())) << meta_status(meta->port(), false);
+    EXPECT_LT(info.bytes_sent, sizeof(double) * c.size() + 65536) << "A went server to server, not through here";
+    double one = 1, zero = 0;
+    dgemm_("N", "N", &m, &n, &k, &one, a.data(), &m, b.data(), &k, &zero, want.data(), &m);
+    for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+
+    // Without an answer from the metaserver the call runs where most of
+    // the handles' bytes are: on x, B pulled from y.
+    meta.reset();
+    std::fill(c.begin(), c.end(), 0.0);
+    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(std::string(info.server), label(x->port()));
+    for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
+    EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
+}
+
 TEST_F(MetaTest, ConnectionsAreCappedAndIdleOnesClosed)
 {
     Proc meta({kMeta, "--port", "0", "--bind", "127.0.0.1", "--quiet", "--max-connections", "4",
