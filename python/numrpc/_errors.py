@@ -10,7 +10,7 @@ ECANCELLED, ETIMEDOUT, ECRASHED, EIO = -9, -10, -11, -12
 
 
 class Error(Exception):
-    """A numrpc failure: code (negative NUMRPC_E* value), name ("ETIMEDOUT")
+    """A numrpc failure: code (negative NUMRPC_E* value), name ("NUMRPC_ETIMEDOUT")
     and detail (what the library said about this failure)."""
 
     def __init__(self, code, detail=""):
