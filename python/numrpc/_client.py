@@ -40,5 +40,19 @@ class Client:
     put = staticmethod(_handles.put)
     last_call_info = staticmethod(_call.last_call_info)
 
+    def close(self):
+        """numrpc.finalize(): closes connections and frees this process's handles."""
+        finalize()
+
     def __repr__(self):
         return f"<numrpc.Client servers={self.servers!r} metaserver={self.metaserver!r}>"
+
+
+def finalize():
+    """Closes the library's connections, forgets interfaces and frees the
+    process's data handles on their servers (numrpc_finalize). The next call
+    configures the library again, from the environment."""
+    if _call.calls_in_progress():
+        raise BadArgument(EINVAL, "numrpc.finalize: asynchronous calls are in progress; wait for them first")
+    _interface.forget_interfaces()
+    lib.numrpc_finalize()

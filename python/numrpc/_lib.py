@@ -98,6 +98,7 @@ _DECLS = {
     "numrpc_last_call_info": (_I, [ctypes.POINTER(CallInfoC)]),
     "numrpc_set_timeout": (_I, [ctypes.c_double]),
     "numrpc_init": (_I, [ctypes.POINTER(Config)]),
+    "numrpc_finalize": (None, []),
     "numrpc_routine_get": (_I, [ctypes.c_char_p, ctypes.POINTER(_P)]),
     "numrpc_routine_free": (None, [_P]),
     "numrpc_routine_name": (ctypes.c_char_p, [_P]),

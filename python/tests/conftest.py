@@ -75,7 +75,8 @@ def servers(stub_dir):
 @pytest.fixture(scope="session", autouse=True)
 def client(servers):
     import numrpc
-    return numrpc.Client(servers=servers)
+    yield numrpc.Client(servers=servers)
+    numrpc.finalize()  # connections closed before the servers drain
 
 
 @pytest.fixture
