@@ -78,7 +78,8 @@ def put(array, server=None):
 def check_handle(routine, param, handle):
     """The handle's pointer for param, after checking its element type (the
     library checks that the parameter's block fits in it)."""
+    pointer = handle.pointer  # raises for a freed handle
     if handle.dtype != param.dtype:
         raise BadArgumentType(-2, f"{routine}: parameter {param.name} is {_lib.TYPE_NAMES[param.type]} "
                                   f"({param.dtype}), the handle holds {handle.dtype}")
-    return handle.pointer
+    return pointer
