@@ -95,3 +95,8 @@ def fresh_copy_warnings():
 @pytest.fixture
 def rng():
     return np.random.default_rng(17)
+
+
+def pytest_report_header(config):
+    import numrpc
+    return [f"numrpc package: {numrpc.__file__}", f"libnumrpc: {numrpc.library_path}"]
