@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# check.sh -- the quick start's second command: installs what is missing,
-# builds, and runs the whole test suite (plain build, then ASan+UBSan build).
+# check.sh -- the quick start's second command: installs what is missing, builds, and
+# runs the whole test suite (plain build, the Python package over it, ASan+UBSan build).
 set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 "$top/scripts/deps.sh" || exit 1
@@ -27,7 +27,21 @@ run_suite() { # DIR [configure args]
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${died:-0}))
 }
 
+# The Python package (python/) in a fresh virtual environment, over the plain build.
+run_python() { # BUILD_DIR
+  local out="$1/python-check.out" last p f
+  "$top/scripts/python_check.sh" "$1" >"$out" 2>&1 || { status=1; cat "$out"; }
+  last=$(tail -1 "$out")
+  echo "[python] $last"
+  # pytest's summary: "1 failed, 53 passed, 2 errors in 0.9s"
+  count() { awk -v w="$1" '{for (i = 1; i < NF; i++) if ($(i + 1) ~ "^" w ",?$") s += $i} END {print s + 0}' <<<"$last"; }
+  p=$(count passed); f=$(($(count failed) + $(count errors?)))
+  grep -qE ' in [0-9.]+s' <<<"$last" || f=$((f + 1)) # pytest did not get to its summary
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
 run_suite "$top/build"
+run_python "$top/build"
 run_suite "$top/build-asan" --enable-sanitizers
 echo "$passed passed, $failed failed"
 exit $status

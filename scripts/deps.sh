@@ -9,6 +9,7 @@ packages=(
   omniidl libomniorb4-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc gnuplot-nox iproute2
   sdpa libsdpa-dev
   clang-14 libclang-rt-14-dev
+  python3-venv python3-setuptools python3-wheel python3-numpy python3-scipy python3-pytest
 )
 
 missing=()

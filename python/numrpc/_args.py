@@ -1,0 +1,242 @@
+# _args.py -- Python arguments bound to numrpc_callv's tagged arguments:
+# scalars converted, arrays checked against the interface's dtypes and shapes.
+import ctypes
+import operator
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from . import _lib
+from ._errors import EINVAL, BadArgument, BadArgumentType, CopyWarning
+from ._handles import Handle, check_handle
+from ._interface import CHAR_DTYPES
+
+_INT_RANGE = {_lib.T_INT: (-2**31, 2**31 - 1), _lib.T_LONG: (-2**63, 2**63 - 1)}
+_STORAGE = {_lib.T_CHAR: ctypes.c_char, _lib.T_INT: ctypes.c_int, _lib.T_LONG: ctypes.c_long,
+            _lib.T_FLOAT: ctypes.c_float, _lib.T_DOUBLE: ctypes.c_double,
+            _lib.T_SCOMPLEX: ctypes.c_float * 2, _lib.T_DCOMPLEX: ctypes.c_double * 2}
+
+_warned = set()  # (routine, parameter) pairs that had their CopyWarning
+_warned_lock = threading.Lock()
+
+
+def _type_error(routine, param, what):
+    return BadArgumentType(EINVAL, f"{routine}: parameter {param.name} {what}")
+
+
+def _char(routine, param, value):
+    if isinstance(value, str) and len(value) == 1 and ord(value) < 256:
+        return value.encode("latin-1")
+    if isinstance(value, bytes) and len(value) == 1:
+        return value
+    raise _type_error(routine, param, f"is a char: give a one-character string, not {value!r}")
+
+
+def _scalar_value(routine, param, value):
+    """value converted for a scalar of param's type (a Python or ctypes value)."""
+    t = param.type
+    try:
+        if t == _lib.T_CHAR:
+            return _char(routine, param, value)
+        if t in _INT_RANGE:
+            number = operator.index(value)
+            low, high = _INT_RANGE[t]
+            if not low <= number <= high:
+                raise BadArgument(EINVAL, f"{routine}: parameter {param.name} = {number} does not fit "
+                                          f"a {_lib.TYPE_NAMES[t]}")
+            return number
+        if t in (_lib.T_FLOAT, _lib.T_DOUBLE):
+            return float(value)
+        if t in (_lib.T_SCOMPLEX, _lib.T_DCOMPLEX):
+            number = complex(value)
+            return _STORAGE[t](number.real, number.imag)
+        if t == _lib.T_STRING:
+            return value.encode() if isinstance(value, str) else bytes(value)
+        if t in (_lib.T_FILE, _lib.T_RFILE):
+            return os.fsencode(value)
+    except (TypeError, ValueError) as e:
+        raise _type_error(routine, param, f"is {_lib.TYPE_NAMES[t]}: {e}") from None
+    raise _type_error(routine, param, f"has type {t}, which this binding does not know")
+
+
+def _set_in_scalar(arg, param, value, keep):
+    t = param.type
+    arg.type = t
+    if t == _lib.T_CHAR:
+        arg.v.c = value
+    elif t == _lib.T_INT:
+        arg.v.i = value
+    elif t == _lib.T_LONG:
+        arg.v.l = value
+    elif t == _lib.T_FLOAT:
+        arg.v.f = value
+    elif t == _lib.T_DOUBLE:
+        arg.v.d = value
+    elif t in (_lib.T_SCOMPLEX, _lib.T_DCOMPLEX):
+        keep.append(value)
+        arg.v.p = ctypes.addressof(value)
+    else:  # strings and file names
+        keep.append(value)
+        arg.v.s = value
+
+
+def _trimmed(shape):
+    shape = tuple(shape)
+    while shape and shape[-1] == 1:
+        shape = shape[:-1]
+    return shape
+
+
+def _layout(value, dims):
+    """How value fills a block of extents dims (Fortran order): "direct" (its
+    memory is the block), "copy" (same shape, other layout) or None (no fit)."""
+    if _trimmed(value.shape) == _trimmed(dims) or (value.size == 0 and 0 in dims):
+        return "direct" if value.flags.f_contiguous else "copy"
+    if len(dims) == 1 and value.ndim == 1:
+        n, stride, size = value.shape[0], value.strides[0], value.itemsize
+        if stride == size and n > dims[0]:
+            return "direct"  # a longer vector: the routine sees its first dims[0] elements
+        if n > 0 and stride > size and stride % size == 0 and 1 + (n - 1) * (stride // size) == dims[0]:
+            return "direct"  # a strided view whose stride is the BLAS increment
+    return None
+
+
+class Bound:
+    """One call's arguments: the tagged array for the C library and all the
+    Python objects that must live until the call is over."""
+
+    def __init__(self, routine, interface, values):
+        self.routine, self.interface = routine, interface
+        params = interface.params
+        if len(values) != len(interface.passed):
+            returned = [p.name for p in params if not p.passed]
+            note = f"; {', '.join(returned)} returned, not passed" if returned else ""
+            raise BadArgumentType(EINVAL, f"{routine} takes {len(interface.passed)} arguments "
+                                          f"({', '.join(p.name for p in interface.passed)}), "
+                                          f"{len(values)} given{note}")
+        self.args = (_lib.Arg * max(len(params), 1))()
+        self.keep = []        # converted scalars and arrays the C library points at
+        self.returned = []    # (param, ctypes storage) of OUT and INOUT scalars
+        self.allocated = []   # OUT arrays passed as None, made here
+        self.copies = []      # (caller's array, Fortran copy) to copy back after success
+        by_index = dict(zip((p.index for p in interface.passed), values))
+        scalars = {}
+        for p in params:
+            if p.rank == 0 and p.mode == _lib.MODE_IN:
+                scalars[p.name] = _scalar_value(routine, p, by_index[p.index])
+                _set_in_scalar(self.args[p.index], p, scalars[p.name], self.keep)
+        self.scalars = scalars
+        shapes = interface.shapes(self.args)
+        for p in params:
+            if p.rank > 0:
+                self._bind_array(p, by_index[p.index], shapes[p.index])
+            elif p.mode != _lib.MODE_IN:
+                self._bind_returned(p, by_index.get(p.index), shapes[p.index])
+
+    def _for(self):
+        """The scalars that give the shapes, for messages."""
+        return ", ".join(f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in self.scalars.items()
+                         if not isinstance(v, ctypes.Array))
+
+    def _bind_returned(self, p, value, shape):
+        arg = self.args[p.index]
+        arg.type = p.type
+        if p.type in _STORAGE:
+            storage = _STORAGE[p.type]()
+        elif p.type == _lib.T_STRING and shape.bound >= 0:
+            storage = ctypes.create_string_buffer(shape.bound + 1)
+        else:
+            raise _type_error(self.routine, p, f"is an {_lib.MODE_NAMES[p.mode]} "
+                                               f"{_lib.TYPE_NAMES[p.type]}, which Python cannot return")
+        if p.mode == _lib.MODE_INOUT:
+            initial = _scalar_value(self.routine, p, value)
+            if isinstance(initial, ctypes.Array):
+                storage = initial  # a complex value, already in its C form
+            else:
+                storage.value = initial
+        self.returned.append((p, storage))
+        arg.v.p = ctypes.addressof(storage)
+
+    def _bind_array(self, p, value, shape):
+        routine, arg = self.routine, self.args[p.index]
+        arg.type = p.type
+        dims = tuple(shape.dims[:shape.rank])
+        if p.mode == _lib.MODE_WORK or value is None:
+            if p.mode == _lib.MODE_OUT and value is None and p.dtype is not None:
+                value = np.zeros(dims, dtype=p.dtype, order="F")
+                self.allocated.append(value)
+            elif p.mode == _lib.MODE_WORK or shape.travel == 0:
+                if value is not None:
+                    raise _type_error(routine, p, "is server-side work space: pass None")
+                arg.v.p = None
+                return
+            else:
+                raise _type_error(routine, p, f"is an {_lib.MODE_NAMES[p.mode]} array: pass a numpy array, "
+                                              "not None")
+        if isinstance(value, Handle):
+            arg.v.p = check_handle(routine, p, value)
+            self.keep.append(value)
+            return
+        if p.dtype is None:
+            raise _type_error(routine, p, f"is an array of {_lib.TYPE_NAMES[p.type]}, which this binding "
+                                          "does not pass yet")
+        if not isinstance(value, np.ndarray):
+            raise _type_error(routine, p, f"takes a numpy array of {p.dtype}, not {type(value).__name__}")
+        ok = value.dtype in CHAR_DTYPES if p.type == _lib.T_CHAR else value.dtype == p.dtype
+        if not ok:
+            raise _type_error(routine, p, f"is {_lib.TYPE_NAMES[p.type]} ({p.dtype}), the array is {value.dtype}")
+        if p.mode != _lib.MODE_IN and not value.flags.writeable:
+            raise BadArgument(EINVAL, f"{routine}: parameter {p.name} is {_lib.MODE_NAMES[p.mode]}, "
+                                      "the array is read-only")
+        layout = _layout(value, dims)
+        if layout is None:
+            raise BadArgument(EINVAL, f"{routine}: parameter {p.name} has shape {value.shape} ({value.size} "
+                                      f"elements), the interface expects {dims} ({shape.elems} elements) "
+                                      f"for {self._for()}")
+        if layout == "copy":
+            self._warn_copy(p, value)
+            copy = np.asfortranarray(value) if value.ndim > 1 else np.ascontiguousarray(value)
+            if p.mode != _lib.MODE_IN:
+                self.copies.append((value, copy))
+            value = copy
+        self.keep.append(value)
+        arg.v.p = value.ctypes.data
+
+    def _warn_copy(self, p, value):
+        key = (self.routine, p.name)
+        with _warned_lock:
+            if key in _warned:
+                return
+            _warned.add(key)
+        order = "C-ordered" if value.flags.c_contiguous else "strided"
+        warnings.warn(f"{self.routine}: parameter {p.name} ({order} {value.shape}) was copied into "
+                      "Fortran order" + (" and back" if p.mode != _lib.MODE_IN else "")
+                      + "; pass a Fortran-ordered array (np.asfortranarray) to avoid it",
+                      CopyWarning, stacklevel=4)
+
+    def results(self):
+        """After a successful call: copies back, then the value call returns."""
+        for original, copy in self.copies:
+            original[...] = copy
+        values = [_returned_value(p, storage) for p, storage in self.returned] + self.allocated
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else tuple(values)
+
+
+def _returned_value(p, storage):
+    if p.type == _lib.T_CHAR:
+        return storage.value.decode("latin-1")
+    if p.type in (_lib.T_SCOMPLEX, _lib.T_DCOMPLEX):
+        return complex(storage[0], storage[1])
+    if p.type == _lib.T_STRING:
+        return storage.value.decode(errors="replace")
+    return storage.value
+
+
+def reset_copy_warnings():
+    """Lets every parameter warn again (tests, or a notebook that wants to see them)."""
+    with _warned_lock:
+        _warned.clear()
