@@ -543,6 +543,23 @@ TEST(Signals, SigtermFinishesAcceptedCallsRefusesNewOnesAndExitsZero)
     EXPECT_EQ(server.Wait(), 0);
 }
 
+// A client that made its call and keeps its connection (a worker holds it
+// between calls) used to hold the drain open for --drain-timeout (10
+// minutes): the worker was never asked to give the connection back.
+TEST(Signals, SigtermEndsAConnectionAWorkerHoldsBetweenCalls)
+{
+    TempDir dir;
+    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none"},
+                     dir.path + "/port");
+    ASSERT_GT(server.port, 0);
+    UseServer("127.0.0.1:" + std::to_string(server.port));
+    ASSERT_EQ(numrpc_call("ping"), NUMRPC_OK) << Detail();
+    kill(server.pid, SIGTERM);
+    EXPECT_EQ(server.Wait(), 0) << "the server did not finish its drain";
+    EXPECT_NE(numrpc_call("ping"), NUMRPC_OK) << "the server is gone";
+    numrpc_finalize();
+}
+
 TEST(Signals, ConfigurationFileAndSighup)
 {
     TempDir dir;
