@@ -338,6 +338,11 @@ int conn_peer_limit(const server_config *cfg)
 
 /* A connection came back from a worker (or its call was answered by the
  * dispatcher): it waits in epoll, or is turned away while draining. */
+void conn_call_due(dispatcher *d, int c)
+{
+    if (d->conns[c].request_since == 0) d->conns[c].request_since = sock_now();
+}
+
 void conn_back(dispatcher *d, int c, double since)
 {
     d->conns[c].request_since = 0;
@@ -347,6 +352,7 @@ void conn_back(dispatcher *d, int c, double since)
     }
     if (d->conns[c].calls == 0) { /* accepted before the signal; its call is due */
         conn_make_idle(d, c, since);
+        conn_call_due(d, c);
         return;
     }
     d->conns[c].state = CONN_QUEUED; /* not in epoll */

@@ -129,6 +129,10 @@ void conn_enqueue(dispatcher *d, int c);
 /* Came back from a worker (or its call was answered here): waits in
  * epoll, or is turned away while draining. */
 void conn_back(dispatcher *d, int c, double since);
+/* While draining, an idle connection that has made no call yet (a HELLO
+ * at most) is owed one: it must come within --request-timeout, or the
+ * connection is closed (request_overdue) instead of holding the drain. */
+void conn_call_due(dispatcher *d, int c);
 /* Closes connection c (not in epoll unless IDLE). */
 void conn_close(dispatcher *d, int c);
 /* The dispatcher's writer, framing into c's outgoing bytes (before a reply

@@ -157,13 +157,7 @@ static void start_drain(dispatcher *d)
     d->stopping = 1;
     d->drain_until = sock_now() + d->cfg->drain_timeout_ms / 1000.0;
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGTERM: finishing calls in flight, refusing new ones");
-    for (int i = 0; i < d->nworkers_cap; i++) {
-        atomic_store(&d->slots[i].draining, 1);
-        /* A worker holding a connection between calls gives it back now (a
-         * client that keeps its connection would hold the drain open): with
-         * its calls done, the connection is closed (conn_back). */
-        if (atomic_load(&d->slots[i].state) == SLOT_IDLE) pool_ask_release(d, i);
-    }
+    for (int i = 0; i < d->nworkers_cap; i++) atomic_store(&d->slots[i].draining, 1);
     for (int c = 0; c < d->nconns_cap; c++) {
         if (d->conns[c].state != CONN_IDLE) continue;
         if (conn_readable(d, c)) {
@@ -172,6 +166,8 @@ static void start_drain(dispatcher *d)
             route(d, c);
         } else if (d->conns[c].calls > 0) {
             conn_close(d, c);
+        } else {
+            conn_call_due(d, c);
         }
     }
     /* Connections that have made calls and wait idle in a worker come back

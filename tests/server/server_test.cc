@@ -543,21 +543,26 @@ TEST(Signals, SigtermFinishesAcceptedCallsRefusesNewOnesAndExitsZero)
     EXPECT_EQ(server.Wait(), 0);
 }
 
-// A client that made its call and keeps its connection (a worker holds it
-// between calls) used to hold the drain open for --drain-timeout (10
-// minutes): the worker was never asked to give the connection back.
-TEST(Signals, SigtermEndsAConnectionAWorkerHoldsBetweenCalls)
+// A client that said HELLO and then kept its connection without a call (the
+// farm opens connections it may not use) held the drain open for
+// --drain-timeout (10 minutes): a connection that made no call was owed one
+// with no limit.  Now it is owed one within --request-timeout.
+TEST(Signals, SigtermEndsAConnectionThatSaidOnlyHello)
 {
     TempDir dir;
-    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none"},
+    OwnServer server({"--stubs", kFaults, "--workers", "2", "--max-workers", "2", "--admin-socket", "none",
+                      "--request-timeout", "300"},
                      dir.path + "/port");
     ASSERT_GT(server.port, 0);
-    UseServer("127.0.0.1:" + std::to_string(server.port));
-    ASSERT_EQ(numrpc_call("ping"), NUMRPC_OK) << Detail();
+    msg_conn c;
+    err_t err;
+    ASSERT_EQ(msg_conn_open(&c, "127.0.0.1", server.port, 5000, 5000, 4096, &err), 0) << err.detail;
+    msg_hello h = {PROTO_VERSION, 4096, "drain test", 0, "", {}, {}, 0}, back;
+    ASSERT_EQ(msg_write_hello(&c.writer, 1, &h, &err), 0) << err.detail;
+    ASSERT_EQ(msg_read_hello_reply(&c.reader, 1, c.label, &back, &err), 0) << err.detail;
     kill(server.pid, SIGTERM);
-    EXPECT_EQ(server.Wait(), 0) << "the server did not finish its drain";
-    EXPECT_NE(numrpc_call("ping"), NUMRPC_OK) << "the server is gone";
-    numrpc_finalize();
+    EXPECT_EQ(server.Wait(), 0) << "the drain waited for a call that never came";
+    msg_conn_free(&c);
 }
 
 TEST(Signals, ConfigurationFileAndSighup)
