@@ -157,7 +157,13 @@ static void start_drain(dispatcher *d)
     d->stopping = 1;
     d->drain_until = sock_now() + d->cfg->drain_timeout_ms / 1000.0;
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGTERM: finishing calls in flight, refusing new ones");
-    for (int i = 0; i < d->nworkers_cap; i++) atomic_store(&d->slots[i].draining, 1);
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        atomic_store(&d->slots[i].draining, 1);
+        /* A worker holding a connection between calls gives it back now:
+         * with its calls done, the connection is closed (conn_back), or
+         * owed its first call (conn_call_due). */
+        if (atomic_load(&d->slots[i].state) == SLOT_IDLE) pool_ask_release(d, i);
+    }
     for (int c = 0; c < d->nconns_cap; c++) {
         if (d->conns[c].state != CONN_IDLE) continue;
         if (conn_readable(d, c)) {

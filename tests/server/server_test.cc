@@ -565,6 +565,29 @@ TEST(Signals, SigtermEndsAConnectionThatSaidOnlyHello)
     msg_conn_free(&c);
 }
 
+// An asynchronous farm leaves its connections with the workers that served
+// them, idle between calls; a drain never asked for them back and waited
+// --drain-timeout (10 minutes) when the client kept them (found by the
+// Python tests).
+TEST(Signals, SigtermTakesBackConnectionsWorkersHoldBetweenCalls)
+{
+    TempDir dir;
+    std::vector<std::string> args = {"--stubs", kFaults, "--workers", "2", "--max-workers", "2",
+                                     "--admin-socket", "none", "--request-timeout", "300"};
+    OwnServer a(args, dir.path + "/port-a"), b(args, dir.path + "/port-b");
+    ASSERT_GT(a.port, 0);
+    ASSERT_GT(b.port, 0);
+    UseServer("127.0.0.1:" + std::to_string(a.port) + ",127.0.0.1:" + std::to_string(b.port));
+    int ids[16];
+    for (int &id : ids) ASSERT_EQ(numrpc_call_async(&id, "ping"), NUMRPC_OK) << Detail();
+    ASSERT_EQ(numrpc_wait_all(), NUMRPC_OK) << Detail();
+    kill(a.pid, SIGTERM);
+    kill(b.pid, SIGTERM);
+    EXPECT_EQ(a.Wait(), 0) << "the drain waited for connections its workers held";
+    EXPECT_EQ(b.Wait(), 0) << "the drain waited for connections its workers held";
+    numrpc_finalize();
+}
+
 TEST(Signals, ConfigurationFileAndSighup)
 {
     TempDir dir;
