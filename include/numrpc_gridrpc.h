@@ -240,8 +240,9 @@ typedef enum grpc_data_mode_e {
     GRPC_VOLATILE,      /* not kept: the data travels with each call      */
     GRPC_STICKY,        /* kept on the server until unbound or freed      */
     GRPC_UNIQUE_STICKY, /* the same here: numrpc keeps one copy only      */
-    GRPC_PERSISTENT,    /* kept even after grpc_data_unbind, until
-                           grpc_finalize / numrpc_finalize                */
+    GRPC_PERSISTENT,    /* kept even after grpc_data_unbind and
+                           grpc_finalize, until numrpc_finalize or the
+                           process ends (its lease runs out)              */
     GRPC_END_LIST
 } grpc_data_mode_t;
 typedef enum grpc_data_info_type_e {
@@ -278,7 +279,7 @@ NUMRPC_API grpc_error_t grpc_data_transfer(grpc_data_t *data, const char **list_
 NUMRPC_API grpc_error_t grpc_data_getinfo(grpc_data_t *data, grpc_data_info_type_t info_tag,
                                           const char *URI, char **info);
 /* The client lets go of data: its server copy is freed unless its mode is
- * GRPC_PERSISTENT (then it lives until grpc_finalize or numrpc_finalize). */
+ * GRPC_PERSISTENT (then it lives until numrpc_finalize or the process ends). */
 NUMRPC_API grpc_error_t grpc_data_unbind(grpc_data_t *data);
 /* Frees the server copy (URI_locations NULL, or listing its numrpc://
  * server or "numrpc://"); memory:// locations are the caller's and are
