@@ -170,6 +170,26 @@ static char *join_uris(const char **list)
     return s;
 }
 
+/* The URIs of an init or a transfer, checked. */
+typedef struct routes {
+    uri ins[DATA_MAX_URIS], outs[DATA_MAX_URIS];
+    int nin, nout;
+    int server_at; /* the output that keeps the data on a server, or -1 */
+} routes;
+
+static grpc_error_t parse_routes(const char **in_list, const char **out_list, const grpc_data_mode_t *modes,
+                                 routes *r, const char *fn)
+{
+    grpc_error_t code = parse_uris(in_list, r->ins, &r->nin, fn);
+    if (code == GRPC_NO_ERROR) code = parse_uris(out_list, r->outs, &r->nout, fn);
+    if (code == GRPC_NO_ERROR) code = check_modes(modes, r->nout, fn);
+    if (code == GRPC_NO_ERROR) code = find_server_output(r->outs, modes, r->nout, &r->server_at, fn);
+    if (code == GRPC_NO_ERROR && (r->nin > 1 || (r->nin == 1 && r->ins[0].kind != URI_MEMORY)))
+        code = gridrpc_failf(GRPC_OTHER_ERROR_CODE,
+                             "%s: one memory:// input at most (a server copy cannot be named as input)", fn);
+    return code;
+}
+
 /* ---- Slots ---- */
 
 static dstate *slot_state_locked(const grpc_data_t *d)
@@ -325,36 +345,29 @@ grpc_error_t grpc_data_init(grpc_data_t *data, const char **in_list, const char 
                             grpc_data_type_t data_type, const size_t *dims, const grpc_data_mode_t *modes)
 {
     static const char fn[] = "grpc_data_init";
-    uri ins[DATA_MAX_URIS], outs[DATA_MAX_URIS];
-    int nin, nout, server_at;
+    routes r;
     if (data == NULL) return gridrpc_failf(GRPC_OTHER_ERROR_CODE, "%s: data is NULL", fn);
     dstate *st = calloc(1, sizeof *st);
     if (st == NULL) return gridrpc_failf(GRPC_OTHER_ERROR_CODE, "%s: out of memory", fn);
     st->grpc_type = data_type;
     grpc_error_t code = element_type(data_type, &st->type);
     if (code == GRPC_NO_ERROR) code = dimensions(dims, &st->rows, &st->cols);
-    if (code == GRPC_NO_ERROR) code = parse_uris(in_list, ins, &nin, fn);
-    if (code == GRPC_NO_ERROR) code = parse_uris(out_list, outs, &nout, fn);
-    if (code == GRPC_NO_ERROR) code = check_modes(modes, nout, fn);
-    if (code == GRPC_NO_ERROR) code = find_server_output(outs, modes, nout, &server_at, fn);
-    if (code == GRPC_NO_ERROR && (nin > 1 || (nin == 1 && ins[0].kind != URI_MEMORY)))
-        code = gridrpc_failf(GRPC_OTHER_ERROR_CODE,
-                             "%s: one memory:// input at most (a server copy cannot be named as input)", fn);
-    if (code == GRPC_NO_ERROR && nin == 0 && server_at < 0)
+    if (code == GRPC_NO_ERROR) code = parse_routes(in_list, out_list, modes, &r, fn);
+    if (code == GRPC_NO_ERROR && r.nin == 0 && r.server_at < 0)
         code = gridrpc_failf(GRPC_OTHER_ERROR_CODE,
                              "%s: no input and no server to keep the data: nowhere for it to be", fn);
     if (code == GRPC_NO_ERROR) {
-        st->memory = nin ? ins[0].address : NULL;
-        for (int i = 0; i < nout; i++)
-            if (outs[i].kind == URI_MEMORY) st->out_memory[st->n_out_memory++] = outs[i].address;
+        st->memory = r.nin ? r.ins[0].address : NULL;
+        for (int i = 0; i < r.nout; i++)
+            if (r.outs[i].kind == URI_MEMORY) st->out_memory[st->n_out_memory++] = r.outs[i].address;
         st->inputs = join_uris(in_list);
         st->outputs = join_uris(out_list);
         if (st->inputs == NULL || st->outputs == NULL)
             code = gridrpc_failf(GRPC_OTHER_ERROR_CODE, "%s: out of memory", fn);
     }
-    if (code == GRPC_NO_ERROR && server_at >= 0) {
-        st->mode = modes[server_at];
-        code = make_copy(st, outs[server_at].server, st->memory, &st->copy);
+    if (code == GRPC_NO_ERROR && r.server_at >= 0) {
+        st->mode = modes[r.server_at];
+        code = make_copy(st, r.outs[r.server_at].server, st->memory, &st->copy);
     }
     if (code == GRPC_NO_ERROR) code = slot_take(data, st);
     if (code != GRPC_NO_ERROR) {
@@ -369,42 +382,35 @@ grpc_error_t grpc_data_transfer(grpc_data_t *data, const char **in_list, const c
                                 const grpc_data_mode_t *modes)
 {
     static const char fn[] = "grpc_data_transfer";
-    uri ins[DATA_MAX_URIS], outs[DATA_MAX_URIS];
-    int nin, nout, server_at;
+    routes r;
     void *dest[DATA_MAX_URIS];
     int ndest = 0;
     dstate st;
     grpc_error_t code = lookup(data, &st, fn);
-    if (code == GRPC_NO_ERROR) code = parse_uris(in_list, ins, &nin, fn);
-    if (code == GRPC_NO_ERROR) code = parse_uris(out_list, outs, &nout, fn);
-    if (code == GRPC_NO_ERROR) code = check_modes(modes, nout, fn);
-    if (code == GRPC_NO_ERROR) code = find_server_output(outs, modes, nout, &server_at, fn);
-    if (code == GRPC_NO_ERROR && (nin > 1 || (nin == 1 && ins[0].kind != URI_MEMORY)))
-        code = gridrpc_failf(GRPC_OTHER_ERROR_CODE,
-                             "%s: one memory:// input at most, or NULL for where the data is", fn);
+    if (code == GRPC_NO_ERROR) code = parse_routes(in_list, out_list, modes, &r, fn);
     if (code != GRPC_NO_ERROR) return code;
-    if (nin == 1) { /* from the caller's memory: the server copy is not the source */
-        st.memory = ins[0].address;
+    if (r.nin == 1) { /* from the caller's memory: the server copy is not the source */
+        st.memory = r.ins[0].address;
         st.copy = NULL;
     }
-    for (int i = 0; i < nout; i++)
-        if (outs[i].kind == URI_MEMORY) dest[ndest++] = outs[i].address;
+    for (int i = 0; i < r.nout; i++)
+        if (r.outs[i].kind == URI_MEMORY) dest[ndest++] = r.outs[i].address;
     code = copy_to_memory(&st, dest, ndest);
-    if (code != GRPC_NO_ERROR || server_at < 0) return code ? code : gridrpc_finish(GRPC_NO_ERROR, NULL);
+    if (code != GRPC_NO_ERROR || r.server_at < 0) return code ? code : gridrpc_finish(GRPC_NO_ERROR, NULL);
     if (st.memory == NULL && st.copy == NULL)
         return gridrpc_failf(GRPC_OTHER_ERROR_CODE, "%s: no memory to send from", fn);
     if (st.copy)
         return gridrpc_failf(GRPC_OTHER_ERROR_CODE,
                              "%s: moving a server copy to a server is not covered; send it from memory", fn);
     numrpc_data *fresh = NULL, *old = NULL;
-    code = make_copy(&st, outs[server_at].server, st.memory, &fresh);
+    code = make_copy(&st, r.outs[r.server_at].server, st.memory, &fresh);
     if (code != GRPC_NO_ERROR) return code;
     pthread_mutex_lock(&data_lock);
     dstate *live = slot_state_locked(data);
     if (live) {
         old = live->copy;
         live->copy = fresh;
-        live->mode = modes[server_at];
+        live->mode = modes[r.server_at];
     } else {
         old = fresh; /* released meanwhile */
     }
