@@ -1,6 +1,7 @@
 /* fortran.c -- the C side of the Fortran module (include/numrpc.f90): turns
  * TS 29113 descriptors into a checked numrpc_callv call. */
-#include <ISO_Fortran_binding.h>
+#include "fortran.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,7 @@ NUMRPC_API int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const
 NUMRPC_API void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *),
                                     int *status);
 
-/* A descriptor's type in words a Fortran programmer recognises. */
-static const char *fortran_type_name(const CFI_cdesc_t *d, char *buf, size_t len)
+const char *fortran_type_name(const CFI_cdesc_t *d, char *buf, size_t len)
 {
     int base = d->type & CFI_type_mask, kind = d->type >> CFI_type_kind_shift;
     static const char *const names[] = {[CFI_type_Integer] = "integer",
@@ -39,7 +39,9 @@ static const char *fortran_type_name(const CFI_cdesc_t *d, char *buf, size_t len
                                         [CFI_type_Real] = "real",
                                         [CFI_type_Complex] = "complex",
                                         [CFI_type_Character] = "character"};
-    if (d->type < 0 || base < CFI_type_Integer || base > CFI_type_Character) {
+    if (d->type == CFI_type_struct && d->elem_len == sizeof(void *)) {
+        snprintf(buf, len, "a derived type (type(numrpc_data)?)");
+    } else if (d->type < 0 || base < CFI_type_Integer || base > CFI_type_Character) {
         snprintf(buf, len, "a derived or unsupported type");
     } else if (base == CFI_type_Character) {
         snprintf(buf, len, "character(len=%zu)", d->elem_len);
@@ -65,26 +67,30 @@ static const char *fortran_wants(uint32_t type)
     }
 }
 
-/* True when a descriptor of the caller's holds elements of IDL type `type`. */
-static int type_matches(const CFI_cdesc_t *d, uint32_t type)
+uint32_t fortran_element_type(const CFI_cdesc_t *d)
 {
-    switch (type) {
-    case NUMRPC_T_CHAR:
-    case NUMRPC_T_STRING: return d->type == CFI_type_char;
-    case NUMRPC_T_INT: return d->type == CFI_type_int32_t;
-    case NUMRPC_T_LONG: return d->type == CFI_type_int64_t;
-    case NUMRPC_T_FLOAT: return d->type == CFI_type_float;
-    case NUMRPC_T_DOUBLE: return d->type == CFI_type_double;
-    case NUMRPC_T_SCOMPLEX: return d->type == CFI_type_float_Complex;
-    case NUMRPC_T_DCOMPLEX: return d->type == CFI_type_double_Complex;
-    default: return 0;
+    switch (d->type) {
+    case CFI_type_char: return NUMRPC_T_CHAR;
+    case CFI_type_int32_t: return NUMRPC_T_INT;
+    case CFI_type_int64_t: return NUMRPC_T_LONG;
+    case CFI_type_float: return NUMRPC_T_FLOAT;
+    case CFI_type_double: return NUMRPC_T_DOUBLE;
+    case CFI_type_float_Complex: return NUMRPC_T_SCOMPLEX;
+    case CFI_type_double_Complex: return NUMRPC_T_DCOMPLEX;
+    default: return NUMRPC_T_VOID;
     }
 }
 
-/* Number of elements; -1 if the array is not contiguous in memory (a
- * section with a stride: the library reads and writes the IDL's layout in
- * place); INT64_MAX for an assumed-size array, whose size is unknown. */
-static int64_t contiguous_elems(const CFI_cdesc_t *d)
+/* True when a descriptor of the caller's holds elements of IDL type `type`. */
+static int type_matches(const CFI_cdesc_t *d, uint32_t type)
+{
+    if (type == NUMRPC_T_STRING) type = NUMRPC_T_CHAR; /* a character scalar */
+    return type != NUMRPC_T_VOID && fortran_element_type(d) == type;
+}
+
+/* A section with a stride is not contiguous: the library reads and writes
+ * the IDL's layout in place.  An assumed-size array's size is unknown. */
+int64_t fortran_contiguous_elems(const CFI_cdesc_t *d)
 {
     int64_t n = 1;
     ptrdiff_t expect = (ptrdiff_t)d->elem_len;
@@ -141,6 +147,21 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
      * array then passes as NULL, fine when its shape needs no element (a
      * LAPACK job that leaves it out; check_sizes decides). */
     if (d == NULL && p->rank > 0) return 0;
+    if (p->rank > 0 && d != NULL) { /* a type(numrpc_data) stands for the array */
+        void *h;
+        handle_facts facts;
+        int is_handle = fortran_handle_of(d, &h, &facts);
+        if (is_handle < 0)
+            return err_set(err, NUMRPC_ENOHANDLE,
+                           "%s: argument %u (%s) is a numrpc_data holding no live handle "
+                           "(never put, or freed)",
+                           f->name, i + 1, p->name);
+        if (is_handle > 0) { /* place.c checks its type and size against the shape */
+            a->v.p = h;
+            argv[i] = h;
+            return 0;
+        }
+    }
     if (d == NULL)
         return err_set(err, NUMRPC_EINVAL,
                        "%s: argument %u (%s) is missing (left out, or an unallocated "
@@ -161,7 +182,7 @@ static int bind_one(const iface_t *f, uint32_t i, const CFI_cdesc_t *d, numrpc_a
                        "%s: argument %u (%s) is a scalar; an array of rank %d was given",
                        f->name, i + 1, p->name, (int)d->rank);
     if (p->rank > 0) { /* by pointer; an unallocated one is fine if no element is needed */
-        if (d->base_addr && contiguous_elems(d) < 0)
+        if (d->base_addr && fortran_contiguous_elems(d) < 0)
             return err_set(err, NUMRPC_EINVAL,
                            "%s: argument %u (%s) is a strided array section; pass a "
                            "contiguous array (the IDL's leading dimension and strides select "
@@ -221,7 +242,10 @@ static int check_sizes(const iface_t *f, const CFI_cdesc_t *const *d, void *cons
                              f->name, i + 1, p->name, need);
             continue;
         }
-        int64_t elems = contiguous_elems(d[i]);
+        void *h;
+        handle_facts facts;
+        if (fortran_handle_of(d[i], &h, &facts) > 0) continue; /* checked when placed */
+        int64_t elems = fortran_contiguous_elems(d[i]);
         if (elems == INT64_MAX) continue;
         /* in elements of the IDL type: a character(len=64) holds 64 chars */
         unsigned long long have = (uint64_t)elems * d[i]->elem_len / iface_type_size(p->type);
@@ -271,6 +295,27 @@ static void return_output_strings(const iface_t *f, const CFI_cdesc_t *const *d,
         if (len > have) len = have;
         memcpy(d[i]->base_addr, owned[i], len);
         memset((char *)d[i]->base_addr + len, ' ', have - len);
+    }
+}
+
+int fortran_handle_of(const CFI_cdesc_t *d, void **h, handle_facts *facts)
+{
+    if (d == NULL || d->rank != 0 || d->elem_len != sizeof(void *) || d->base_addr == NULL ||
+        (d->type != CFI_type_struct && d->type != CFI_type_cptr))
+        return 0;
+    memcpy(h, d->base_addr, sizeof *h);
+    return handles_lookup(*h, facts) ? 1 : -1;
+}
+
+void fortran_report(int rc, int *status, const char *what)
+{
+    if (status) {
+        *status = rc;
+        return;
+    }
+    if (rc != NUMRPC_OK) {
+        fprintf(stderr, "%s: %s: %s\n", what, numrpc_strerror(rc), numrpc_last_error_detail());
+        exit(EXIT_FAILURE);
     }
 }
 
@@ -335,13 +380,5 @@ int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_
 void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *), int *status)
 {
     const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
-    int rc = fortran_callv(name, d, status != NULL);
-    if (status) {
-        *status = rc;
-        return;
-    }
-    if (rc != NUMRPC_OK) {
-        fprintf(stderr, "numrpc_call: %s: %s\n", numrpc_strerror(rc), numrpc_last_error_detail());
-        exit(EXIT_FAILURE);
-    }
+    fortran_report(fortran_callv(name, d, status != NULL), status, "numrpc_call");
 }

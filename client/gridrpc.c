@@ -9,6 +9,7 @@
 #include "call.h"
 #include "calltab.h"
 #include "gridrpc_config.h"
+#include "gridrpc_data.h"
 #include "gridrpc_err.h"
 #include "gridrpc_stack.h"
 #include "iface_cache.h"
@@ -32,6 +33,7 @@ typedef struct binding {
     int nparams;
     unsigned char type[IFACE_MAX_PARAMS];     /* numrpc_type                */
     unsigned char by_value[IFACE_MAX_PARAMS]; /* a stack holds a pointer to it */
+    unsigned char writes[IFACE_MAX_PARAMS];   /* out or inout               */
 } binding;
 
 typedef struct hslot {
@@ -166,6 +168,7 @@ static int bind_routine(binding *b, const char *server, const char *routine, err
         const iface_param *p = &f->params[j];
         b->type[j] = (unsigned char)p->type;
         b->by_value[j] = p->rank == 0 && (p->mode == IFACE_IN || p->type == NUMRPC_T_STRING);
+        b->writes[j] = p->mode == IFACE_OUT || p->mode == IFACE_INOUT;
     }
     iface_cache_put(ref);
     return 0;
@@ -297,23 +300,51 @@ static grpc_error_t check_count(const binding *b, int nargs)
     return GRPC_NO_ERROR;
 }
 
+/* Reads them from the variadic list as numrpc_call takes them. */
+static void args_from_va(const binding *b, va_list *ap, numrpc_arg *args)
+{
+    for (int i = 0; i < b->nparams; i++) {
+        numrpc_arg *a = &args[i];
+        a->type = (numrpc_type)b->type[i];
+        switch (b->by_value[i] ? b->type[i] : NUMRPC_T_VOID) {
+        case NUMRPC_T_CHAR: a->v.c = (char)va_arg(*ap, int); break;
+        case NUMRPC_T_INT: a->v.i = va_arg(*ap, int); break;
+        case NUMRPC_T_LONG: a->v.l = va_arg(*ap, long); break;
+        case NUMRPC_T_FLOAT: a->v.f = (float)va_arg(*ap, double); break;
+        case NUMRPC_T_DOUBLE: a->v.d = va_arg(*ap, double); break;
+        default: a->v.p = va_arg(*ap, void *); /* arrays, strings, complex scalars */
+        }
+    }
+}
+
 /* Runs b's routine with src's arguments: blocking (sid NULL), or as a
- * session of handle h whose id goes to *sid. */
+ * session of handle h whose id goes to *sid.  A grpc_data_t among tagged
+ * arguments stands for its data; after a blocking call succeeds, written
+ * data goes on to its memory outputs. */
 static grpc_error_t run(const binding *b, grpc_function_handle_t *h, grpc_sessionid_t *sid,
                         arg_source *src)
 {
-    int id = 0;
+    gridrpc_data_use uses[IFACE_MAX_PARAMS];
+    int id = 0, with_data = src->tagged && gridrpc_data_count() > 0;
+    if (with_data) {
+        grpc_error_t refused = gridrpc_data_bind_args(b->nparams, b->by_value, (numrpc_arg *)src->tagged, uses);
+        if (refused != GRPC_NO_ERROR) return refused;
+    }
     int rc = sid ? async_start(&id, b->target, src, h) : call_run(b->target, src, NULL);
     if (rc != 0) return gridrpc_fail_numrpc(rc);
     if (sid) *sid = id;
-    return gridrpc_finish(GRPC_NO_ERROR, NULL);
+    grpc_error_t code = with_data && !sid ? gridrpc_data_finish(b->nparams, b->writes, uses) : GRPC_NO_ERROR;
+    return code != GRPC_NO_ERROR ? code : gridrpc_finish(GRPC_NO_ERROR, NULL);
 }
 
-/* grpc_call and grpc_call_async: nargs -1 when the caller did not count. */
+/* grpc_call and grpc_call_async: nargs -1 when the caller did not count.
+ * While grpc_data_t records live, the list is read into a tagged array so
+ * that they can be told from arrays. */
 static grpc_error_t call_va(int nargs, grpc_function_handle_t *h, grpc_sessionid_t *sid, int async,
                             va_list ap)
 {
     binding b;
+    numrpc_arg args[IFACE_MAX_PARAMS];
     const char *fn = async ? "grpc_call_async" : "grpc_call";
     if (sid) *sid = GRPC_SESSIONID_VOID;
     grpc_error_t code = lookup_handle(h, &b, fn);
@@ -324,6 +355,10 @@ static grpc_error_t call_va(int nargs, grpc_function_handle_t *h, grpc_sessionid
     va_list copy;
     va_copy(copy, ap);
     arg_source src = {b.nparams, NULL, &copy};
+    if (gridrpc_data_count() > 0) {
+        args_from_va(&b, &copy, args);
+        src = (arg_source){b.nparams, args, NULL};
+    }
     code = run(&b, h, async ? sid : NULL, &src);
     va_end(copy);
     return code;
@@ -577,6 +612,7 @@ grpc_error_t grpc_finalize(void)
      * memory after this returns. */
     grpc_cancel_all();
     grpc_wait_all();
+    gridrpc_data_finalize();
     pthread_mutex_lock(&grpc_lock);
     for (int i = 0; i < nslots; i++) free(slots[i].b);
     free(slots);

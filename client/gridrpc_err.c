@@ -51,6 +51,7 @@ const char *grpc_error_string(grpc_error_t code)
 {
     if (code == GRPC_CANCELED_NP) return "GridRPC session cancelled";
     if (code == GRPC_TIMEOUT_NP) return "GridRPC session timed out";
+    if (code == GRPC_INVALID_DATA_NP) return "GridRPC data is invalid (not initialised, freed, or gone from its server)";
     if (code < 0 || code > GRPC_LAST_ERROR_CODE) return descriptions[GRPC_UNKNOWN_ERROR_CODE];
     return descriptions[code];
 }
@@ -71,6 +72,7 @@ static const struct {
     {NUMRPC_EBUSY, GRPC_RPC_REFUSED, GRPC_RPC_REFUSED},
     {NUMRPC_ECANCELLED, GRPC_CANCELED_NP, GRPC_CANCELED_NP},
     {NUMRPC_ETIMEDOUT, GRPC_TIMEOUT_NP, GRPC_TIMEOUT_NP},
+    {NUMRPC_ENOHANDLE, GRPC_INVALID_DATA_NP, GRPC_INVALID_DATA_NP},
 };
 
 grpc_error_t gridrpc_map_error(int rc, int binding_handle)

@@ -5,6 +5,13 @@
 !   status = numrpc_fcall('dgesv', n, nrhs, a, lda, ipiv, b, ldb, info)
 !   call numrpc_call('dgesv', n, nrhs, a, lda, ipiv, b, ldb, info, status=status)
 !
+! A type(numrpc_data) handle keeps an array on the server between calls and
+! stands wherever the array goes (docs/handles.md):
+!   call numrpc_data_put(h, a)                  ! a travels once
+!   call numrpc_call('dgefa', h, lda, n, ipvt, info)
+!   call numrpc_call('dgesl', h, lda, n, ipvt, b, 0)
+!   call numrpc_data_free(h)
+!
 ! Arguments come in IDL order, exactly as the library routine takes them;
 ! the name may be 'numrpc://host:port/dgesv'.  The dummies are optional,
 ! assumed-type, assumed-rank (TS 29113), so one interface takes any routine's
@@ -18,7 +25,17 @@ module numrpc
   private
 
   public :: numrpc_fcall, numrpc_call, numrpc_strerror, numrpc_error_detail, &
-       numrpc_init, numrpc_finalize
+       numrpc_init, numrpc_finalize, numrpc_data_put, numrpc_data_new, numrpc_data_get, &
+       numrpc_data_free
+
+  ! A data handle: an array kept on a server, owned by the library from
+  ! numrpc_data_put or numrpc_data_new until numrpc_data_free (which resets
+  ! it).  Pass it where the array goes in numrpc_call / numrpc_fcall.  A
+  ! copy names the same handle; after a free every copy is stale.
+  type, bind(C), public :: numrpc_data
+     private
+     type(c_ptr) :: p = c_null_ptr
+  end type numrpc_data
 
   ! Status codes (numrpc.h's list): 0 is success, failures are negative.
   integer, parameter, public :: NUMRPC_OK = 0, NUMRPC_ENOMEM = -1, &
@@ -65,6 +82,46 @@ module numrpc
             a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24
        integer(c_int), intent(out), optional :: status
      end subroutine numrpc_call
+
+     ! Handles.  Each takes status= (a keyword) as numrpc_call does: without
+     ! it a failure prints the reason and stops the program.
+     ! Sends array a (any rank, contiguous; its first extent is the leading
+     ! dimension) to server= 'host:port', or the one the library picks.
+     subroutine numrpc_data_put(h, a, server, status) bind(C, name='numrpc_fortran_data_put')
+       import :: numrpc_data, c_char, c_int
+       type(numrpc_data), intent(out) :: h
+       type(*), dimension(..), intent(in) :: a
+       character(kind=c_char, len=*), intent(in), optional :: server
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_data_put
+
+     ! An empty (zero) rows x cols handle of mold's type (e.g. 0d0), for an
+     ! out argument to fill on the server.
+     subroutine numrpc_data_new(h, mold, rows, cols, server, status) &
+          bind(C, name='numrpc_fortran_data_new')
+       import :: numrpc_data, c_char, c_int
+       type(numrpc_data), intent(out) :: h
+       type(*), dimension(..), intent(in) :: mold
+       integer(c_int), intent(in) :: rows, cols
+       character(kind=c_char, len=*), intent(in), optional :: server
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_data_new
+
+     ! Copies the handle's array into a (same type; a's first extent is the
+     ! leading dimension, a rank-1 array takes the columns one after another).
+     subroutine numrpc_data_get(h, a, status) bind(C, name='numrpc_fortran_data_get')
+       import :: numrpc_data, c_int
+       type(numrpc_data), intent(in) :: h
+       type(*), dimension(..) :: a
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_data_get
+
+     ! Frees the handle on its server and here; h becomes empty.
+     subroutine numrpc_data_free(h, status) bind(C, name='numrpc_fortran_data_free')
+       import :: numrpc_data, c_int
+       type(numrpc_data), intent(inout) :: h
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_data_free
 
      ! Closes cached connections and forgets interfaces.
      subroutine numrpc_finalize() bind(C, name='numrpc_finalize')

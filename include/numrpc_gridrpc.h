@@ -1,5 +1,5 @@
 /* numrpc_gridrpc.h -- the GridRPC end-user API (OGF GFD.52) on libnumrpc:
- * function handles, blocking and asynchronous calls, sessions, errors. */
+ * function handles, calls, sessions, errors, and GFD.186 data management. */
 #ifndef NUMRPC_GRIDRPC_H
 #define NUMRPC_GRIDRPC_H
 
@@ -51,6 +51,10 @@ typedef struct grpc_function_handle_s {
  * (grpc_cancel) or ran past its time limit (grpc_set_timeout_np). */
 #define GRPC_CANCELED_NP 100
 #define GRPC_TIMEOUT_NP 101
+/* A grpc_data_t that grpc_data_init did not fill, or one unbound or freed
+ * (or a copy of one); also a call whose data the server no longer holds
+ * (freed, lease expired, server restarted). */
+#define GRPC_INVALID_DATA_NP 102
 
 /* ---- Initializing and finalizing (5.1) ----
  * config_file_name: NULL or "" = servers from the environment
@@ -210,6 +214,80 @@ NUMRPC_API const char *grpc_last_error_detail_np(void);
 /* The time limit of every call started afterwards (0 = none), as
  * numrpc_set_timeout; such a session fails with GRPC_TIMEOUT_NP. */
 NUMRPC_API grpc_error_t grpc_set_timeout_np(double seconds);
+
+/* ---- Data management (OGF GFD.186) on numrpc data handles ----
+ * docs/gridrpc.md says what is covered.  A grpc_data_t describes one array:
+ * its element type, its dimensions (a 0-terminated list: {n, 0} a vector,
+ * {rows, cols, 0} a column-major matrix, leading dimension rows), where it
+ * comes from (input URIs) and where it should be (output URIs, each with a
+ * mode).  URIs:
+ *   memory://localhost/KEY  the caller's memory registered under KEY with
+ *                           grpc_data_memory_mapping_set ("memory:///KEY" too)
+ *   numrpc://host:port      a numrpc server: the data is kept there as a
+ *                           handle (docs/handles.md); "numrpc://" alone lets
+ *                           the library pick (metaserver, else first server)
+ * Lists of URIs end with NULL, lists of modes with GRPC_END_LIST (one mode
+ * per output URI).  The caller allocates the grpc_data_t (as a function
+ * handle) and passes its address to every function and to grpc_call,
+ * where it stands for an array argument; a copy of it is not recognised. */
+typedef enum grpc_data_type_e {
+    GRPC_BOOL, GRPC_INT, GRPC_DOUBLE, GRPC_COMPLEX, GRPC_STRING, GRPC_FILE,
+    GRPC_CONTAINER_OF_GRPC_DATA,
+    /* numrpc's other element types (extensions) */
+    GRPC_FLOAT_NP = 100, GRPC_LONG_NP, GRPC_CHAR_NP, GRPC_FLOAT_COMPLEX_NP
+} grpc_data_type_t; /* GRPC_INT: int, GRPC_COMPLEX: double complex */
+typedef enum grpc_data_mode_e {
+    GRPC_VOLATILE,      /* not kept: the data travels with each call      */
+    GRPC_STICKY,        /* kept on the server until unbound or freed      */
+    GRPC_UNIQUE_STICKY, /* the same here: numrpc keeps one copy only      */
+    GRPC_PERSISTENT,    /* kept even after grpc_data_unbind and
+                           grpc_finalize, until numrpc_finalize or the
+                           process ends (its lease runs out)              */
+    GRPC_END_LIST
+} grpc_data_mode_t;
+typedef enum grpc_data_info_type_e {
+    GRPC_DATA_HANDLE,     /* the server handle's id (hex)                 */
+    GRPC_INPUT_URI,       /* the input URIs given, one a line             */
+    GRPC_OUTPUT_URI,      /* the output URIs given, one a line            */
+    GRPC_MANAGEMENT_MODE, /* the server copy's mode ("GRPC_STICKY", ...)  */
+    GRPC_TYPE,            /* "GRPC_DOUBLE", ...                           */
+    GRPC_DIMENSION,       /* "rows cols"                                  */
+    GRPC_LOCATIONS_LIST,  /* where the data is now, one URI a line        */
+    GRPC_STATUS           /* not covered (GRPC_OTHER_ERROR_CODE)          */
+} grpc_data_info_type_t;
+typedef struct grpc_data_s {
+    unsigned int magic_np;
+    int slot_np;
+    unsigned long serial_np;
+} grpc_data_t;
+
+/* Describes the data and moves it where the outputs say now: a memory
+ * input and a numrpc:// output (not GRPC_VOLATILE) is a put, a numrpc://
+ * output alone an empty handle for an out argument to fill; with no
+ * server output the memory input is passed in calls as a plain array. */
+NUMRPC_API grpc_error_t grpc_data_init(grpc_data_t *data, const char **list_of_URI_input,
+                                       const char **list_of_URI_output,
+                                       grpc_data_type_t data_type, const size_t *data_dimensions,
+                                       const grpc_data_mode_t *list_of_data_mode);
+/* Copies the data: from its server copy into memory:// outputs (a get),
+ * or from memory (list_of_input_URI, or the data's own memory input when
+ * NULL) to a numrpc:// output (a put that replaces any server copy). */
+NUMRPC_API grpc_error_t grpc_data_transfer(grpc_data_t *data, const char **list_of_input_URI,
+                                           const char **list_of_output_URI,
+                                           const grpc_data_mode_t *list_of_output_modes);
+/* *info: a malloc'd string the caller frees (free()); URI is ignored. */
+NUMRPC_API grpc_error_t grpc_data_getinfo(grpc_data_t *data, grpc_data_info_type_t info_tag,
+                                          const char *URI, char **info);
+/* The client lets go of data: its server copy is freed unless its mode is
+ * GRPC_PERSISTENT (then it lives until numrpc_finalize or the process ends). */
+NUMRPC_API grpc_error_t grpc_data_unbind(grpc_data_t *data);
+/* Frees the server copy (URI_locations NULL, or listing its numrpc://
+ * server or "numrpc://"); memory:// locations are the caller's and are
+ * left alone.  The grpc_data_t is released once no server copy is left. */
+NUMRPC_API grpc_error_t grpc_data_free(grpc_data_t *data, const char **URI_locations);
+/* memory://localhost/key names address data (set again to change it). */
+NUMRPC_API grpc_error_t grpc_data_memory_mapping_set(const char *key, void *data);
+NUMRPC_API grpc_error_t grpc_data_memory_mapping_get(const char *key, void **data);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fortran_test.sh -- builds tests/fortran/solve.f90 against include/numrpc.f90 with
-# gfortran, runs it and a typed-header C program against a live server.
+# fortran_test.sh -- builds tests/fortran/solve.f90 and handles.f90 against
+# include/numrpc.f90 with gfortran, runs them and a typed-header C program
+# against a live server.
 set -uo pipefail
 : "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 GFORTRAN=${GFORTRAN:-gfortran}
@@ -40,6 +41,15 @@ else
     cat "$tmp/f.err"; fail "numrpc.f90 and solve.f90 compile"; finish
 fi
 
+# handles.f90 also links the local LAPACK/BLAS it compares with.
+if "$GFORTRAN" ${CFLAGS:-} $fflags -I "$tmp/mod" "$here/handles.f90" "$tmp/numrpc.o" \
+        -o "$tmp/handles" -L"$lib" -lnumrpc -Wl,-rpath,"$lib" -llapack -lblas ${LDFLAGS:-} \
+        2> "$tmp/fh.err"; then
+    pass "handles.f90 compiles"
+else
+    cat "$tmp/fh.err"; fail "handles.f90 compiles"
+fi
+
 "$TOP_BUILDDIR/server/numrpc-server" --bind 127.0.0.1 --port 0 --port-file "$tmp/port" \
     --stubs "$tmp/stubs" --quiet --workers 2 &
 server=$!
@@ -55,6 +65,16 @@ passed=$((passed + $(grep -c '^PASS' "$tmp/solve.out")))
 failed=$((failed + $(grep -c '^FAIL' "$tmp/solve.out")))
 grep -q '^PASS fecho status' "$tmp/solve.out" || fail "fecho (ftest module) was served"
 [[ $rc -eq 0 ]] || fail "solve exit status $rc"
+
+# Handles: the matrix stays on the server between dgefa and dgesl.
+if [[ -x "$tmp/handles" ]]; then
+    "$tmp/handles" > "$tmp/handles.out" 2>&1
+    rc=$?
+    cat "$tmp/handles.out"
+    passed=$((passed + $(grep -c '^PASS' "$tmp/handles.out")))
+    failed=$((failed + $(grep -c '^FAIL' "$tmp/handles.out")))
+    [[ $rc -eq 0 ]] || fail "handles exit status $rc"
+fi
 
 # Without status=, a failure stops the program with the reason.
 for mode in nostatus:"unknown routine" positional:"status="; do

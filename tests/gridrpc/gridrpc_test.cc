@@ -632,10 +632,10 @@ TEST_F(Grpc, ErrorStrings)
         ASSERT_NE(s, nullptr);
         EXPECT_TRUE(seen.insert(s).second) << "duplicate text for " << code << ": " << s;
     }
-    for (int code : {GRPC_CANCELED_NP, GRPC_TIMEOUT_NP}) EXPECT_TRUE(seen.insert(grpc_error_string(code)).second);
+    for (int code : {GRPC_CANCELED_NP, GRPC_TIMEOUT_NP, GRPC_INVALID_DATA_NP}) EXPECT_TRUE(seen.insert(grpc_error_string(code)).second);
     const char *unknown = grpc_error_string(GRPC_UNKNOWN_ERROR_CODE);
     EXPECT_STREQ(unknown, "GridRPC unknown error code");
-    for (int code : {-1, 17, 99, 102, 1000}) EXPECT_EQ(grpc_error_string(code), unknown) << code;
+    for (int code : {-1, 17, 99, 103, 1000}) EXPECT_EQ(grpc_error_string(code), unknown) << code;
     EXPECT_STREQ(grpc_error_string(GRPC_NO_ERROR), "GridRPC success");
     EXPECT_STREQ(grpc_error_string(GRPC_SESSION_FAILED), "GridRPC session failed (grpc_get_error tells why)");
     // grpc_perror: the thread's last error with its detail.
