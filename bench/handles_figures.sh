@@ -10,22 +10,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 rounds=${2:-5}
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || { sed -n 4,7p "$0" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-handles-figures-XXXXXX")
-server=
-cleanup() {
-    [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$top/bench/servers.sh"
+bench_setup handles-figures
 export OPENBLAS_NUM_THREADS=1
 
-echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$build/server/numrpc-server" --bind 127.0.0.1 --port 0 --port-file "$tmp/port" --quiet --stubs "$build/stubs/.libs" \
-    --workers 2 --blas-threads 1 --admin-socket none >/dev/null &
-server=$!
-for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.1; done
-[[ -s $tmp/port ]] || { echo "handles_figures.sh: the server did not start" >&2; exit 1; }
-export NUMRPC_SERVER="127.0.0.1:$(cat "$tmp/port")"
+bench_machine
+bench_server server --workers 2 --blas-threads 1
+export NUMRPC_SERVER="127.0.0.1:$(cat "$tmp/server.port")"
 linpack="$build/apps/linpack/numrpc-linpack"
 
 # Per round: n = 1000 (best of 3 after a warm-up), n = 4000 (one solve, no

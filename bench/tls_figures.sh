@@ -10,16 +10,10 @@ build=$(cd "${1:-$top/build}" && pwd)
 rounds=${2:-7}
 n=${3:-1000,2000}
 [[ $rounds =~ ^[1-9][0-9]?$ && $n =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { sed -n 4,6p "$0" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-tls-figures-XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$top/bench/servers.sh"
+bench_setup tls-figures
 
-echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_machine
 echo "== AES-128-GCM alone on one core (openssl speed, 16 KiB blocks: the record size):"
 openssl speed -evp aes-128-gcm -bytes 16384 -seconds 2 2>/dev/null | awk '/^aes-128-gcm|^AES-128-GCM/ {print "   " $0}'
 
@@ -30,17 +24,8 @@ echo "== numrpc-server itself (numrpc-bench-tls --server):"
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
-start() { # start NAME EXTRA...: a server on 127.0.0.1
-    local name=$1
-    shift
-    "$build/server/numrpc-server" --port 0 --port-file "$tmp/$name.port" --quiet --stubs "$build/stubs/.libs" \
-        --workers 1 --blas-threads 1 --admin-socket none "$@" >/dev/null &
-    pids+=($!)
-    for _ in $(seq 100); do [[ -s $tmp/$name.port ]] && break; sleep 0.1; done
-    [[ -s $tmp/$name.port ]] || { echo "tls_figures.sh: server $name did not start" >&2; exit 1; }
-}
-start plain
-start tls --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
+bench_server plain --workers 1 --blas-threads 1
+bench_server tls --workers 1 --blas-threads 1 --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
 for r in $(seq "$rounds"); do
     for name in plain tls; do
         ca=

@@ -10,30 +10,16 @@ build=$(cd "${1:-$top/build}" && pwd)
 rounds=${2:-5}
 calls=${3:-2000}
 [[ $rounds =~ ^[1-9][0-9]?$ && $calls =~ ^[1-9][0-9]*$ ]] || { sed -n 4,6p "$0" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-tokens-ping-XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$top/bench/servers.sh"
+bench_setup tokens-ping
 secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 printf 'bench %s call\n' "$secret" > "$tmp/server.tokens"
 printf 'bench %s\n' "$secret" > "$tmp/client.token"
 chmod 600 "$tmp/server.tokens" "$tmp/client.token"
 
-start() { # start NAME EXTRA...: a server on 127.0.0.1, pinned to CPU 0
-    local name=$1
-    shift
-    taskset -c 0 "$build/server/numrpc-server" --port 0 --port-file "$tmp/$name.port" --quiet \
-        --stubs "$build/stubs/.libs" --workers 1 --blas-threads 1 --admin-socket none "$@" >/dev/null &
-    pids+=($!)
-    for _ in $(seq 100); do [[ -s $tmp/$name.port ]] && break; sleep 0.1; done
-    [[ -s $tmp/$name.port ]] || { echo "tokens_ping.sh: server $name did not start" >&2; exit 1; }
-}
-start plain
-start tokens --token-file "$tmp/server.tokens"
+# Both servers on CPU 0, the client on CPU 1.
+bench_server_on 0 plain --workers 1 --blas-threads 1
+bench_server_on 0 tokens --workers 1 --blas-threads 1 --token-file "$tmp/server.tokens"
 
 run() { # run NAME ROUND [env...]: one measured run, its CSV rows appended
     local name=$1 round=$2
