@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../support/server_proc.h"
+#include "../support/status_probe.h"
 extern "C" {
 #include "marshal.h"
 #include "msg.h"
@@ -28,20 +29,6 @@ extern "C" {
 #include "numrpc.h"
 
 namespace {
-
-// A server's STATUS (has_handles false when it did not answer).
-msg_status StatusOf(const ServerProc &s)
-{
-    msg_conn c;
-    err_t err;
-    msg_status st;
-    memset(&st, 0, sizeof st);
-    if (msg_conn_open(&c, "127.0.0.1", s.port(), 2000, 3000, 4096, &err) != 0) return st;
-    if (msg_write_status(&c.writer, 7, &err) == 0 && msg_read_status_reply(&c.reader, 7, c.label, &st, &err) == 0)
-        msg_status_free(&st); // the rows only; the totals stay
-    msg_conn_free(&c);
-    return st;
-}
 
 // A raw client connection to a server (HELLO said), for forged requests.
 struct Raw {

@@ -17,6 +17,7 @@
 
 #include "../support/linpack_ref.h"
 #include "../support/server_proc.h"
+#include "../support/status_probe.h"
 extern "C" {
 #include "msg.h"
 #include "msg_control.h"
@@ -33,21 +34,11 @@ namespace {
 
 const uint64_t kLeaseMs = 500; // renewed every 167 ms: margin for a loaded machine
 
-// The handles a server keeps now, from its STATUS.
+// The handles a server keeps now, from its STATUS (UINT64_MAX: no answer).
 uint64_t HandlesOn(const ServerProc &s)
 {
-    msg_conn c;
-    err_t err;
-    msg_status st;
-    memset(&st, 0, sizeof st);
-    if (msg_conn_open(&c, "127.0.0.1", s.port(), 2000, 3000, 4096, &err) != 0) return UINT64_MAX;
-    uint64_t n = UINT64_MAX;
-    if (msg_write_status(&c.writer, 7, &err) == 0 && msg_read_status_reply(&c.reader, 7, c.label, &st, &err) == 0) {
-        n = st.has_handles ? st.handles : UINT64_MAX;
-        msg_status_free(&st);
-    }
-    msg_conn_free(&c);
-    return n;
+    msg_status st = StatusOf(s);
+    return st.has_handles ? st.handles : UINT64_MAX;
 }
 
 // Local LAPACK: the solution of A x = b by dgetrf + dgetrs (A lda x n).
