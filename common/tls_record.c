@@ -254,16 +254,25 @@ static int open_received(tls_stream_state *st)
     }
 }
 
-/* Reads what fd gives into st->cipher (flags: MSG_DONTWAIT or 0): the count,
- * 0 at EOF (st->eof, or broken inside a record), -1 with errno. */
+/* One recv into to (room bytes), kept bytes of a record having come
+ * before: the count, 0 at EOF between records (st->eof), -1 with errno
+ * (st broken when the peer closed inside a record). */
+static ssize_t receive_after(int fd, tls_stream_state *st, size_t kept, unsigned char *to, size_t room, int flags)
+{
+    ssize_t k = recv(fd, to, room, flags);
+    if (k == 0 && kept > 0)
+        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)", kept);
+    if (k == 0) st->eof = 1;
+    return k;
+}
+
+/* Reads what fd gives into st->cipher (flags: MSG_DONTWAIT or 0), as
+ * receive_after says. */
 static ssize_t receive(int fd, tls_stream_state *st, int flags)
 {
-    ssize_t k = recv(fd, st->cipher + st->cipher_len, sizeof st->cipher - st->cipher_len, flags);
+    ssize_t k = receive_after(fd, st, st->cipher_len, st->cipher + st->cipher_len,
+                              sizeof st->cipher - st->cipher_len, flags);
     if (k > 0) st->cipher_len += (size_t)k;
-    if (k == 0 && st->cipher_len > 0)
-        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)",
-                     st->cipher_len);
-    if (k == 0) st->eof = 1;
     return k;
 }
 
@@ -385,10 +394,7 @@ static ssize_t receive_batch(int fd, tls_stream_state *st, unsigned char *batch,
     size_t kept = st->cipher_len, want = BATCH_MAX - kept;
     if (want > n) want = n; /* what is opened beyond buf stays within plain and cipher */
     memcpy(batch, st->cipher, kept);
-    ssize_t k = recv(fd, batch + kept, want, 0);
-    if (k == 0 && kept > 0)
-        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)", kept);
-    if (k == 0) st->eof = 1;
+    ssize_t k = receive_after(fd, st, kept, batch + kept, want, 0);
     if (k <= 0) return k;
     return open_batch(st, batch, kept + (size_t)k, buf, n);
 }
