@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 void call_handles_init(call_handles *ch)
 {
@@ -84,7 +83,7 @@ void call_handles_end(call_handles *ch)
 {
     for (uint32_t k = 0; k < ch->n; k++) {
         call_handle *b = &ch->bound[k];
-        if (b->map != NULL) munmap(b->map, (size_t)b->ref.bytes);
+        if (b->map != NULL) handles_unmap(server_handles, &b->ref, b->map);
         if (b->writes && b->map != NULL && !b->committed) handles_abandon(server_handles, &b->ref);
         if (b->writes) handles_unclaim(server_handles, &b->ref);
         memset(b, 0, sizeof *b);

@@ -4,7 +4,6 @@
 #include "data_call.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "handles.h"
 #include "marshal.h"
@@ -33,9 +32,11 @@ static int read_failed(session *s, uint32_t call_id, int rc, err_t *err)
 
 /* Makes the new handle's file and fills it from the request unless empty.
  * 0, or an error (the request's rest is then the caller's to judge). */
-static int fill_new(session *s, const handle_ref *ref, int empty, err_t *err)
+static int fill_new(session *s, handle_ref *ref, int empty, err_t *err)
 {
-    if (handles_create_file(server_handles, ref, err) != 0) return err->code;
+    /* a spare's pages only when the put writes every byte */
+    int recycle = !empty && ref->shape.rows == ref->shape.ld;
+    if (handles_create_file(server_handles, ref, recycle, err) != 0) return err->code;
     if (empty) return 0;
     void *map = handles_map(server_handles, ref, HANDLE_MAP_FILL, err);
     if (map == NULL) return err->code;
@@ -43,7 +44,7 @@ static int fill_new(session *s, const handle_ref *ref, int empty, err_t *err)
     iface_shape sh;
     msg_data_as_param(&ref->shape, &p, &sh);
     int rc = marshal_read_block(&s->conn.reader, &p, &sh, map, err); /* straight into the file's pages */
-    munmap(map, (size_t)ref->bytes);
+    handles_unmap(server_handles, ref, map);
     return rc;
 }
 
@@ -91,7 +92,7 @@ static int serve_get(session *s, uint32_t call_id, err_t *err)
     rc = msg_write_data_get_reply_header(&s->conn.writer, call_id, &ref.shape, err);
     if (rc == 0) rc = marshal_write_block(&s->conn.writer, &p, &sh, map, err);
     if (rc == 0) rc = wire_end(&s->conn.writer, err);
-    munmap(map, (size_t)ref.bytes);
+    handles_unmap(server_handles, &ref, map);
     if (rc == 0 && ticket)
         handles_count_moved(server_handles, 0, msg_data_wire_elems(&ref.shape) * iface_type_size(ref.shape.type));
     if (rc != 0 && !wire_writer_idle(&s->conn.writer)) {

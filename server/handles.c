@@ -17,6 +17,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "handle_maps.h"
+#include "handle_spares.h"
 #include "iface.h"
 #include "log.h"
 #include "sock.h"
@@ -42,6 +44,8 @@ typedef struct handle_entry {
     msg_data_shape shape;
     uint64_t bytes;
     double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
+    uint32_t readers; /* LIVE: calls reading one of its files (handles_map);
+                         while any does, no file of it becomes a spare */
 } handle_entry;
 
 /* A one-time ticket for a DATA_GET of handle id (free when expires == 0). */
@@ -61,6 +65,7 @@ struct handle_store {
     char dir[CONFIG_PATH_MAX + 64];
     handle_ticket tickets[TICKETS];
     uint64_t pulled_bytes, lent_bytes; /* moved in by DATA_PULL, out on tickets */
+    spare_pool spares; /* with the handles' bytes, within max_bytes */
     handle_entry items[];
 };
 
@@ -83,11 +88,32 @@ void handles_path(const handle_store *s, const msg_data_id *id, const char *suff
     snprintf(out, len, "%s/%s%s", s->dir, hex, suffix);
 }
 
+/* A file no call uses leaves: its pages at once (a worker may keep a
+ * mapping of it, handle_maps.c), then its name. */
+static void remove_file(const char *path)
+{
+    truncate(path, 0);
+    unlink(path);
+}
+
 static void unlink_file(const handle_store *s, const msg_data_id *id, const char *suffix)
 {
     char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
     handles_path(s, id, suffix, path, sizeof path);
-    unlink(path);
+    remove_file(path);
+}
+
+/* The file at path (bytes long, no call using it) becomes a spare if the
+ * budget has room; called with the lock held.  1 when kept. */
+static int keep_spare(handle_store *s, const char *path, uint64_t bytes)
+{
+    return spares_keep(&s->spares, s->dir, path, bytes, s->max_bytes - s->bytes, sock_now());
+}
+
+/* Spares shed (their numbers in gone) go, after the lock is let go. */
+static void remove_spares(const handle_store *s, const uint32_t *gone, int n)
+{
+    for (int i = 0; i < n; i++) spares_remove(s->dir, gone[i]);
 }
 
 /* ---- The directory ---- */
@@ -295,7 +321,10 @@ int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *sh
         s->count++;
         copy_ref(s, i, ref);
     }
+    uint32_t gone[SPARES_MAX];
+    int n_gone = rc == 0 ? spares_shed(&s->spares, s->max_bytes - s->bytes, 0, gone) : 0;
     unlock(s);
+    remove_spares(s, gone, n_gone);
     return rc;
 }
 
@@ -319,10 +348,10 @@ void handles_publish(handle_store *s, const handle_ref *ref)
 
 void handles_discard(handle_store *s, const handle_ref *ref)
 {
+    unlink_file(s, &ref->id, ""); /* first: when the count drops, the file is gone */
     lock(s);
     if (still(s, ref, ENTRY_FILLING)) release(s, ref->index);
     unlock(s);
-    unlink_file(s, &ref->id, "");
 }
 
 int handles_find(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err)
@@ -339,11 +368,19 @@ int handles_find(handle_store *s, const char *owner, const msg_data_id *id, hand
 
 int handles_free(handle_store *s, const char *owner, const msg_data_id *id)
 {
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, id, "", path, sizeof path);
     lock(s);
     long i = find_live(s, owner, id);
-    if (i >= 0) release(s, (uint32_t)i);
+    int read = 0, kept = 0;
+    if (i >= 0) {
+        uint64_t bytes = s->items[i].bytes;
+        read = s->items[i].readers != 0;
+        release(s, (uint32_t)i);
+        kept = !read && keep_spare(s, path, bytes);
+    }
     unlock(s);
-    if (i >= 0) unlink_file(s, id, ""); /* a call that maps it keeps its pages */
+    if (i >= 0 && !kept) read ? unlink(path) : remove_file(path); /* a call reading it keeps its pages */
     return i >= 0 ? 0 : NUMRPC_ENOHANDLE;
 }
 
@@ -445,10 +482,14 @@ int handles_commit(handle_store *s, const handle_ref *ref, err_t *err)
     handles_path(s, &ref->id, "", to, sizeof to);
     lock(s);
     int mine = still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid();
-    int rc = mine ? rename(from, to) : 0; /* under the lock: a free cannot come between */
+    int read = mine && s->items[ref->index].readers != 0;
+    /* Under the lock, so that a free cannot come between: the handle's name
+     * now holds the result, and <id>.new its old file, kept as a spare. */
+    int rc = mine ? renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) : 0;
     int saved = errno;
+    int kept = mine && rc == 0 && !read && keep_spare(s, from, ref->bytes);
     unlock(s);
-    if (!mine || rc != 0) unlink(from);
+    if (!kept) read && rc == 0 ? unlink(from) : remove_file(from); /* a call reading the old file keeps it */
     if (rc != 0) return err_set(err, NUMRPC_ESERVER, "cannot store the result in its handle: %s", strerror(saved));
     return 0; /* a handle freed meanwhile takes nothing: its caller let it go */
 }
@@ -459,7 +500,7 @@ void handles_abandon(handle_store *s, const handle_ref *ref)
     handles_path(s, &ref->id, NEW_SUFFIX, path, sizeof path);
     lock(s);
     int mine = still(s, ref, ENTRY_LIVE) && s->items[ref->index].writer == getpid();
-    if (mine) unlink(path); /* else another call may own <id>.new now */
+    if (mine && !keep_spare(s, path, ref->bytes)) remove_file(path); /* else another call may own <id>.new now */
     unlock(s);
 }
 
@@ -472,72 +513,120 @@ void handles_unclaim(handle_store *s, const handle_ref *ref)
 
 /* ---- Files ---- */
 
-int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err)
+/* Opens path as the file of new contents (read-write, ref->bytes long):
+ * a spare's pages when one fits and recycle (the caller then writes every
+ * byte: a spare holds someone's old data), else a new file of zeros.  The
+ * descriptor, or -1 with err. */
+static int open_new_file(handle_store *s, const char *path, uint64_t bytes, int recycle, err_t *err)
 {
-    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
-    handles_path(s, &ref->id, "", path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make handle file %s: %s", path, strerror(errno));
-    int rc = 0;
-    if (ftruncate(fd, (off_t)ref->bytes) != 0)
-        rc = err_set(err, NUMRPC_ESERVER, "cannot size handle file %s: %s", path, strerror(errno));
-    close(fd);
-    return rc;
-}
-
-/* Copies the bytes of file from into file to (both open): 0, or -1. */
-static int copy_contents(int from, int to, uint64_t bytes)
-{
-    loff_t in = 0, out = 0;
-    while ((uint64_t)in < bytes) {
-        ssize_t k = copy_file_range(from, &in, to, &out, (size_t)(bytes - (uint64_t)in), 0);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
+    uint32_t number = 0;
+    if (recycle) {
+        lock(s);
+        number = spares_take(&s->spares, bytes);
+        unlock(s);
     }
-    return 0;
-}
-
-/* The file a call writes a handle's next contents into: <id>.new made
- * afresh as a copy of the handle (open read-write), or -1 with err. */
-static int next_file(handle_store *s, const handle_ref *ref, int current, err_t *err)
-{
-    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
-    handles_path(s, &ref->id, NEW_SUFFIX, path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make %s: %s", path, strerror(errno)), -1;
-    if (ftruncate(fd, (off_t)ref->bytes) == 0 && copy_contents(current, fd, ref->bytes) == 0) return fd;
-    err_set(err, NUMRPC_ESERVER, "cannot copy handle file to %s: %s", path, strerror(errno));
+    if (number != 0) {
+        char spare[sizeof s->dir + 32];
+        spares_path(s->dir, number, spare, sizeof spare);
+        if (rename(spare, path) != 0) {
+            spares_remove(s->dir, number);
+            number = 0;
+        }
+    }
+    int fd = open(path, O_RDWR | O_CREAT | (number ? 0 : O_TRUNC) | O_CLOEXEC, 0600);
+    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "cannot make handle file %s: %s", path, strerror(errno)), -1;
+    if (ftruncate(fd, (off_t)bytes) == 0) return fd;
+    err_set(err, NUMRPC_ESERVER, "cannot size handle file %s: %s", path, strerror(errno));
     close(fd);
-    unlink(path);
+    remove_file(path);
     return -1;
 }
 
-void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err)
+int handles_create_file(handle_store *s, const handle_ref *ref, int recycle, err_t *err)
 {
     char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
     handles_path(s, &ref->id, "", path, sizeof path);
-    int fd = open(path, (how == HANDLE_MAP_FILL ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    int fd = open_new_file(s, path, ref->bytes, recycle, err);
+    if (fd < 0) return err->code;
+    close(fd);
+    return 0;
+}
+
+/* A call starts (or stops) reading ref's live handle: counted, so that no
+ * file of it becomes a spare meanwhile.  0, or NUMRPC_ENOHANDLE. */
+static int start_reading(handle_store *s, handle_ref *ref, err_t *err)
+{
+    lock(s);
+    int live = still(s, ref, ENTRY_LIVE);
+    if (live) s->items[ref->index].readers++;
+    unlock(s);
+    ref->reading = live;
+    return live ? 0 : no_handle(&ref->id, err);
+}
+
+static void stop_reading(handle_store *s, handle_ref *ref)
+{
+    if (!ref->reading) return;
+    lock(s);
+    if (still(s, ref, ENTRY_LIVE) && s->items[ref->index].readers > 0) s->items[ref->index].readers--;
+    unlock(s);
+    ref->reading = 0;
+}
+
+/* The file at path mapped (handle_maps.c): NULL with err. */
+static void *map_path(const handle_ref *ref, const char *path, int writable, err_t *err)
+{
+    int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return no_handle(&ref->id, err), NULL;
         err_set(err, NUMRPC_ESERVER, "handle file %s: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat st;
-    void *map = MAP_FAILED;
-    int prot = how == HANDLE_MAP_READ ? PROT_READ : PROT_READ | PROT_WRITE;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < ref->bytes) { /* a shorter file would raise SIGBUS */
-        err_set(err, NUMRPC_ESERVER, "handle file %s is shorter than its %llu bytes", path,
-                (unsigned long long)ref->bytes);
-    } else {
-        int target = how == HANDLE_MAP_NEXT ? next_file(s, ref, fd, err) : fd;
-        /* Pages mapped up front: a fault per 4 KiB page halved put and get. */
-        if (target >= 0 &&
-            (map = mmap(NULL, (size_t)ref->bytes, prot, MAP_SHARED | MAP_POPULATE, target, 0)) == MAP_FAILED)
-            err_set(err, NUMRPC_ESERVER, "cannot map handle file %s: %s", path, strerror(errno));
-        if (target >= 0 && target != fd) close(target);
-    }
+    void *map = handle_maps_get(fd, writable, ref->bytes, path, err);
     close(fd);
-    return map == MAP_FAILED ? NULL : map;
+    return map;
+}
+
+/* <id>.new made as a copy of the handle's current contents, mapped
+ * writable: NULL with err. */
+static void *map_next(handle_store *s, const handle_ref *ref, const void *current, err_t *err)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, NEW_SUFFIX, path, sizeof path);
+    int fd = open_new_file(s, path, ref->bytes, 1, err);
+    if (fd < 0) return NULL;
+    void *map = handle_maps_get(fd, 1, ref->bytes, path, err);
+    close(fd);
+    if (map == NULL) {
+        remove_file(path);
+        return NULL;
+    }
+    memcpy(map, current, (size_t)ref->bytes); /* every byte: the spare's old ones go */
+    return map;
+}
+
+void *handles_map(handle_store *s, handle_ref *ref, int how, err_t *err)
+{
+    char path[sizeof s->dir + 2 * MSG_DATA_ID_SIZE + 8];
+    handles_path(s, &ref->id, "", path, sizeof path);
+    ref->reading = 0;
+    if (how == HANDLE_MAP_FILL) return map_path(ref, path, 1, err);
+    if (start_reading(s, ref, err) != 0) return NULL;
+    void *map = map_path(ref, path, 0, err);
+    if (map != NULL && how == HANDLE_MAP_NEXT) {
+        void *next = map_next(s, ref, map, err);
+        handle_maps_put(map);
+        stop_reading(s, ref); /* the copy is made: the old file is the handle's */
+        return next;
+    }
+    if (map == NULL) stop_reading(s, ref);
+    return map;
+}
+
+void handles_unmap(handle_store *s, handle_ref *ref, void *map)
+{
+    handle_maps_put(map);
+    stop_reading(s, ref);
 }
 
 /* ---- The dispatcher's pass ---- */
@@ -566,7 +655,7 @@ static int sweep_table(handle_store *s, double now, pid_t dead, msg_data_id *gon
         } else if (dead_writer) {
             e->writer = 0;
             stray[(*n_new)++] = e->id;
-        } else if (e->state == ENTRY_LIVE && e->writer == 0 && now > e->lease_end && dead == 0) {
+        } else if (e->state == ENTRY_LIVE && e->writer == 0 && e->readers == 0 && now > e->lease_end && dead == 0) {
             gone[n++] = e->id;
             release(s, i);
         }
@@ -582,6 +671,12 @@ static void sweep_once(handle_store *s, double now, pid_t dead)
     int n = sweep_table(s, now, dead, gone, &n_new, stray);
     for (int i = 0; i < n; i++) unlink_file(s, &gone[i], "");
     for (int i = 0; i < n_new; i++) unlink_file(s, &stray[i], NEW_SUFFIX);
+    if (dead != 0) return;
+    uint32_t spares[SPARES_MAX];
+    lock(s);
+    int n_spares = spares_shed(&s->spares, s->max_bytes - s->bytes, now - s->lease_ms / 1000.0, spares);
+    unlock(s);
+    remove_spares(s, spares, n_spares);
 }
 
 /* <id>.new files whose handle no call writes (a worker died writing it, or

@@ -23,6 +23,7 @@ typedef struct handle_ref {
     msg_data_id id;
     msg_data_shape shape;
     uint64_t bytes; /* ld x cols x element size: the file's size */
+    int reading;    /* handles_map counted this call as reading it */
 } handle_ref;
 
 /* ---- The dispatcher ---- */
@@ -88,16 +89,21 @@ int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg
 int handles_redeem(handle_store *s, const msg_data_id *ticket, handle_ref *ref);
 /* Adds to the bytes moved in (pulled) and out on tickets (lent). */
 void handles_count_moved(handle_store *s, uint64_t pulled, uint64_t lent);
-/* Makes ref's file (new, mode 0600), ref->bytes of zeros (sparse). */
-int handles_create_file(handle_store *s, const handle_ref *ref, err_t *err);
-/* ref's file mapped whole, its pages populated: HANDLE_MAP_READ (shared,
- * read-only: an IN argument, a GET), HANDLE_MAP_FILL (shared, writable: a
- * PUT) or HANDLE_MAP_NEXT (the handle's next contents: a copy made afresh
- * in <id>.new, shared and writable; the handle's file never changes until
- * handles_commit, and a claim is needed).  NULL with the error
- * (NUMRPC_ENOHANDLE: the handle went meanwhile); munmap ref->bytes. */
+/* Makes ref's file (mode 0600, ref->bytes long): a spare's pages when
+ * recycle and one fits -- only for a caller that then writes every byte
+ * (a spare holds old data of anyone's) -- else zeros (sparse). */
+int handles_create_file(handle_store *s, const handle_ref *ref, int recycle, err_t *err);
+/* ref's file mapped whole, its pages populated (the mapping may be one this
+ * worker kept from an earlier call): HANDLE_MAP_READ (shared, read-only: an
+ * IN argument, a GET), HANDLE_MAP_FILL (shared, writable: a PUT) or
+ * HANDLE_MAP_NEXT (the handle's next contents: a copy in <id>.new, shared
+ * and writable; the handle's file never changes until handles_commit, and
+ * a claim is needed).  While a call reads a handle, none of its files is
+ * recycled.  NULL with the error (NUMRPC_ENOHANDLE: the handle went
+ * meanwhile); the caller gives the map back with handles_unmap. */
 enum handle_map_how { HANDLE_MAP_READ = 0, HANDLE_MAP_FILL = 1, HANDLE_MAP_NEXT = 2 };
-void *handles_map(handle_store *s, const handle_ref *ref, int how, err_t *err);
+void *handles_map(handle_store *s, handle_ref *ref, int how, err_t *err);
+void handles_unmap(handle_store *s, handle_ref *ref, void *map);
 /* The path of a handle's file, with suffix ("" or ".new"). */
 void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len);
 

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "marshal.h"
 #include "peer.h"
@@ -89,10 +88,10 @@ int pull_fetch(const server_config *cfg, const char *owner, const msg_data_pull 
     int rc = handles_reserve(server_handles, owner, &q->shape, ref, err);
     if (rc != 0) return rc;
     void *map = NULL;
-    rc = handles_create_file(server_handles, ref, err);
+    rc = handles_create_file(server_handles, ref, q->shape.rows == q->shape.ld, err);
     if (rc == 0 && (map = handles_map(server_handles, ref, HANDLE_MAP_FILL, err)) == NULL) rc = err->code;
     if (rc == 0) rc = fetch(cfg, q, map, err);
-    if (map) munmap(map, (size_t)ref->bytes);
+    if (map) handles_unmap(server_handles, ref, map);
     if (rc != 0) {
         handles_discard(server_handles, ref);
         err_prefix(err, q->source);

@@ -1,13 +1,18 @@
 /* crash_routines.c -- the library behind crashmod.idl: routines that fail as
  * badly as a real library can, for the isolation tests. */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 void crash_segv(int how);
 void crash_abort(int how);
 void add_one(int n, int *result);
 void scribble(double *a, int n, int how);
 void poke(double *a, int n);
+void hold_sum(const double *a, int n, const char *path, double *sum);
 
 void crash_segv(int how)
 {
@@ -33,4 +38,16 @@ void scribble(double *a, int n, int how)
 void poke(double *a, int n)
 {
     if (n > 0) ((volatile double *)a)[0] = 42; /* an IN array: the routine breaks its contract */
+}
+
+void hold_sum(const double *a, int n, const char *path, double *sum)
+{
+    char started[4096];
+    snprintf(started, sizeof started, "%s.started", path);
+    int fd = open(started, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0) close(fd);
+    for (int i = 0; i < 1000 && access(path, F_OK) != 0; i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += a[i];
+    *sum = s;
 }

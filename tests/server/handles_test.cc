@@ -50,13 +50,15 @@ token MakeToken(const char *name, const char *hex)
     return t;
 }
 
-// Files in dir (its handles, and .new files), -1 when it cannot be read.
-int FilesIn(const std::string &dir)
+// Files in dir, -1 when it cannot be read: its handles and .new files
+// (spares: false), or the spare files kept for reuse (spares: true).
+int FilesIn(const std::string &dir, bool spares = false)
 {
     DIR *d = opendir(dir.c_str());
     if (d == nullptr) return -1;
     int n = 0;
-    while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+    while (dirent *e = readdir(d))
+        if (e->d_name[0] != '.') n += (strncmp(e->d_name, "spare-", 6) == 0) == spares;
     closedir(d);
     return n;
 }
@@ -634,3 +636,148 @@ TEST_F(HandleOwners, BudgetsSayWhichIsFullAndOthersGoOn)
 }
 
 } // namespace
+
+// The pool of spare files: a freed handle's file (or the one a writing call
+// replaced) serves the next put or writing call, never showing its old
+// bytes, never while a call still reads it, within the memory budget, and
+// for one lease at most.
+class HandleSpares : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        server_ = std::make_unique<ServerProc>(std::vector<std::string>{
+            "--handle-dir", dir_.path, "--handle-bytes", "98304", "--handle-bytes-per-identity", "98304",
+            "--handle-lease-ms", "2000"});
+        mine_ = ServerDir(dir_.path, server_->pid());
+    }
+    TempDir dir_;
+    std::unique_ptr<ServerProc> server_;
+    std::string mine_;
+};
+
+TEST_F(HandleSpares, AFreedFileServesTheNextPutAndShowsNoOldBytes)
+{
+    Raw raw(server_->port());
+    Array a = Matrix(64, 64, 11), b = Matrix(64, 64, 12);
+    msg_data_id ha, hb, hc, he;
+    ASSERT_EQ(raw.Put(a, &ha), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 0);
+    ASSERT_EQ(raw.FreeOne(ha), 0);
+    EXPECT_EQ(FilesIn(mine_), 0);
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    // The next put of the same size takes it, and holds its own bytes.
+    ASSERT_EQ(raw.Put(b, &hb), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 0);
+    Array back(NUMRPC_T_DOUBLE, 64, 64, 64);
+    ASSERT_EQ(raw.Get(hb, &back), 0) << raw.err.detail;
+    EXPECT_EQ(back.Traveling(), b.Traveling());
+    ASSERT_EQ(raw.FreeOne(hb), 0);
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    // A put with gaps between its columns (rows < ld) and an empty handle
+    // would not write every byte: they take no spare, and a routine that
+    // reads the whole handle finds zeros where b's bytes were.
+    Array c = Matrix(32, 64, 13); // 32 x 32 in ld 64: half the bytes
+    Array gaps(NUMRPC_T_DOUBLE, 32, 64, 64);
+    for (int j = 0; j < 64; j++)
+        memcpy(gaps.bytes.data() + j * 64 * 8, c.bytes.data() + (j % 32) * 64 * 8, 32 * 8);
+    ASSERT_EQ(raw.Put(gaps, &hc), 0) << raw.err.detail;
+    ASSERT_EQ(raw.Put(Array(NUMRPC_T_DOUBLE, 64, 64, 64), &he, true), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    Iface copy(&raw, "dcopy");
+    for (const msg_data_id &h : {hc, he}) {
+        int n = 64 * 64, inc = 1;
+        std::vector<double> y(n, -1);
+        void *argv[] = {&n, nullptr, &inc, y.data(), &inc};
+        ASSERT_EQ(Call(&raw, &copy.f, argv, {Named(1, h)}), 0) << raw.err.detail;
+        const double *want = reinterpret_cast<const double *>(h.b[0] == hc.b[0] ? gaps.bytes.data() : nullptr);
+        for (int i = 0; i < n; i++) ASSERT_EQ(y[i], want ? want[i] : 0.0) << "element " << i;
+    }
+    // A writing call's old file becomes a spare, and the next writing call
+    // (on another handle of that size) works on it.
+    ASSERT_EQ(raw.FreeOne(he), 0);
+    ASSERT_EQ(raw.FreeOne(hc), 0);
+    Iface gefa(&raw, "dgefa");
+    msg_data_id h1, h2;
+    ASSERT_EQ(raw.Put(a, &h1), 0) << raw.err.detail; // takes the spare
+    ASSERT_EQ(raw.Put(b, &h2), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 0);
+    std::vector<int> ipvt(64);
+    int info = -1, l = 64, nn = 64;
+    void *argv[] = {nullptr, &l, &nn, ipvt.data(), &info};
+    ASSERT_EQ(Call(&raw, &gefa.f, argv, {Named(0, h1)}), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    ASSERT_EQ(Call(&raw, &gefa.f, argv, {Named(0, h2)}), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    EXPECT_EQ(FilesIn(mine_), 2);
+    // Each handle holds its own factors, as the same dgefa with the matrix
+    // shipped makes them.
+    for (const auto &[h, src] : {std::pair<msg_data_id, const Array *>{h1, &a}, {h2, &b}}) {
+        Array shipped = *src;
+        void *sargv[] = {shipped.bytes.data(), &l, &nn, ipvt.data(), &info};
+        ASSERT_EQ(Call(&raw, &gefa.f, sargv, {}), 0) << raw.err.detail;
+        ASSERT_EQ(raw.Get(h, &back), 0) << raw.err.detail;
+        EXPECT_EQ(back.Traveling(), shipped.Traveling());
+        EXPECT_NE(back.Traveling(), src->Traveling());
+    }
+}
+
+TEST(HandleSpare, AFileACallStillReadsIsNeverReused)
+{
+    const int n = 4096;
+    TempDir dir;
+    ServerProc server({"--stubs", TOP_BUILDDIR "/tests/server/.libs", "--handle-dir", dir.path});
+    std::string mine = ServerDir(dir.path, server.pid());
+    Raw raw(server.port()), other(server.port());
+    Iface hold(&raw, "hold_sum");
+    Array a(NUMRPC_T_DOUBLE, n, 1, n), b(NUMRPC_T_DOUBLE, n, 1, n);
+    double want = 0;
+    for (int i = 0; i < n; i++) {
+        reinterpret_cast<double *>(a.bytes.data())[i] = 1.0 + i;
+        reinterpret_cast<double *>(b.bytes.data())[i] = -7.0;
+        want += 1.0 + i;
+    }
+    msg_data_id h, hb;
+    ASSERT_EQ(raw.Put(a, &h), 0) << raw.err.detail;
+    std::string gate = dir.path + "/gate";
+    const char *path = gate.c_str();
+    int nn = n, rc = -1;
+    double sum = 0;
+    void *argv[] = {nullptr, &nn, &path, &sum};
+    std::thread call([&] { rc = Call(&raw, &hold.f, argv, {Named(0, h)}); });
+    for (int i = 0; i < 1000 && access((gate + ".started").c_str(), F_OK) != 0; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // While the routine reads h: freed, and a put of the same size made.
+    ASSERT_EQ(other.FreeOne(h), 0);
+    EXPECT_EQ(FilesIn(mine, true), 0);
+    ASSERT_EQ(other.Put(b, &hb), 0) << other.err.detail;
+    FILE *f = fopen(path, "w");
+    ASSERT_NE(f, nullptr);
+    fclose(f);
+    call.join();
+    ASSERT_EQ(rc, 0) << raw.err.detail;
+    EXPECT_EQ(sum, want);
+}
+
+TEST_F(HandleSpares, SparesStayWithinTheBudgetAndOneLease)
+{
+    Raw raw(server_->port());
+    Array big(NUMRPC_T_DOUBLE, 8192, 1, 8192), small(NUMRPC_T_DOUBLE, 2048, 1, 2048),
+        mid(NUMRPC_T_DOUBLE, 3072, 1, 3072); // 64, 16 and 24 KiB of the 96 KiB
+    msg_data_id hbig, hsmall, hmid;
+    ASSERT_EQ(raw.Put(big, &hbig), 0) << raw.err.detail;
+    ASSERT_EQ(raw.FreeOne(hbig), 0);
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    ASSERT_EQ(raw.Put(small, &hsmall), 0) << raw.err.detail; // 64 KiB is too big for it to take
+    EXPECT_EQ(FilesIn(mine_, true), 1);                        // 16 + 64 <= 96
+    ASSERT_EQ(raw.Put(mid, &hmid), 0) << raw.err.detail;
+    EXPECT_EQ(FilesIn(mine_, true), 0); // 16 + 24 + 64 > 96: the spare went
+    // A spare left unused goes after one lease (2 s).
+    ASSERT_EQ(raw.FreeOne(hmid), 0);
+    EXPECT_EQ(FilesIn(mine_, true), 1);
+    int left = 1;
+    for (int i = 0; i < 500 && left != 0; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        left = FilesIn(mine_, true);
+    }
+    EXPECT_EQ(left, 0);
+}
