@@ -66,8 +66,8 @@ print(f"\n== 10 solves after one factorization, n = 2000 ({rounds} rounds, secon
 ms = rows("ms")
 fig = {k: [float(x[k]) for x in ms] for k in ("remote_s", "linpacks_s", "local_s", "transfer_s", "solve_s")}
 lx = [float(x["local_s"]) + float(x["transfer_s"]) for x in ms]
-print(f"   handles: put + dgefa + 10 dgesl + free   {spread(fig['remote_s'], '%.3f')}")
-print(f"   one dgesl on the handle (ms)             {spread([s * 1e3 for s in fig['solve_s']], '%.2f')}")
+print(f"   handles: put + dgetrf + 10 dgetrs + free {spread(fig['remote_s'], '%.3f')}")
+print(f"   one dgetrs on the handle (ms)            {spread([s * 1e3 for s in fig['solve_s']], '%.2f')}")
 print(f"   10 one-call linpacks                      {spread(fig['linpacks_s'], '%.3f')}")
 print(f"   local dgetrf + 10 dgetrs                  {spread(fig['local_s'], '%.3f')}")
 print(f"   one transfer of A (a put, alone)          {spread(fig['transfer_s'], '%.3f')}")

@@ -32,7 +32,8 @@ uint32_t spares_take(spare_pool *p, uint64_t bytes)
     spare_file *best = NULL;
     for (int i = 0; i < SPARES_MAX; i++) {
         spare_file *f = &p->files[i];
-        if (f->number != 0 && f->bytes >= bytes && f->bytes / 2 <= bytes && (best == NULL || f->bytes < best->bytes))
+        if (f->number != 0 && f->bytes >= bytes && f->bytes - bytes <= bytes / 8 &&
+            (best == NULL || f->bytes < best->bytes))
             best = f;
     }
     if (best == NULL) return 0;

@@ -28,7 +28,8 @@ void spares_path(const char *dir, uint32_t number, char *out, size_t len);
  * a slot is free and the pool then holds at most room bytes: 1, else 0
  * (the file untouched). */
 int spares_keep(spare_pool *p, const char *dir, const char *path, uint64_t bytes, uint64_t room, double now);
-/* The spare of bytes..2 x bytes that is smallest leaves the pool: its
+/* The smallest spare of bytes to 1/8 more leaves the pool (a bigger one
+ * would lose pages that a call of its own size will want): its
  * number (the caller renames its file and sizes it), or 0 when none fits. */
 uint32_t spares_take(spare_pool *p, uint64_t bytes);
 /* Spares leave the pool, oldest first, while it holds more than keep_bytes

@@ -47,7 +47,7 @@ static void usage(FILE *out)
             "  dgefa+dgesl  two calls, each shipping A (out, back, out again)\n"
             "  handles      numrpc_data_put of A, dgefa on the handle (the factors stay on\n"
             "               the server), dgesl with the handle (only b travels), free\n"
-            "  multisolve   one put and one dgefa, then K dgesl (--rhs K, default 10) each\n"
+            "  multisolve   one put and one dgetrf, then K dgetrs (--rhs K, default 10) each\n"
             "               with its own b; against K one-call linpacks and local dgetrf + K\n"
             "               dgetrs plus one transfer of A (a put of it, timed alone)\n"
             "  both         linpack,dgefa+dgesl      all   every mode above\n"
@@ -317,8 +317,8 @@ int main(int argc, char **argv)
     }
 
     if (nmulti > 0) {
-        printf("\nmulti-solve, best of %d each: put + dgefa + K dgesl + free on a handle (handles_s, "
-               "solve_ms the mean\ndgesl); K one-call linpacks (linpacks_s, faster = linpacks_s / "
+        printf("\nmulti-solve, best of %d each: put + dgetrf + K dgetrs + free on a handle (handles_s, "
+               "solve_ms the mean\ndgetrs); K one-call linpacks (linpacks_s, faster = linpacks_s / "
                "handles_s); local dgetrf + K\ndgetrs (local_s) plus one transfer of A, a numrpc_data_put "
                "timed alone (transfer_s);\nvs_local = handles_s / loc+xfer_s; MB_moved by the handle's "
                "calls\n", opt.repeat);
