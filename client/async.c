@@ -78,10 +78,16 @@ int async_start(int *id, const char *name, arg_source *src, void *tag)
     k->t_start = sock_now();
     k->deadline = limit > 0 ? k->t_start + limit : 0;
     int rc = name ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "routine name is NULL");
+    /* IN handles on other servers than the call's are copied there now
+     * (the caller waits for the copy, not for the call); the copies go
+     * when the call is returned (calltab.c). */
+    handle_moves *moves = calloc(1, sizeof *moves);
+    if (rc == 0 && moves == NULL) rc = err_set(&err, NUMRPC_ENOMEM, "the moves of a call's handles");
     if (rc == 0) {
         int is_url = client_parse_url(name, &eps[0], k->routine, sizeof k->routine, &err);
         handle_facts named;
-        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, NULL, &err);
+        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, moves, &err);
+        k->moves = moves; /* place_bind_handles names the copies */
         if (is_url < 0 || placed < 0) {
             rc = is_url < 0 ? is_url : placed;
         } else if (is_url || placed) { /* one server: the URL's, or the handles' */
@@ -95,6 +101,13 @@ int async_start(int *id, const char *name, arg_source *src, void *tag)
     if (rc == 0 && !bound) {
         rc = bind_cached(k, eps, n, src, &err);
         if (rc == 1) rc = bind_interface(k, eps, n, src, &err);
+    }
+    if (moves != NULL && (rc != 0 || moves->n == 0)) {
+        moves_release(moves);
+        free(moves);
+        k->moves = NULL;
+    } else if (moves != NULL) {
+        k->own_moves = moves;
     }
     if (rc != 0) {
         free(k);

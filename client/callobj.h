@@ -64,6 +64,8 @@ typedef struct call_obj {
     msg_call_handle handles[IFACE_MAX_PARAMS]; /* (place.c), by parameter   */
     const struct handle_moves *moves; /* handles copied to the call's server
                                          for it (move.h; NULL: none)        */
+    struct handle_moves *own_moves;  /* an async call's (moves == own_moves):
+                                        released after it is returned       */
     int touched;                     /* a reply byte reached caller memory   */
     double t_start, t_sent;
     uint64_t out0, in0;              /* writer bytes, reader keepalives      */

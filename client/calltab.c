@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "bind.h"
+#include "move.h"
 #include "sock.h"
 
 pthread_mutex_t farm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,6 +19,8 @@ static int wakeup_due;
 #define TABLE_BUCKETS 1024
 static call_obj *table[TABLE_BUCKETS];
 static int live_calls;
+/* The handles' copies of returned async calls, freed by calltab_wait (farm_lock). */
+static handle_moves *moves_to_release;
 static int next_id = 1;
 
 /* What is kept of returned calls, for numrpc_get_error and info_of. */
@@ -70,6 +73,10 @@ static int retire_locked(call_obj *k, calltab_returned_fn *returned, err_t *err)
     int rc = k->err.code;
     if (returned) returned(k->id, rc);
     call_release_args(k);
+    if (k->own_moves != NULL) { /* released by calltab_wait, unlocked */
+        k->own_moves->next = moves_to_release;
+        moves_to_release = k->own_moves;
+    }
     free(k);
     return rc;
 }
@@ -224,8 +231,16 @@ int calltab_wait(const int *ids, int n, int tagged, int check, calltab_mode mode
     }
     if (mode == CALLTAB_AND) count = wait_every_locked(ids, n, returned, got, err);
     else count = wait_first_locked(ids, n, tagged, mode, returned, got, err);
-done:
+done:;
+    handle_moves *release = moves_to_release;
+    moves_to_release = NULL;
     pthread_mutex_unlock(&farm_lock);
     free(own);
+    while (release != NULL) { /* the copies of the calls returned (network: not under the lock) */
+        handle_moves *next = release->next;
+        moves_release(release);
+        free(release);
+        release = next;
+    }
     return count < 0 ? -1 : count;
 }

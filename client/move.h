@@ -7,8 +7,11 @@
 #include "iface.h"
 
 /* The temporary copies one call uses on its target: on the caller's stack
- * (a blocking call), empty when the call's handles are all on one server. */
+ * (a blocking call) or owned by the call (an asynchronous one: calltab.c
+ * releases them after the call is returned); empty when the call's
+ * handles are all on one server. */
 typedef struct handle_moves {
+    struct handle_moves *next; /* calltab.c's list of moves to release */
     uint32_t n;
     endpoint target;
     struct {

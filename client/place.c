@@ -160,12 +160,13 @@ static int pick_target(const char *routine, const named_handle *hs, int n, int p
 }
 
 /* The handles src names for routine's parameters, into hs (at most
- * IFACE_MAX_PARAMS); their count or an error.  With ask_meta, when a
- * metaserver is configured and the call only reads its handles, *preferred
- * is ranked_holder's answer (else -1). */
-static int named_handles(const char *routine, const arg_source *src, double deadline, int ask_meta, named_handle *hs,
+ * IFACE_MAX_PARAMS); their count or an error.  When a metaserver is
+ * configured and the call only reads its handles, *preferred is
+ * ranked_holder's answer (else -1). */
+static int named_handles(const char *routine, const arg_source *src, double deadline, named_handle *hs,
                          int *preferred, err_t *err)
 {
+    int ask_meta = 1;
     endpoint eps[2 * CLIENT_MAX_SERVERS];
     err_t ignored;
     int n = handles_servers(eps, CLIENT_MAX_SERVERS);
@@ -197,25 +198,16 @@ int place_call(const char *routine, const arg_source *src, double deadline, endp
     if (handles_count() == 0) return 0;
     named_handle hs[IFACE_MAX_PARAMS];
     int preferred = -1, target = 0;
-    int n = named_handles(routine, src, deadline, moves != NULL, hs, &preferred, err);
+    int n = named_handles(routine, src, deadline, hs, &preferred, err);
     if (n <= 0) return n;
     int rc = pick_target(routine, hs, n, preferred, &target, err);
     *ep = hs[target].f.server;
     *first = hs[target].f;
     for (int i = 0; rc == 0 && i < n; i++) {
         if (strcmp(hs[i].f.server.label, ep->label) == 0) continue;
-        if (moves == NULL) {
-            char a[2 * MSG_DATA_ID_SIZE + 1], b[2 * MSG_DATA_ID_SIZE + 1];
-            msg_data_id_hex(&first->id, a);
-            msg_data_id_hex(&hs[i].f.id, b);
-            rc = err_set(err, NUMRPC_EINVAL, "%s: handles on two servers (%s on %s, %s on %s): an asynchronous call "
-                         "does not move handles; call it blocking, or move one first", routine, a, ep->label, b,
-                         hs[i].f.server.label);
-        } else {
-            rc = move_handle(moves, ep, hs[i].h, &hs[i].f, deadline, err);
-        }
+        rc = move_handle(moves, ep, hs[i].h, &hs[i].f, deadline, err);
     }
-    if (rc != 0 && moves) moves_release(moves);
+    if (rc != 0) moves_release(moves);
     return rc != 0 ? rc : 1;
 }
 

@@ -19,13 +19,13 @@ int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *
  * no handle; 1 when it does, with *ep the server and *first the first
  * handle named there; or an error.  The server is the one holding the
  * handles the call writes (OUT, INOUT: on two servers, NUMRPC_EINVAL),
- * else (a blocking call reading handles on two servers or more, with a
+ * else (a call reading handles on two servers or more, with a
  * metaserver configured) the one of their servers the metaserver ranks
  * first, their bytes counted as already there (meta_rank_held), else the
  * one holding the most bytes of them.  The IN handles elsewhere
  * are copied there server to server (move.c), listed in *moves for
- * place_bind_handles, and freed by moves_release after the call; moves
- * NULL (asynchronous calls): handles on two servers are NUMRPC_EINVAL.
+ * place_bind_handles, and freed by moves_release after the call (by the
+ * caller of a blocking call; by calltab.c once an async call is returned).
  * Binds against the routine's interface from a handle's server (cached or
  * fetched, no wait past deadline), else from the configured servers.
  * src is not consumed. */
