@@ -68,6 +68,8 @@ static int fetch(const server_config *cfg, const msg_data_pull *q, void *map, er
         rc = err->code;
     if (rc == 0) rc = peer_open(&c, tls, host, port, NULL, cfg->peer_token_file, "numrpc-server pull",
                                 ms < PULL_CONNECT_MS ? ms : PULL_CONNECT_MS, ms, err);
+    if (rc == NUMRPC_EAUTH && !cfg->peer_token_file[0]) /* the source's words are for clients */
+        err_prefix(err, "this server pulls with no token (--peer-token-file)");
     if (rc == 0) {
         wire_reader_set_deadline(&c.reader, deadline);
         wire_writer_set_deadline(&c.writer, deadline);

@@ -1,11 +1,15 @@
 // tls_paths_test.cc -- the paths of a TLS deployment beyond plain calls, with
 // real processes: a TLS (mutual TLS, tokens) server's metaserver helper
-// measures the server through its own TLS port; remote admin over TLS.
+// measures the server through its own TLS port; remote admin over TLS; a
+// handle moved between two TLS servers with tokens.
 #include <gtest/gtest.h>
+
+#include <cblas.h>
 
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -187,6 +191,82 @@ TEST(RemoteAdminOverTls, RegistersAModuleAClientThenCalls)
     r = Cli(tls_env, admin + "unregister live", dir);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(numrpc_call("live_version", &v), NUMRPC_ENOENT) << numrpc_last_error_detail();
+    numrpc_finalize();
+}
+
+
+// A call naming handles on two servers that run mutual TLS and tokens: the
+// server that runs it pulls the other handle over TLS (--peer-tls-ca, its
+// --tls-cert as client certificate) proving its own token
+// (--peer-token-file); the result is dgemm's.  Without the token, or
+// without TLS, the source refuses the pull and the call says why.
+TEST(HandleMovesOverTls, APullSpeaksTlsAndProvesItsToken)
+{
+    const char kPullerSecret[] = "fedcba9876543210fedcba9876543210";
+    TokenDir tokens;
+    const std::string table = tokens.Write("server.tokens", std::string("alice ") + kClientSecret + " call\n" +
+                                                                "puller " + kPullerSecret + " call\n");
+    const std::string own = tokens.Write("alice.token", std::string("alice ") + kClientSecret + "\n");
+    const std::string puller = tokens.Write("puller.token", std::string("puller ") + kPullerSecret + "\n");
+    const std::vector<std::string> tls = {"--stubs", kStubs, "--token-file", table, "--tls-cert", Pki("server.pem"),
+                                          "--tls-key", Pki("server.key"), "--tls-client-ca", Pki("ca.pem")};
+    auto src = StartServer(tls);
+    ASSERT_GT(src->port(), 0);
+    const std::string src_addr = "127.0.0.1:" + std::to_string(src->port());
+    auto with = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = tls;
+        args.insert(args.end(), {"--pull-from", src_addr});
+        args.insert(args.end(), more.begin(), more.end());
+        return StartServer(args);
+    };
+    auto dst = with({"--peer-tls-ca", Pki("ca.pem"), "--peer-token-file", puller});
+    auto no_token = with({"--peer-tls-ca", Pki("ca.pem")});
+    auto no_tls = with({"--peer-token-file", puller});
+
+    numrpc_finalize();
+    const std::string ca = Pki("ca.pem"), cert = Pki("client.pem"), key = Pki("client.key");
+    numrpc_config cfg = {};
+    cfg.servers = src_addr.c_str();
+    cfg.token_file = own.c_str();
+    cfg.tls_ca = ca.c_str();
+    cfg.tls_cert = cert.c_str();
+    cfg.tls_key = key.c_str();
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    const int m = 16, k = 48, n = 48;
+    std::vector<double> a(m * k), b(k * n), want(m * n, 0.0);
+    for (int i = 0; i < m * k; i++) a[i] = std::sin(0.37 * i);
+    for (int i = 0; i < k * n; i++) b[i] = std::cos(0.09 * i);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0, want.data(),
+                m);
+    numrpc_data *ha = nullptr;
+    ASSERT_EQ(numrpc_data_put(&ha, src_addr.c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
+        << numrpc_last_error_detail();
+    struct Case {
+        Proc *server;
+        const char *refusal; // "" when the call succeeds
+    } cases[] = {{dst.get(), ""}, {no_token.get(), "this server pulls with no token (--peer-token-file)"}, {no_tls.get(), "requires TLS"}};
+    for (const Case &c : cases) {
+        const std::string addr = "127.0.0.1:" + std::to_string(c.server->port());
+        numrpc_data *hb = nullptr;
+        ASSERT_EQ(numrpc_data_put(&hb, addr.c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
+            << numrpc_last_error_detail();
+        std::vector<double> got(m * n, 0.0);
+        int rc = numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, got.data(), m);
+        if (c.refusal[0] == '\0') {
+            ASSERT_EQ(rc, NUMRPC_OK) << numrpc_last_error_detail();
+            numrpc_call_info info;
+            numrpc_last_call_info(&info);
+            EXPECT_EQ(std::string(info.server), addr);
+            for (int i = 0; i < m * n; i++) ASSERT_NEAR(got[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
+        } else {
+            EXPECT_NE(rc, NUMRPC_OK);
+            std::string why = numrpc_last_error_detail();
+            EXPECT_TRUE(Contains(why, c.refusal)) << why;
+            EXPECT_TRUE(Contains(why, "moving handle")) << why;
+        }
+        EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
+    }
+    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
     numrpc_finalize();
 }
 
