@@ -22,13 +22,14 @@ linpack="$build/apps/linpack/numrpc-linpack"
 # Per round: n = 1000 (best of 3 after a warm-up), n = 4000 (one solve, no
 # warm-up: the first call's connection and interface fetch are a few ms of
 # seconds), the multi-solve at n = 2000 (best of 1 after a one-solve warm-up),
-# then put/get (one round of numrpc-bench-handles after its warm-up).
+# then put/get (the median of three rounds of numrpc-bench-handles after its
+# warm-up: a worker maps a spare file the first time it takes one).
 for r in $(seq "$rounds"); do
     modes=linpack,dgefa+dgesl,handles
     timeout 300 "$linpack" --sizes 1000 --repeat 3 --mode $modes --csv "$tmp/l1000.$r.csv" >/dev/null
     timeout 300 "$linpack" --sizes 4000 --repeat 1 --warmup 0 --mode $modes --csv "$tmp/l4000.$r.csv" >/dev/null
     timeout 300 "$linpack" --sizes 2000 --repeat 1 --mode multisolve --rhs 10 --csv "$tmp/ms.$r.csv" >/dev/null
-    timeout 300 "$build/bench/numrpc-bench-handles" "$NUMRPC_SERVER" 64 1 >"$tmp/pg.$r.txt"
+    timeout 300 "$build/bench/numrpc-bench-handles" "$NUMRPC_SERVER" 64 3 >"$tmp/pg.$r.txt"
 done
 
 python3 - "$tmp" "$rounds" <<'PY'
