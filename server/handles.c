@@ -1,5 +1,5 @@
-/* handles.c -- the store of data handles: a private directory of files named
- * by id, and their metadata in a table shared by the dispatcher and workers. */
+/* handles.c -- the store of data handles at work: the shared table's entries,
+ * tickets and budgets, the files named by id, and the dispatcher's pass. */
 #define _GNU_SOURCE
 #include "handles.h"
 
@@ -11,75 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "handle_maps.h"
 #include "handle_spares.h"
+#include "handle_store.h"
 #include "iface.h"
 #include "log.h"
 #include "sock.h"
 #include "tokens.h"
 
-#define DIR_PREFIX "numrpc-"
 #define NEW_SUFFIX ".new"
 /* Files one pass of the sweep unlinks at most (the rest: next pass). */
 #define SWEEP_BATCH 64
-/* DATA_GRANT's tickets: outstanding at most, and how long each is good. */
-#define TICKETS 256
 
 handle_store *server_handles;
-
-enum entry_state { ENTRY_FREE = 0, ENTRY_FILLING = 1, ENTRY_LIVE = 2 };
-
-typedef struct handle_entry {
-    int state;     /* enum entry_state */
-    pid_t writer;  /* FILLING: the worker filling it; LIVE: the call
-                      writing it (0: none) */
-    msg_data_id id;
-    char owner[TOKEN_NAME_MAX + 1];
-    msg_data_shape shape;
-    uint64_t bytes;
-    double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
-    uint32_t readers; /* LIVE: calls reading one of its files (handles_map);
-                         while any does, no file of it becomes a spare */
-} handle_entry;
-
-/* A one-time ticket for a DATA_GET of handle id (free when expires == 0). */
-typedef struct handle_ticket {
-    msg_data_id ticket, id;
-    double expires; /* monotonic seconds */
-} handle_ticket;
-
-struct handle_store {
-    pthread_mutex_t lock; /* process-shared, robust: guards all below */
-    uint32_t capacity;    /* --max-handles */
-    uint32_t lease_ms, ticket_ms;
-    uint64_t max_bytes, max_identity_bytes;
-    uint64_t bytes, count; /* of FILLING and LIVE entries */
-    size_t map_len;
-    double next_scan; /* the dispatcher's: when it next looks for stray files */
-    char dir[CONFIG_PATH_MAX + 64];
-    handle_ticket tickets[TICKETS];
-    uint64_t pulled_bytes, lent_bytes; /* moved in by DATA_PULL, out on tickets */
-    spare_pool spares; /* with the handles' bytes, within max_bytes */
-    handle_entry items[];
-};
-
-/* The mutex of a process that died holding it is taken over: every change
- * under it leaves the table consistent field by field. */
-static void lock(handle_store *s)
-{
-    if (pthread_mutex_lock(&s->lock) == EOWNERDEAD) pthread_mutex_consistent(&s->lock);
-}
-
-static void unlock(handle_store *s)
-{
-    pthread_mutex_unlock(&s->lock);
-}
 
 void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len)
 {
@@ -114,111 +62,6 @@ static int keep_spare(handle_store *s, const char *path, uint64_t bytes)
 static void remove_spares(const handle_store *s, const uint32_t *gone, int n)
 {
     for (int i = 0; i < n; i++) spares_remove(s->dir, gone[i]);
-}
-
-/* ---- The directory ---- */
-
-/* Removes dir's files (handles only: no subdirectories) and dir. */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char path[CONFIG_PATH_MAX + 320];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* The directories numrpc-<pid>-XXXXXX in parent that a server no longer
- * running left (ours only: same user). */
-static void remove_stale_dirs(const server_config *cfg, const char *parent)
-{
-    DIR *d = opendir(parent);
-    if (d == NULL) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        if (strncmp(e->d_name, DIR_PREFIX, strlen(DIR_PREFIX)) != 0) continue;
-        long pid = strtol(e->d_name + strlen(DIR_PREFIX), &end, 10);
-        if (pid <= 0 || *end != '-' || strlen(end) != 7) continue;
-        char path[CONFIG_PATH_MAX + 320];
-        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        server_log(cfg, LOG_LEVEL_NOTICE, "removing %s, the handles of server process %ld that is gone", path, pid);
-        remove_dir(path);
-    }
-    closedir(d);
-}
-
-/* --handle-bytes at most what the directory's file system has room for:
- * a handle's file must never outgrow it (a write to a mapped file past the
- * room raises SIGBUS). */
-static void fit_to_room(server_config *cfg, const char *dir)
-{
-    struct statvfs v;
-    if (statvfs(dir, &v) != 0) return;
-    uint64_t room = (uint64_t)v.f_bavail * v.f_frsize;
-    if (cfg->handle_bytes <= room) return;
-    server_log(cfg, LOG_LEVEL_WARN, "--handle-bytes %llu lowered to %llu: the room %s has",
-               (unsigned long long)cfg->handle_bytes, (unsigned long long)room, dir);
-    cfg->handle_bytes = room;
-    if (cfg->handle_bytes_per_identity > room) cfg->handle_bytes_per_identity = room;
-}
-
-int handles_open(server_config *cfg, handle_store **out, err_t *err)
-{
-    *out = NULL;
-    remove_stale_dirs(cfg, cfg->handle_dir);
-    char dir[sizeof ((handle_store *)0)->dir];
-    int n = snprintf(dir, sizeof dir, "%s/" DIR_PREFIX "%ld-XXXXXX", cfg->handle_dir, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof dir) return err_set(err, NUMRPC_EINVAL, "--handle-dir %s: too long", cfg->handle_dir);
-    if (mkdtemp(dir) == NULL) /* mode 0700 */
-        return err_set(err, NUMRPC_ESERVER, "cannot make the handle directory in %s (--handle-dir): %s",
-                       cfg->handle_dir, strerror(errno));
-    size_t len = sizeof(handle_store) + (size_t)cfg->max_handles * sizeof(handle_entry);
-    handle_store *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (s == MAP_FAILED) {
-        rmdir(dir);
-        return err_set(err, NUMRPC_ENOMEM, "the table of %u handles (--max-handles)", cfg->max_handles);
-    }
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&s->lock, &a);
-    pthread_mutexattr_destroy(&a);
-    s->capacity = cfg->max_handles;
-    s->map_len = len;
-    memcpy(s->dir, dir, sizeof dir);
-    handles_configure(s, cfg);
-    *out = s;
-    return 0;
-}
-
-void handles_configure(handle_store *s, server_config *cfg)
-{
-    fit_to_room(cfg, s->dir);
-    lock(s);
-    s->lease_ms = cfg->handle_lease_ms;
-    s->ticket_ms = (uint32_t)cfg->handle_ticket_ms;
-    s->max_bytes = cfg->handle_bytes;
-    s->max_identity_bytes = cfg->handle_bytes_per_identity;
-    unlock(s);
-}
-
-void handles_close(handle_store *s)
-{
-    if (s == NULL) return;
-    remove_dir(s->dir);
-    pthread_mutex_destroy(&s->lock);
-    munmap(s, s->map_len);
 }
 
 /* ---- The table ---- */

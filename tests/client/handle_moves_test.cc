@@ -192,32 +192,43 @@ ServerProc *HandleMoves::doomed_ = nullptr;
 ServerProc *HandleMoves::dst_ = nullptr;
 LyingSource *HandleMoves::liar_ = nullptr;
 
-TEST_F(HandleMoves, InHandlesOnTwoServersMoveBetweenThemNotThroughTheClient)
+// C = A B with A on src and B (more bytes) on dst: the call runs where B is,
+// and A is copied there server to server, never through the client; the
+// copy is freed after the call (an async call: once it is waited).
+void MultiplyAcrossServers(ServerProc *src, ServerProc *dst, int m, int k, int n, bool async)
 {
-    const int m = 40, k = 96, n = 96;
     std::vector<double> a(m * k), b(k * n), c(m * n, 0.0), want(m * n, 0.0);
-    for (int i = 0; i < m * k; i++) a[i] = std::sin(0.3 * i);
-    for (int i = 0; i < k * n; i++) b[i] = std::cos(0.05 * i);
+    for (int i = 0; i < m * k; i++) a[i] = std::sin(0.3 * i + m);
+    for (int i = 0; i < k * n; i++) b[i] = std::cos(0.05 * i + n);
     numrpc_data *ha = nullptr, *hb = nullptr;
-    ASSERT_EQ(numrpc_data_put(&ha, src_->address().c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
+    ASSERT_EQ(numrpc_data_put(&ha, src->address().c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
         << numrpc_last_error_detail();
-    ASSERT_EQ(numrpc_data_put(&hb, dst_->address().c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
+    ASSERT_EQ(numrpc_data_put(&hb, dst->address().c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
         << numrpc_last_error_detail();
-    msg_status before_src = StatusOf(*src_), before_dst = StatusOf(*dst_);
+    msg_status before_src = StatusOf(*src), before_dst = StatusOf(*dst);
     ASSERT_TRUE(before_dst.has_moves);
-    // B holds more bytes: the call runs where B is, A comes from src.
-    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
-        << numrpc_last_error_detail();
-    numrpc_call_info info;
-    numrpc_last_call_info(&info);
-    EXPECT_EQ(std::string(info.server), dst_->address());
-    const uint64_t a_bytes = sizeof(double) * m * k, c_bytes = sizeof(double) * m * n;
-    EXPECT_LT(info.bytes_sent, c_bytes + 4096) << "C (inout) goes out, A does not";
-    EXPECT_LT(info.bytes_received, c_bytes + 4096);
+    if (async) {
+        int id = 0;
+        ASSERT_EQ(numrpc_call_async(&id, "dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m),
+                  NUMRPC_OK)
+            << numrpc_last_error_detail();
+        EXPECT_EQ(StatusOf(*dst).handles, 2u) << "A's copy is on B's server until the call is waited";
+        ASSERT_EQ(numrpc_wait(id), NUMRPC_OK) << numrpc_last_error_detail();
+    } else {
+        ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
+            << numrpc_last_error_detail();
+        numrpc_call_info info;
+        numrpc_last_call_info(&info);
+        EXPECT_EQ(std::string(info.server), dst->address());
+        const uint64_t c_bytes = sizeof(double) * m * n;
+        EXPECT_LT(info.bytes_sent, c_bytes + 4096) << "C (inout) goes out, A does not";
+        EXPECT_LT(info.bytes_received, c_bytes + 4096);
+    }
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0,
                 want.data(), m);
     for (int i = 0; i < m * n; i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-    msg_status after_src = StatusOf(*src_), after_dst = StatusOf(*dst_);
+    msg_status after_src = StatusOf(*src), after_dst = StatusOf(*dst);
+    const uint64_t a_bytes = sizeof(double) * m * k;
     EXPECT_EQ(after_dst.pulled_bytes - before_dst.pulled_bytes, a_bytes);
     EXPECT_EQ(after_src.lent_bytes - before_src.lent_bytes, a_bytes);
     EXPECT_EQ(after_dst.handles, 1u) << "A's copy was freed after the call";
@@ -225,35 +236,15 @@ TEST_F(HandleMoves, InHandlesOnTwoServersMoveBetweenThemNotThroughTheClient)
     EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
 }
 
-// The same through numrpc_call_async: the copy is made at submission, the
-// call runs on B's server, and the copy is freed once the call is waited.
+TEST_F(HandleMoves, InHandlesOnTwoServersMoveBetweenThemNotThroughTheClient)
+{
+    MultiplyAcrossServers(src_, dst_, 40, 96, 96, false);
+}
+
+// The same through numrpc_call_async: the copy is made at submission.
 TEST_F(HandleMoves, AnAsyncCallMovesItsHandlesToo)
 {
-    const int m = 24, k = 64, n = 64;
-    std::vector<double> a(m * k), b(k * n), c(m * n, 0.0), want(m * n, 0.0);
-    for (int i = 0; i < m * k; i++) a[i] = std::cos(0.7 * i);
-    for (int i = 0; i < k * n; i++) b[i] = std::sin(0.11 * i);
-    numrpc_data *ha = nullptr, *hb = nullptr;
-    ASSERT_EQ(numrpc_data_put(&ha, src_->address().c_str(), NUMRPC_T_DOUBLE, a.data(), m, k, m), NUMRPC_OK)
-        << numrpc_last_error_detail();
-    ASSERT_EQ(numrpc_data_put(&hb, dst_->address().c_str(), NUMRPC_T_DOUBLE, b.data(), k, n, k), NUMRPC_OK)
-        << numrpc_last_error_detail();
-    msg_status before_src = StatusOf(*src_), before_dst = StatusOf(*dst_);
-    int id = 0;
-    ASSERT_EQ(numrpc_call_async(&id, "dgemm", 'N', 'N', m, n, k, 1.0, ha, m, hb, k, 0.0, c.data(), m), NUMRPC_OK)
-        << numrpc_last_error_detail();
-    EXPECT_EQ(StatusOf(*dst_).handles, 2u) << "A's copy is on B's server while the call runs";
-    ASSERT_EQ(numrpc_wait(id), NUMRPC_OK) << numrpc_last_error_detail();
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0,
-                want.data(), m);
-    for (int i = 0; i < m * n; i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-    msg_status after_src = StatusOf(*src_), after_dst = StatusOf(*dst_);
-    const uint64_t a_bytes = sizeof(double) * m * k;
-    EXPECT_EQ(after_dst.pulled_bytes - before_dst.pulled_bytes, a_bytes);
-    EXPECT_EQ(after_src.lent_bytes - before_src.lent_bytes, a_bytes);
-    EXPECT_EQ(after_dst.handles, 1u) << "A's copy was freed once the call was waited";
-    EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
-    EXPECT_EQ(numrpc_data_free(hb), NUMRPC_OK);
+    MultiplyAcrossServers(src_, dst_, 24, 64, 64, true);
 }
 
 TEST_F(HandleMoves, WrittenHandlesOnTwoServersAreRefused)

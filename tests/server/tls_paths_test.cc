@@ -48,6 +48,21 @@ std::unique_ptr<Proc> StartServer(const std::vector<std::string> &extra)
     return std::make_unique<Proc>(args);
 }
 
+// The client library started again for servers, with mutual TLS (the
+// tests' CA and client certificate) and the token file own.
+int InitTlsClient(const std::string &servers, const std::string &own)
+{
+    numrpc_finalize();
+    const std::string ca = Pki("ca.pem"), cert = Pki("client.pem"), key = Pki("client.key");
+    numrpc_config cfg = {};
+    cfg.servers = servers.c_str();
+    cfg.token_file = own.c_str();
+    cfg.tls_ca = ca.c_str();
+    cfg.tls_cert = cert.c_str();
+    cfg.tls_key = key.c_str();
+    return numrpc_init(&cfg);
+}
+
 // The metaserver's status JSON over plain TCP without a token ("" on failure).
 std::string MetaStatusJson(int port)
 {
@@ -171,15 +186,7 @@ TEST(RemoteAdminOverTls, RegistersAModuleAClientThenCalls)
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(Contains(r.out, "registered module live")) << r.out;
 
-    numrpc_finalize();
-    const std::string ca = Pki("ca.pem"), cert = Pki("client.pem"), key = Pki("client.key");
-    numrpc_config cfg = {};
-    cfg.servers = addr.c_str();
-    cfg.token_file = own.c_str();
-    cfg.tls_ca = ca.c_str();
-    cfg.tls_cert = cert.c_str();
-    cfg.tls_key = key.c_str();
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    ASSERT_EQ(InitTlsClient(addr, own), NUMRPC_OK) << numrpc_last_error_detail();
     int v = 0;
     bool callable = false;
     for (int i = 0; i < 2500 && !callable; i++) { // bounded: the workers roll over to the new module
@@ -223,15 +230,7 @@ TEST(HandleMovesOverTls, APullSpeaksTlsAndProvesItsToken)
     auto no_token = with({"--peer-tls-ca", Pki("ca.pem")});
     auto no_tls = with({"--peer-token-file", puller});
 
-    numrpc_finalize();
-    const std::string ca = Pki("ca.pem"), cert = Pki("client.pem"), key = Pki("client.key");
-    numrpc_config cfg = {};
-    cfg.servers = src_addr.c_str();
-    cfg.token_file = own.c_str();
-    cfg.tls_ca = ca.c_str();
-    cfg.tls_cert = cert.c_str();
-    cfg.tls_key = key.c_str();
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    ASSERT_EQ(InitTlsClient(src_addr, own), NUMRPC_OK) << numrpc_last_error_detail();
     const int m = 16, k = 48, n = 48;
     std::vector<double> a(m * k), b(k * n), want(m * n, 0.0);
     for (int i = 0; i < m * k; i++) a[i] = std::sin(0.37 * i);
