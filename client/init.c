@@ -12,7 +12,9 @@ int client_configure_locked(const numrpc_config *c, err_t *err)
     int rc = config_load(c, 0, err);
     const char *pins = c && c->pin_file ? c->pin_file : getenv("NUMRPC_PIN_FILE");
     if (rc == 0) rc = trust_configure(pins, err); /* trust.c */
-    if (rc == 0) rc = meta_configure(getenv("NUMRPC_METASERVER"), err); /* meta.c */
+    const char *meta = c && c->metaserver ? c->metaserver : getenv("NUMRPC_METASERVER");
+    if (rc == 0 && (rc = meta_configure(meta, err)) != 0) /* meta.c */
+        err_prefix(err, c && c->metaserver ? "numrpc_config.metaserver" : "NUMRPC_METASERVER");
     if (rc == 0) rc = config_load(c, 1, err);
     return rc;
 }

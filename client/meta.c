@@ -75,10 +75,7 @@ int meta_configure(const char *hostport, err_t *err)
     int on = hostport && *hostport;
     if (on) {
         int rc = endpoint_set(&ep, hostport, err);
-        if (rc != 0) {
-            err_prefix(err, "NUMRPC_METASERVER");
-            return rc;
-        }
+        if (rc != 0) return rc;
     }
     pthread_mutex_lock(&meta_lock);
     mc.enabled = on;

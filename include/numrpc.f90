@@ -56,6 +56,7 @@ module numrpc
      type(c_ptr) :: tls_ca = c_null_ptr
      type(c_ptr) :: tls_cert = c_null_ptr
      type(c_ptr) :: tls_key = c_null_ptr
+     type(c_ptr) :: metaserver = c_null_ptr
   end type config_t
 
   interface

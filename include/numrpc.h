@@ -168,6 +168,9 @@ typedef struct numrpc_config {
     const char *tls_ca;   /* NULL: NUMRPC_TLS_CA, or no TLS                 */
     const char *tls_cert; /* NULL: NUMRPC_TLS_CERT, or no client certificate */
     const char *tls_key;  /* NULL: NUMRPC_TLS_KEY                           */
+    const char *metaserver; /* "host:port" of the metaserver that places calls;
+                               NULL: NUMRPC_METASERVER, "" = none (last: a
+                               caller's older, shorter initialiser stays valid) */
 } numrpc_config;
 NUMRPC_API int numrpc_init(const numrpc_config *config);
 /* Closes cached connections, forgets interfaces, and frees the process's

@@ -14,10 +14,10 @@ def _encoded(value):
 
 class Client:
     """Configures libnumrpc for this process (numrpc_init): servers ("host:port"
-    or a list of them), metaserver ("host:port", exported as NUMRPC_METASERVER;
-    None leaves the environment's), token_file, tls_ca, tls_cert, tls_key,
-    pin_file (None: the environment's NUMRPC_* variables). The configuration is
-    process-wide: a second Client replaces the first's, for every thread."""
+    or a list of them), metaserver ("host:port"; "" for none), token_file,
+    tls_ca, tls_cert, tls_key, pin_file (None: the environment's NUMRPC_*
+    variables). The configuration is process-wide: a second Client replaces
+    the first's, for every thread."""
 
     def __init__(self, servers=None, metaserver=None, token_file=None, tls_ca=None, tls_cert=None,
                  tls_key=None, pin_file=None, packet_size=0):
@@ -25,11 +25,9 @@ class Client:
             raise BadArgument(EINVAL, "numrpc.Client: asynchronous calls are in progress; wait for them first")
         if servers is not None and not isinstance(servers, str):
             servers = ",".join(servers)
-        if metaserver is not None:
-            os.environ["NUMRPC_METASERVER"] = metaserver  # the library reads it during numrpc_init
         self.servers, self.metaserver = servers, metaserver
         config = Config(_encoded(servers), packet_size, _encoded(token_file), _encoded(pin_file),
-                        _encoded(tls_ca), _encoded(tls_cert), _encoded(tls_key))
+                        _encoded(tls_ca), _encoded(tls_cert), _encoded(tls_key), _encoded(metaserver))
         _interface.forget_interfaces()
         check(lib.numrpc_init(ctypes.byref(config)))  # the strings are read here, not kept
 

@@ -41,7 +41,7 @@ class Config(ctypes.Structure):
     _fields_ = [("servers", ctypes.c_char_p), ("packet_size", ctypes.c_size_t),
                 ("token_file", ctypes.c_char_p), ("pin_file", ctypes.c_char_p),
                 ("tls_ca", ctypes.c_char_p), ("tls_cert", ctypes.c_char_p),
-                ("tls_key", ctypes.c_char_p)]
+                ("tls_key", ctypes.c_char_p), ("metaserver", ctypes.c_char_p)]
 
 
 class CallInfoC(ctypes.Structure):

@@ -66,3 +66,12 @@ def test_describe_prints_idl_and_lists_params():
     text = str(d)
     assert text.startswith("Module linpack;") and "Define dgefa(INOUT double a[lda:n][n]" in text
     assert [p.name for p in d.passed] == ["a", "lda", "n", "ipvt"]
+
+
+def test_a_bad_metaserver_address_names_the_setting(servers):
+    with pytest.raises(numrpc.BadArgument) as caught:
+        numrpc.Client(servers=servers, metaserver="no port here")
+    assert caught.value.name == "NUMRPC_EINVAL" and "numrpc_config.metaserver" in caught.value.detail
+    numrpc.Client(servers=servers, metaserver="")  # none: the servers alone, as the other tests expect
+    x = np.arange(3.0)
+    assert numrpc.call("ddot", 3, x, 1, x, 1) == pytest.approx(float(x @ x))

@@ -226,6 +226,27 @@ TEST_F(MetaTest, ServersJoinAndAreListedWithTheirRoutinesAndSpeed)
     ASSERT_EQ(numrpc_list(nullptr, &names), NUMRPC_OK) << numrpc_last_error_detail();
     EXPECT_NE(std::string(names).find("dgemm\n"), std::string::npos);
     free(names);
+
+    // The same with numrpc_config's metaserver and no environment; "" is
+    // none (then no server is left to call), a bad address a clear error.
+    unsetenv("NUMRPC_METASERVER");
+    const std::string m = "127.0.0.1:" + std::to_string(meta->port());
+    numrpc_config cfg = {};
+    cfg.metaserver = m.c_str();
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    Gemm g2(40, 2);
+    ASSERT_EQ(g2.call(), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_LT(g2.error(), 1e-9);
+    numrpc_last_call_info(&info);
+    EXPECT_EQ(both.count(info.server), 1u) << info.server;
+    cfg.metaserver = "";
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    Gemm g3(8, 3);
+    EXPECT_EQ(g3.call(), NUMRPC_ENOSERVER) << numrpc_last_error_detail();
+    cfg.metaserver = "no port here";
+    EXPECT_EQ(numrpc_init(&cfg), NUMRPC_EINVAL);
+    EXPECT_NE(std::string(numrpc_last_error_detail()).find("numrpc_config.metaserver"), std::string::npos)
+        << numrpc_last_error_detail();
 }
 
 // A handle put without a server goes where the metaserver says (a query
