@@ -54,6 +54,8 @@ def _scalar_value(routine, param, value):
             return _STORAGE[t](number.real, number.imag)
         if t == _lib.T_STRING:
             return value.encode() if isinstance(value, str) else bytes(value)
+        if t == _lib.T_FILE and value is None:
+            return None  # no file: an IN one is the routine's NULL, an OUT one is not written
         if t in (_lib.T_FILE, _lib.T_RFILE):
             return os.fsencode(value)
     except (TypeError, ValueError) as e:
@@ -127,12 +129,14 @@ class Bound:
             if p.rank == 0 and p.mode == _lib.MODE_IN:
                 scalars[p.name] = _scalar_value(routine, p, by_index[p.index])
                 _set_in_scalar(self.args[p.index], p, scalars[p.name], self.keep)
+            elif p.rank == 0 and p.type == _lib.T_FILE:  # OUT: the path the file goes to (None: not wanted)
+                _set_in_scalar(self.args[p.index], p, _scalar_value(routine, p, by_index[p.index]), self.keep)
         self.scalars = scalars
         shapes = interface.shapes(self.args)
         for p in params:
             if p.rank > 0:
                 self._bind_array(p, by_index[p.index], shapes[p.index])
-            elif p.mode != _lib.MODE_IN:
+            elif p.returned:
                 self._bind_returned(p, by_index.get(p.index), shapes[p.index])
 
     def _for(self):

@@ -35,13 +35,14 @@ class Param:
 
     @property
     def returned(self):
-        """True for a scalar the call returns (mode OUT or INOUT) instead of taking a pointer."""
-        return self.rank == 0 and self.mode in (_lib.MODE_OUT, _lib.MODE_INOUT)
+        """True for a scalar the call returns (mode OUT or INOUT) instead of taking a pointer
+        (an OUT filename is not: the caller names the file the result is written to)."""
+        return self.rank == 0 and self.mode in (_lib.MODE_OUT, _lib.MODE_INOUT) and self.type != _lib.T_FILE
 
     @property
     def passed(self):
-        """True for a parameter the Python caller passes (all but OUT scalars)."""
-        return not (self.rank == 0 and self.mode == _lib.MODE_OUT)
+        """True for a parameter the Python caller passes (all but the returned OUT scalars)."""
+        return not (self.returned and self.mode == _lib.MODE_OUT)
 
     def __repr__(self):
         dims = "[]" * self.rank
