@@ -19,16 +19,19 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  echo "deps: all ${#packages[@]} packages present"
+  echo "installing: nothing missing (${#packages[@]} Debian packages present)"
   exit 0
 fi
 
-echo "deps: installing ${missing[*]}"
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/steps.sh"
+log="$top/build/logs/apt.log"
+echo "installing with apt (its output: $log): ${missing[*]}"
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+step "$log" "installing: apt-get update" $sudo apt-get update -q
+step "$log" "installing: ${#missing[@]} packages" $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
