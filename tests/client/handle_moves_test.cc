@@ -227,8 +227,15 @@ void MultiplyAcrossServers(ServerProc *src, ServerProc *dst, int m, int k, int n
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0,
                 want.data(), m);
     for (int i = 0; i < m * n; i++) ASSERT_NEAR(c[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-    msg_status after_src = StatusOf(*src), after_dst = StatusOf(*dst);
     const uint64_t a_bytes = sizeof(double) * m * k;
+    // The source counts the bytes it lent once its reply is out, which may
+    // be just after the call returns here: wait for it (bounded).
+    msg_status after_src = StatusOf(*src);
+    for (int i = 0; i < 200 && after_src.lent_bytes - before_src.lent_bytes < a_bytes; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        after_src = StatusOf(*src);
+    }
+    msg_status after_dst = StatusOf(*dst);
     EXPECT_EQ(after_dst.pulled_bytes - before_dst.pulled_bytes, a_bytes);
     EXPECT_EQ(after_src.lent_bytes - before_src.lent_bytes, a_bytes);
     EXPECT_EQ(after_dst.handles, 1u) << "A's copy was freed after the call";
