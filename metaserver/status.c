@@ -115,10 +115,10 @@ static void json_server_locked(strbuf *b, const meta_server *s, double now)
 {
     strbuf_printf(b, "{");
     json_string(b, "server", s->label, 1);
-    json_string(b, "name", s->name, 0);
     json_string(b, "owner", s->owner, 0);
     strbuf_printf(b, ",\"tls\":%s", s->fingerprint[0] ? "true" : "false");
     json_string(b, "fingerprint", s->fingerprint, 0);
+    json_string(b, "name", s->name, 0);
     strbuf_printf(b,
                   ",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,\"loadavg\":%.3f,"
                   "\"heard_ago\":%.3f,\"placed\":%llu,\"active_placements\":%d,\"reports\":%llu,"
