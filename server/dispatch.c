@@ -24,6 +24,7 @@
 #include "control.h"
 #include "handles.h"
 #include "handshake.h"
+#include "http_port.h"
 #include "live.h"
 #include "log.h"
 #include "metajoin.h"
@@ -73,7 +74,8 @@ static void fit_descriptors(server_config *cfg)
         if (setrlimit(RLIMIT_NOFILE, &r) != 0) getrlimit(RLIMIT_NOFILE, &r);
     }
     if (r.rlim_cur == RLIM_INFINITY) return;
-    long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE;
+    long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE +
+                   (cfg->http_port != CONFIG_HTTP_OFF ? HTTP_PORT_CONNECTIONS + 8 : 0); /* metrics.c's port */
     long room = (long)r.rlim_cur - reserve;
     if (room < 1) room = 1;
     if (cfg->max_connections > room) {

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/checked_dgemm.h"
 #include "../support/meta_peer.h"
 #include "../support/meta_proc.h"
 #include "../support/test_util.h"
@@ -136,26 +137,6 @@ long server_field(const std::string &js, const std::string &server, const std::s
     return f == std::string::npos ? -1 : std::atol(js.c_str() + f + field.size() + 3);
 }
 
-// dgemm of n through the library vs local BLAS: the server that ran it.
-std::string remote_dgemm_ok(int n)
-{
-    std::vector<double> a((size_t)n * n), b((size_t)n * n), c((size_t)n * n, 0), want((size_t)n * n);
-    for (size_t i = 0; i < a.size(); i++) {
-        a[i] = std::sin(1.0 + (double)i);
-        b[i] = std::cos(2.0 + (double)i);
-    }
-    double one = 1, zero = 0;
-    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
-    int rc = numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
-    EXPECT_EQ(rc, NUMRPC_OK) << numrpc_last_error_detail();
-    double e = 0;
-    for (size_t i = 0; i < c.size(); i++) e = std::max(e, std::fabs(c[i] - want[i]));
-    EXPECT_LT(e, 1e-9);
-    numrpc_call_info info;
-    numrpc_last_call_info(&info);
-    return rc == NUMRPC_OK ? info.server : "";
-}
-
 class MetaAuthTest : public ::testing::Test {
   protected:
     void TearDown() override
@@ -256,7 +237,7 @@ TEST_F(MetaAuthTest, OnlyAJoinTokenJoinsAndTheRealServerGetsTheCall)
     setenv("NUMRPC_METASERVER", label(meta->port()).c_str(), 1);
     setenv("NUMRPC_TOKEN_FILE", tokens_.own("cli").c_str(), 1);
     ASSERT_EQ(numrpc_init(nullptr), NUMRPC_OK);
-    EXPECT_EQ(remote_dgemm_ok(40), label(real->port()));
+    EXPECT_EQ(CheckedDgemm(40), label(real->port()));
 }
 
 // The JOIN of the issue naming a real server's host:port from another

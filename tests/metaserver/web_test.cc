@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "../stubs/local_lapack.h"
+#include "../support/checked_dgemm.h"
 #include "../support/http_probe.h"
 #include "../support/meta_peer.h"
 #include "../support/meta_proc.h"
@@ -84,27 +84,6 @@ struct Scene {
     }
 };
 
-// dgemm of n placed by the metaserver, checked against local BLAS: the
-// server that ran it.
-std::string PlacedDgemm(int n, unsigned seed)
-{
-    std::vector<double> a((size_t)n * n), b((size_t)n * n), c((size_t)n * n, 0), want((size_t)n * n, 0);
-    for (size_t i = 0; i < a.size(); i++) {
-        a[i] = std::sin(seed + 1.0 + (double)i);
-        b[i] = std::cos(seed + 3.0 + (double)i);
-    }
-    double one = 1, zero = 0;
-    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
-    int rc = numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
-    EXPECT_EQ(rc, NUMRPC_OK) << Detail();
-    double err = 0;
-    for (size_t i = 0; i < c.size(); i++) err = std::max(err, std::fabs(c[i] - want[i]));
-    EXPECT_LT(err, 1e-10);
-    numrpc_call_info info;
-    numrpc_last_call_info(&info);
-    return rc == NUMRPC_OK ? info.server : "";
-}
-
 // Sum of a per-server sample over every server.
 double Sum(const Scrape &m, const std::string &name)
 {
@@ -157,7 +136,7 @@ class MetaWeb : public ::testing::Test {
         s.AddServer();
         ASSERT_TRUE(s.WaitServers(2));
         setenv("NUMRPC_METASERVER", ("127.0.0.1:" + std::to_string(s.meta->port())).c_str(), 1);
-        for (int k = 0; k < kCalls; k++) used.insert(PlacedDgemm(64, (unsigned)k));
+        for (int k = 0; k < kCalls; k++) used.insert(CheckedDgemm(64, (unsigned)k));
         numrpc_finalize(); // the reports go out
         for (int i = 0; i < 100; i++) {
             Json st = s.Status();
@@ -296,11 +275,10 @@ TEST_F(MetaWeb, PageShowsServersAndPlacementsAndEscapesHostileNames)
 TEST_F(MetaWeb, EveryPageNeedsAStatusToken)
 {
     TokenDir tokens;
-    std::string file = tokens.Write("meta.tokens", "stat 445566778899aabbccddeeff00112233 status\n"
-                                                   "srv 00112233445566778899aabbccddeeff join\n");
+    std::string file = tokens.Write("meta.tokens", HTTP_PROBE_STATUS_LINE "srv 00112233445566778899aabbccddeeff join\n");
     Scene s({"--token-file", file});
     ASSERT_GT(s.http, 0);
-    const std::string stat = "stat:445566778899aabbccddeeff00112233";
+    const std::string stat = HTTP_PROBE_STATUS_PAIR;
     for (const char *page : {"/", "/status.json", "/metrics"}) {
         Scrape none = Fetch(s.url(page), {"--raw"});
         EXPECT_EQ(none.status, 401) << page;

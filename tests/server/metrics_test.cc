@@ -16,6 +16,7 @@
 
 #include "../common/tls_support.h"
 #include "../stubs/local_lapack.h"
+#include "../support/checked_dgemm.h"
 #include "../support/http_probe.h"
 #include "../support/server_proc.h"
 #include "../support/test_util.h"
@@ -26,7 +27,7 @@
 namespace {
 
 const std::string kCli = TOP_BUILDDIR "/cli/numrpc";
-const char kStat[] = "stat:445566778899aabbccddeeff00112233";
+const char kStat[] = HTTP_PROBE_STATUS_PAIR;
 
 // A server with its HTTP port on a free port of 127.0.0.1.
 struct HttpServer {
@@ -74,21 +75,6 @@ const Json *StatusRoutine(const Json &status, const std::string &name)
     return nullptr;
 }
 
-// dgemm of n through the server against local BLAS.
-void RemoteDgemm(int n, unsigned seed)
-{
-    std::vector<double> a((size_t)n * n), b((size_t)n * n), c((size_t)n * n, 0), want((size_t)n * n, 0);
-    for (size_t i = 0; i < a.size(); i++) {
-        a[i] = std::sin(seed + 1.0 + (double)i);
-        b[i] = std::cos(seed + 2.0 + (double)i);
-    }
-    double one = 1, zero = 0;
-    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
-    ASSERT_EQ(numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n), NUMRPC_OK)
-        << Detail();
-    for (size_t i = 0; i < c.size(); i++) ASSERT_NEAR(c[i], want[i], 1e-10);
-}
-
 void RemoteDdot(int n)
 {
     std::vector<double> x(n), y(n);
@@ -117,7 +103,7 @@ TEST_F(Metrics, CountsMatchTheCallsMadeAndStatus)
     ASSERT_GT(s.http_port, 0);
     UseServer(s.proc->address());
     const int n = 24;
-    for (unsigned k = 0; k < 3; k++) RemoteDgemm(n, k);
+    for (unsigned k = 0; k < 3; k++) EXPECT_EQ(CheckedDgemm(n, k), s.proc->address());
     for (int k = 0; k < 2; k++) RemoteDdot(100 + k);
     std::vector<double> x(2000, 1.0), y(2000);
     ASSERT_EQ(numrpc_call("dcopy", 2000, x.data(), 1, y.data(), 1), NUMRPC_ELIMIT); // over --max-array-elems
@@ -208,8 +194,7 @@ std::string RawStatusLine(int port, const std::string &request)
 TEST_F(Metrics, TokensMethodsAndSizes)
 {
     TokenDir tokens;
-    std::string file = tokens.Write("server.tokens", "stat 445566778899aabbccddeeff00112233 status\n"
-                                                     "cli 33445566778899aabbccddeeff001122 call\n");
+    std::string file = tokens.Write("server.tokens", HTTP_PROBE_STATUS_LINE "cli 33445566778899aabbccddeeff001122 call\n");
     HttpServer s({"--token-file", file});
     ASSERT_GT(s.http_port, 0);
     Scrape none = Fetch(s.url("/metrics"));

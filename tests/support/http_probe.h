@@ -13,6 +13,11 @@
 // Debian's interpreter: the one python3-prometheus-client installs into.
 #define HTTP_PROBE_PYTHON "/usr/bin/python3"
 
+// A token with the `status` right only: its line in a token file, and the
+// NAME:SECRET pair a request carries.
+#define HTTP_PROBE_STATUS_LINE "stat 445566778899aabbccddeeff00112233 status\n"
+#define HTTP_PROBE_STATUS_PAIR "stat:445566778899aabbccddeeff00112233"
+
 // True when the parser is installed (else the tests skip, saying so).
 bool HavePrometheusParser();
 // The port a process wrote to path (waits at most 5 s; 0 if none).
