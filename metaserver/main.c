@@ -258,6 +258,7 @@ int main(int argc, char **argv)
     /* The HTTP port, its thread's signals blocked, before the port file
      * says the metaserver is ready. */
     table_init(&opt);
+    for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (web_start(&opt, &err) != 0) {
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
@@ -271,7 +272,6 @@ int main(int argc, char **argv)
         fprintf(f, "%d\n", port);
         fclose(f);
     }
-    for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (!opt.quiet) {
         printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s, %s)\n", opt.bind_addr,
                port, opt.drop_after, opt.lease_ms, rights_on() ? "tokens required" : "no tokens",
