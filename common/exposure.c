@@ -7,22 +7,26 @@
 #include <string.h>
 #include <sys/socket.h>
 
+int exposure_addr_loopback(const struct sockaddr *sa)
+{
+    if (sa != NULL && sa->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+        return (a >> 24) == 127;
+    }
+    if (sa != NULL && sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
 int exposure_loopback_only(int listen_fd)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     memset(&ss, 0, sizeof ss);
-    if (getsockname(listen_fd, (struct sockaddr *)&ss, &sl) != 0) return 0;
-    if (ss.ss_family == AF_INET) {
-        uint32_t a = ntohl(((const struct sockaddr_in *)&ss)->sin_addr.s_addr);
-        return (a >> 24) == 127;
-    }
-    if (ss.ss_family == AF_INET6) {
-        const struct in6_addr *a = &((const struct sockaddr_in6 *)&ss)->sin6_addr;
-        if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
-        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
-    }
-    return 0;
+    return getsockname(listen_fd, (struct sockaddr *)&ss, &sl) == 0 && exposure_addr_loopback((struct sockaddr *)&ss);
 }
 
 int exposure_check(int listen_fd, const char *bind_addr, const exposure_guard *g, err_t *err)

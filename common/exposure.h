@@ -20,5 +20,8 @@ typedef struct exposure_guard {
 int exposure_check(int listen_fd, const char *bind_addr, const exposure_guard *g, err_t *err);
 /* True when the socket listen_fd accepts only loopback connections. */
 int exposure_loopback_only(int listen_fd);
+/* True when sa (NULL: false) is a loopback address (127/8, ::1, v4-mapped). */
+struct sockaddr;
+int exposure_addr_loopback(const struct sockaddr *sa);
 
 #endif

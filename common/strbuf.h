@@ -16,4 +16,13 @@ typedef struct strbuf {
 /* Appends formatted text; after a failure, nothing more is added. */
 void strbuf_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* How strbuf_escaped writes a string that came from a peer. */
+enum strbuf_escape {
+    STRBUF_JSON,      /* a quoted JSON string; < > & as \u escapes, so that
+                       * the text is inert inside HTML as well            */
+    STRBUF_PROM_LABEL /* a Prometheus label value, without its quotes      */
+};
+/* Appends s escaped for style; bytes that are not UTF-8 become U+FFFD. */
+void strbuf_escaped(strbuf *b, const char *s, enum strbuf_escape style);
+
 #endif

@@ -261,6 +261,19 @@ const token *tokens_find(const token_table *t, const char *name)
     return NULL;
 }
 
+const token *tokens_match_text(const token_table *t, const char *name, const char *secret_hex)
+{
+    const token *k = tokens_find(t, name);
+    size_t n = strlen(secret_hex);
+    if (k == NULL || n != 2 * k->secret_len) return NULL;
+    uint8_t differ = 0;
+    for (size_t i = 0; i < k->secret_len; i++) {
+        int hi = hex_value((unsigned char)secret_hex[2 * i]), lo = hex_value((unsigned char)secret_hex[2 * i + 1]);
+        differ |= (uint8_t)((hi < 0 || lo < 0) | (k->secret[i] ^ (uint8_t)(hi << 4 | lo)));
+    }
+    return differ == 0 ? k : NULL;
+}
+
 int token_may_call(const token *t, const char *module)
 {
     if (t->rights & TOKEN_CALL_ALL) return 1;

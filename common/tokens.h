@@ -63,6 +63,9 @@ void tokens_free(token_table *t);
 /* ---- Questions ---- */
 /* The token called name, or NULL. */
 const token *tokens_find(const token_table *t, const char *name);
+/* The token called name when secret_hex (hex digits, as in a token file)
+ * is its secret, else NULL; the secret is compared in constant time. */
+const token *tokens_match_text(const token_table *t, const char *name, const char *secret_hex);
 /* True when t may call routines of module `module`. */
 int token_may_call(const token *t, const char *module);
 

@@ -40,6 +40,11 @@ static void usage(FILE *out)
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
             "  --max-connections N open connections at most; beyond, EBUSY (default 1024)\n"
             "  --idle-timeout SECS close a connection idle this long (default 600)\n"
+            "  --http-port P       serve the status page (/), /status.json and Prometheus\n"
+            "                      /metrics over HTTP on port P of --bind (0 = a free port;\n"
+            "                      default: off); HTTPS with --tls-cert; with --token-file,\n"
+            "                      a `status` token (Authorization: Bearer NAME:SECRET)\n"
+            "  --http-port-file F  write the HTTP port chosen to F once it serves\n"
             "  --quiet             no log lines\n"
             "Servers join with numrpc-server --metaserver HOST:PORT; clients set\n"
             "NUMRPC_METASERVER=HOST:PORT.  See docs/metaserver.md.\n");
@@ -55,6 +60,7 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
     o->max_connections = 1024;
     o->idle_timeout = 600;
     o->max_per_identity = META_PER_IDENTITY_DEFAULT;
+    o->http_port = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -89,6 +95,12 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             if (*end || n < 1 || n > META_MAX_SERVERS)
                 return err_set(err, NUMRPC_EINVAL, "--max-servers-per-identity %s: want 1..%d", v, META_MAX_SERVERS);
             o->max_per_identity = (int)n;
+        } else if (strcmp(a, "--http-port") == 0) {
+            long p = strtol(v, &end, 10);
+            if (*end || p < 0 || p > 65535) return err_set(err, NUMRPC_EINVAL, "--http-port %s: want 0..65535", v);
+            o->http_port = (int)p;
+        } else if (strcmp(a, "--http-port-file") == 0) {
+            snprintf(o->http_port_file, sizeof o->http_port_file, "%s", v);
         } else if (strcmp(a, "--port-file") == 0) {
             snprintf(o->port_file, sizeof o->port_file, "%s", v);
         } else if (strcmp(a, "--drop-after") == 0) {
@@ -146,6 +158,7 @@ static void refuse(int fd, int limit)
     err_t err;
     char detail[128];
     snprintf(detail, sizeof detail, "metaserver at its connection limit (%d connections)", limit);
+    table_note_error("refused a connection: %s", detail);
     sock_set_timeouts(fd, 200, 0); /* never held by a client that does not read */
     if (msg_conn_init(&c, PROTO_MIN_PACKET, &err) != 0) {
         close(fd);
@@ -186,9 +199,12 @@ static void *reload_main(void *p)
         int rc = rights_reload(r->opt, r->listen_fd, meta.tls != NULL, summary, sizeof summary);
         if (rc != 0) {
             fprintf(stderr, "numrpc-metaserver: SIGHUP: %s\n", summary);
-        } else if (!r->opt->quiet) {
-            printf("tokens reloaded: %s\n", summary);
-            fflush(stdout);
+        } else {
+            web_reload_tokens(); /* the HTTP port's copy */
+            if (!r->opt->quiet) {
+                printf("tokens reloaded: %s\n", summary);
+                fflush(stdout);
+            }
         }
     }
     return NULL;
@@ -239,6 +255,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
         return 2;
     }
+    /* The HTTP port, its thread's signals blocked, before the port file
+     * says the metaserver is ready. */
+    table_init(&opt);
+    for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
+    if (web_start(&opt, &err) != 0) {
+        fprintf(stderr, "numrpc-metaserver: %s\n", err.detail);
+        return 2;
+    }
     if (opt.port_file[0]) {
         FILE *f = fopen(opt.port_file, "w");
         if (f == NULL) {
@@ -248,8 +272,6 @@ int main(int argc, char **argv)
         fprintf(f, "%d\n", port);
         fclose(f);
     }
-    table_init(&opt);
-    for (int i = 0; i < META_MAX_SERVERS; i++) meta.servers[i].fd = -1;
     if (!opt.quiet) {
         printf("numrpc-metaserver listening on %s:%d (drop after %.1f s, lease %d ms, %s, %s)\n", opt.bind_addr,
                port, opt.drop_after, opt.lease_ms, rights_on() ? "tokens required" : "no tokens",

@@ -12,6 +12,7 @@
 #include "msg.h"
 #include "msg_meta.h"
 #include "rank.h"
+#include "strbuf.h"
 #include "tokens.h"
 
 #define META_MAX_SERVERS 64
@@ -38,6 +39,8 @@ typedef struct meta_options {
     char tls_cert[1024];     /* --tls-cert, --tls-key ("" = no TLS)           */
     char tls_key[1024];
     char tls_client_ca[1024]; /* --tls-client-ca ("" = no client certificates) */
+    int http_port;            /* --http-port (-1 = off, 0 = a free port)     */
+    char http_port_file[1024];
 } meta_options;
 
 /* ---- One routine a server offers ---- */
@@ -71,6 +74,10 @@ typedef struct meta_server {
     double placed_until[META_MAX_PLACED]; /* end times of recent placements */
     char placed_for[META_MAX_PLACED][META_OWNER_MAX]; /* the identity each was for */
     uint64_t placed, reports;
+    /* Reported calls that had a prediction: how many, and their predicted
+     * and measured seconds added up. */
+    uint64_t compared;
+    double predicted_sum, measured_sum;
     double err[META_ERRORS]; /* |predicted - measured| / measured           */
     int nerr, err_pos;
 } meta_server;
@@ -89,8 +96,16 @@ typedef struct meta_pair {
 typedef struct meta_recent {
     char server[META_HOST_MAX + 8];
     char routine[IFACE_MAX_NAME + 1];
+    char client[64];
+    double at; /* sock_now() of the report */
     double flops, predicted, measured;
 } meta_recent;
+
+/* Something that went wrong (a refusal, a server dropped), for the status. */
+typedef struct meta_event {
+    double at; /* sock_now() */
+    char text[320];
+} meta_event;
 
 /* The whole state, behind one mutex (table.c). */
 typedef struct meta_table {
@@ -102,10 +117,14 @@ typedef struct meta_table {
     double err_all[META_ERRORS];
     meta_recent recent[META_RECENT]; /* the last calls reported with a prediction */
     int nrecent, recent_pos;
+    meta_event errors[META_RECENT]; /* the last refusals and drops */
+    int nerrors, errors_pos;
+    uint64_t errors_total;
     int nerr_all, err_all_pos;
     uint64_t queries, reports;
     uint64_t reports_dropped; /* from identities without the `report` right */
-    double started;
+    double started;      /* sock_now() at start                          */
+    double started_unix; /* the same in Unix seconds                      */
     const meta_options *opt;
     struct tls_context *tls;  /* with --tls-cert: every connection is TLS (made
                                * at start, never freed)                       */
@@ -152,9 +171,30 @@ int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *m
  * caller frees).  visible runs under meta.lock. */
 int table_list(int (*visible)(const char *module, const void *arg), const void *arg, msg_routine_entry **items,
                uint32_t *count);
-/* Status for people (json = 0) or programs (json = 1); malloc'd. */
-char *table_status(int json);
 void routines_free(meta_routine *r, uint32_t n);
+/* Remembers a refusal or failure for the status (and the page's "recent
+ * errors"); the text may hold a peer's words: readers escape it. */
+void table_note_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s's routine name (version hash; 0 = any), or NULL (meta.lock held). */
+meta_routine *table_routine_of_locked(meta_server *s, const char *name, uint64_t hash);
+/* Placements on s whose predicted end is still to come (meta.lock held). */
+int table_active_placements_locked(const meta_server *s, double now);
+
+/* ---- status.c ---- */
+/* Status for people (json = 0) or programs (json = 1; every string
+ * escaped); malloc'd, NULL out of memory. */
+char *table_status(int json);
+/* The median of n values (-1 when n is 0). */
+double table_median(const double *v, int n);
+
+/* ---- web.c and metrics.c: the HTTP port (--http-port) ---- */
+/* Starts it when opt asks for one (0 with nothing done otherwise), with
+ * the tokens in force: 0 or the error. */
+int web_start(const meta_options *opt, err_t *err);
+/* Gives the port the tokens in force again (after a reload). */
+void web_reload_tokens(void);
+/* /metrics in the Prometheus text format (0, or -1 out of memory). */
+int metrics_render(void *owner, strbuf *out);
 
 /* ---- rights.c: the tokens (--token-file), reloaded on SIGHUP ---- */
 /* Reads them at start: 0, or the file's error. */
@@ -166,6 +206,9 @@ int rights_load(const meta_options *opt, err_t *err);
 int rights_reload(const meta_options *opt, int listen_fd, int tls_on, char *summary, size_t len);
 /* True when tokens are on. */
 int rights_on(void);
+/* A copy of the tokens in force into *out (tokens_free): 0, or -1 out of
+ * memory. */
+int rights_copy(token_table *out);
 /* The token exchange and rights of common's auth_accept.h, asked of the
  * current table (the same arguments, without the table). */
 int rights_hello(const msg_hello *h, const char *need_token, auth_peer *a, msg_hello *answer, err_t *why);

@@ -3,6 +3,7 @@
 #include "metaserver.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exposure.h"
@@ -39,6 +40,20 @@ int rights_on(void)
     int on = auth_accept_on(&tokens);
     pthread_rwlock_unlock(&tokens_lock);
     return on;
+}
+
+int rights_copy(token_table *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_rwlock_rdlock(&tokens_lock);
+    int rc = 0;
+    if (tokens.count > 0 && (out->items = malloc(tokens.count * sizeof *tokens.items)) == NULL) rc = -1;
+    else if (tokens.count > 0) {
+        memcpy(out->items, tokens.items, tokens.count * sizeof *tokens.items);
+        out->count = tokens.count;
+    }
+    pthread_rwlock_unlock(&tokens_lock);
+    return rc;
 }
 
 int rights_hello(const msg_hello *h, const char *need_token, auth_peer *a, msg_hello *answer, err_t *why)

@@ -62,6 +62,7 @@ static int refuse_closing(serve_conn *c, uint32_t call_id, const err_t *why, err
         printf("refused %s: %s\n", c->peer, why->detail);
         fflush(stdout);
     }
+    table_note_error("refused %s: %s", c->peer, why->detail);
     return rc == 0 ? SERVE_CLOSE : rc;
 }
 
@@ -381,6 +382,7 @@ static int start_tls(serve_conn *c, double idle_timeout, tls_stream_state **st)
             printf("refused %s: TLS handshake failed: %s\n", c->peer, err.detail);
             fflush(stdout);
         }
+        table_note_error("refused %s: TLS handshake failed: %s", c->peer, err.detail);
         return SERVE_CLOSE;
     }
     msg_conn_attach(&c->mc, tls_record_transport(c->fd, *st), c->peer);

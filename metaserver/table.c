@@ -3,13 +3,14 @@
 #include "metaserver.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "sock.h"
-#include "strbuf.h"
 
 meta_table meta = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -24,6 +25,7 @@ void table_init(const meta_options *opt)
     meta.opt = opt;
     meta.next_id = 1;
     meta.started = sock_now();
+    meta.started_unix = (double)time(NULL);
 }
 
 void routines_free(meta_routine *r, uint32_t n)
@@ -148,9 +150,36 @@ void table_heard(uint32_t id)
     pthread_mutex_unlock(&meta.lock);
 }
 
-static void drop_locked(meta_server *s, const char *why)
+static void note_error_locked(const char *text)
+{
+    meta_event *e = &meta.errors[meta.errors_pos];
+    e->at = sock_now();
+    snprintf(e->text, sizeof e->text, "%s", text);
+    meta.errors_pos = (meta.errors_pos + 1) % META_RECENT;
+    if (meta.nerrors < META_RECENT) meta.nerrors++;
+    meta.errors_total++;
+}
+
+void table_note_error(const char *fmt, ...)
+{
+    char text[sizeof meta.errors[0].text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&meta.lock);
+    note_error_locked(text);
+    pthread_mutex_unlock(&meta.lock);
+}
+
+static void drop_locked(meta_server *s, const char *why, int failed)
 {
     log_event("left: %s (%s)\n", s->label, why);
+    if (failed) {
+        char text[sizeof meta.errors[0].text];
+        snprintf(text, sizeof text, "server %s left: %s", s->label, why);
+        note_error_locked(text);
+    }
     routines_free(s->routines, s->nroutines);
     if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
     memset(s, 0, sizeof *s);
@@ -161,7 +190,7 @@ void table_leave(uint32_t id, const char *why)
 {
     pthread_mutex_lock(&meta.lock);
     meta_server *s = find_id_locked(id);
-    if (s) drop_locked(s, why);
+    if (s) drop_locked(s, why, 0);
     pthread_mutex_unlock(&meta.lock);
 }
 
@@ -171,7 +200,7 @@ void table_reap(void)
     double now = sock_now();
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         meta_server *s = &meta.servers[i];
-        if (s->used && now - s->last_heard > meta.opt->drop_after) drop_locked(s, "silent past --drop-after");
+        if (s->used && now - s->last_heard > meta.opt->drop_after) drop_locked(s, "silent past --drop-after", 1);
     }
     pthread_mutex_unlock(&meta.lock);
 }
@@ -180,7 +209,7 @@ void table_reap(void)
 
 /* The model itself (speed curve, share, T) is common/rank.c. */
 
-static meta_routine *routine_of(meta_server *s, const char *name, uint64_t hash)
+meta_routine *table_routine_of_locked(meta_server *s, const char *name, uint64_t hash)
 {
     for (uint32_t i = 0; i < s->nroutines; i++)
         if (strcmp(s->routines[i].iface.name, name) == 0 && (hash == 0 || s->routines[i].iface.hash == hash))
@@ -221,7 +250,7 @@ static double fallback_bandwidth_locked(const char *client)
     return v[n / 2];
 }
 
-static int active_placements(const meta_server *s, double now)
+int table_active_placements_locked(const meta_server *s, double now)
 {
     int k = 0;
     for (int i = 0; i < META_MAX_PLACED; i++) k += s->placed_until[i] > now;
@@ -255,7 +284,7 @@ static void estimate_locked(meta_server *s, meta_routine *r, const msg_meta_quer
     e->bytes_per_second = e->throughput_known ? p->bytes_per_second : fallback_bandwidth_locked(client);
     e->flops_per_second = rank_speed_at(&s->curve, q->flops) / (r && r->calib > 0 ? r->calib : 1);
     uint32_t busy = s->in_flight + s->queued;
-    uint32_t placed = (uint32_t)active_placements(s, now);
+    uint32_t placed = (uint32_t)table_active_placements_locked(s, now);
     e->share = rank_share(s->slots, placed > busy ? placed : busy);
     rank_terms t = {.latency = e->latency,
                     .bytes_per_second = e->bytes_per_second,
@@ -277,7 +306,7 @@ int table_rank(const msg_meta_query *q, const char *client, const char *identity
         meta_server *s = &meta.servers[i];
         if (!s->used || s->draining) continue;
         /* No routine: a place for a data handle's bytes, any server. */
-        meta_routine *r = q->routine[0] ? routine_of(s, q->routine, q->hash) : NULL;
+        meta_routine *r = q->routine[0] ? table_routine_of_locked(s, q->routine, q->hash) : NULL;
         if (r == NULL && q->routine[0]) continue;
         estimate_locked(s, r, q, client, now, &out[n]);
         on[n] = s;
@@ -384,7 +413,7 @@ void table_report(const char *client, const char *identity, const msg_meta_call 
          * this identity, so that reports cannot empty a busy server. */
         if (!(flags & PROTO_REPORT_QUEUED) && end_placement_locked(s, identity, sock_now()) && s->in_flight > 0)
             s->in_flight--;
-        meta_routine *r = routine_of(s, routine, 0);
+        meta_routine *r = table_routine_of_locked(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
             r->calib = ewma(r->calib, bounded_step(r->calib, rank_correction_sample(compute, flops,
                                                                                   rank_speed_at(&s->curve, flops), 1)));
@@ -392,9 +421,14 @@ void table_report(const char *client, const char *identity, const msg_meta_call 
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);
             snprintf(x->routine, sizeof x->routine, "%s", routine);
+            snprintf(x->client, sizeof x->client, "%s", client);
+            x->at = sock_now();
             x->flops = flops;
             x->predicted = predicted;
             x->measured = total;
+            s->compared++;
+            s->predicted_sum += predicted;
+            s->measured_sum += total;
             meta.recent_pos = (meta.recent_pos + 1) % META_RECENT;
             if (meta.nrecent < META_RECENT) meta.nrecent++;
         }
@@ -413,7 +447,7 @@ int table_descriptor(const char *routine, uint8_t **blob, uint32_t *len, char *m
     pthread_mutex_lock(&meta.lock);
     for (int i = 0; i < META_MAX_SERVERS && rc != 0; i++) {
         meta_server *s = &meta.servers[i];
-        meta_routine *r = s->used ? routine_of(s, routine, 0) : NULL;
+        meta_routine *r = s->used ? table_routine_of_locked(s, routine, 0) : NULL;
         if (r == NULL) continue;
         *blob = malloc(r->blob_len);
         if (*blob == NULL) {
@@ -453,154 +487,4 @@ int table_list(int (*visible)(const char *module, const void *arg), const void *
     *items_out = items;
     *count = n;
     return 0;
-}
-
-/* ---- Status ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    if (n == 0) return -1;
-    double tmp[META_ERRORS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
-static void status_text_locked(strbuf *b, double now)
-{
-    int nservers = 0;
-    for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
-    strbuf_printf(b,
-                  "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports (%llu dropped), drop after %.1f s, "
-                  "lease %d ms, %s\n",
-                  now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
-                  (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped, meta.opt->drop_after,
-                  meta.opt->lease_ms, rights_on() ? "tokens required" : "no tokens");
-    strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
-                  "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
-    for (int i = 0; i < META_MAX_SERVERS; i++) {
-        const meta_server *s = &meta.servers[i];
-        if (!s->used) continue;
-        double med = median(s->err, s->nerr);
-        char errtxt[32];
-        if (med < 0) snprintf(errtxt, sizeof errtxt, "-");
-        else snprintf(errtxt, sizeof errtxt, "%.1f%%", 100 * med);
-        strbuf_printf(b, "%-22s %5u %5d %6u %6u %7.2f %6.1fs %6u %6llu %7llu %9s %s", s->label, s->id, s->slots,
-                      s->in_flight, s->queued, s->loadavg, now - s->last_heard, s->nroutines,
-                      (unsigned long long)s->placed, (unsigned long long)s->reports, errtxt,
-                      s->draining ? "(draining) " : "");
-        for (int k = 0; k < s->curve.npoints; k++) strbuf_printf(b, " %.0f:%.2f", s->curve.n[k], s->curve.rate[k] / 1e9);
-        strbuf_printf(b, "\n");
-    }
-    strbuf_printf(b, "\nIDENTITY (certificate as announced; clients check it)\n%-22s %-6s %-18s %s\n", "SERVER", "TLS",
-                  "FINGERPRINT", "OWNER");
-    for (int i = 0; i < META_MAX_SERVERS; i++) {
-        const meta_server *s = &meta.servers[i];
-        if (s->used)
-            strbuf_printf(b, "%-22s %-6s %-18.16s %s\n", s->label, s->fingerprint[0] ? "yes" : "no",
-                          s->fingerprint[0] ? s->fingerprint : "-", s->owner);
-    }
-    strbuf_printf(b, "\nROUTINES\n");
-    msg_routine_entry *names = NULL;
-    uint32_t count = 0;
-    pthread_mutex_unlock(&meta.lock);
-    int rc = table_list(NULL, NULL, &names, &count);
-    pthread_mutex_lock(&meta.lock);
-    for (uint32_t k = 0; rc == 0 && k < count; k++) {
-        strbuf_printf(b, "  %-16s", names[k].name);
-        for (int i = 0; i < META_MAX_SERVERS; i++) {
-            const meta_server *s = &meta.servers[i];
-            if (s->used && routine_of((meta_server *)s, names[k].name, 0))
-                strbuf_printf(b, " %s", s->label);
-        }
-        strbuf_printf(b, "\n");
-    }
-    free(names);
-    strbuf_printf(b, "\nTHROUGHPUT (measured by clients)\n%-16s %-22s %10s %10s %8s\n", "CLIENT", "SERVER", "LATENCY",
-                  "MB/s", "CALLS");
-    for (int i = 0; i < meta.npairs; i++) {
-        const meta_pair *p = &meta.pairs[i];
-        char bw[32];
-        if (p->bytes_per_second > 0) snprintf(bw, sizeof bw, "%.1f", p->bytes_per_second / 1e6);
-        else snprintf(bw, sizeof bw, "unknown");
-        strbuf_printf(b, "%-16s %-22s %8.0fus %10s %8llu\n", p->client, p->server, p->latency * 1e6, bw,
-                      (unsigned long long)p->samples);
-    }
-    strbuf_printf(b, "\nRECENT CALLS (predicted vs measured)\n%-22s %-12s %10s %10s %10s %7s\n", "SERVER", "ROUTINE",
-                  "MFLOP", "PREDICTED", "MEASURED", "ERROR");
-    for (int i = 0; i < meta.nrecent; i++) {
-        const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        strbuf_printf(b, "%-22s %-12s %10.1f %8.2fms %8.2fms %6.0f%%\n", x->server, x->routine, x->flops / 1e6,
-                      x->predicted * 1e3, x->measured * 1e3,
-                      x->measured > 0 ? 100 * (x->predicted - x->measured) / x->measured : 0);
-    }
-    double med = median(meta.err_all, meta.nerr_all);
-    if (med < 0) strbuf_printf(b, "\nPREDICTIONS: no reported call longer than 10 ms yet\n");
-    else
-        strbuf_printf(b, "\nPREDICTIONS: median error %.1f%% over the last %d calls longer than 10 ms\n", 100 * med,
-                      meta.nerr_all);
-}
-
-static void status_json_locked(strbuf *b, double now)
-{
-    strbuf_printf(b,
-                  "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
-                  "\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
-                  now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-                  (unsigned long long)meta.reports_dropped, rights_on(), meta.opt->drop_after,
-                  meta.opt->lease_ms);
-    int first = 1;
-    for (int i = 0; i < META_MAX_SERVERS; i++) {
-        const meta_server *s = &meta.servers[i];
-        if (!s->used) continue;
-        strbuf_printf(b, "%s{\"server\":\"%s\",\"owner\":\"%s\",\"tls\":%s,\"fingerprint\":\"%s\",\"id\":%u,\"slots\":%d,\"in_flight\":%u,\"queued\":%u,\"draining\":%u,"
-                     "\"loadavg\":%.3f,\"heard_ago\":%.3f,\"placed\":%llu,\"reports\":%llu,\"prediction_error\":%.4f,"
-                     "\"speed\":[",
-                      first ? "" : ",", s->label, s->owner, s->fingerprint[0] ? "true" : "false", s->fingerprint, s->id, s->slots, s->in_flight, s->queued, s->draining, s->loadavg,
-                      now - s->last_heard, (unsigned long long)s->placed, (unsigned long long)s->reports,
-                      median(s->err, s->nerr));
-        for (int k = 0; k < s->curve.npoints; k++)
-            strbuf_printf(b, "%s{\"n\":%.0f,\"flops\":%.6g}", k ? "," : "", s->curve.n[k], s->curve.rate[k]);
-        strbuf_printf(b, "],\"routines\":[");
-        for (uint32_t k = 0; k < s->nroutines; k++)
-            strbuf_printf(b, "%s\"%s\"", k ? "," : "", s->routines[k].iface.name);
-        strbuf_printf(b, "]}");
-        first = 0;
-    }
-    strbuf_printf(b, "],\"throughput\":[");
-    for (int i = 0; i < meta.npairs; i++) {
-        const meta_pair *p = &meta.pairs[i];
-        strbuf_printf(b, "%s{\"client\":\"%s\",\"server\":\"%s\",\"latency\":%.6g,\"bytes_per_second\":%.6g,\"calls\":%llu}",
-                      i ? "," : "", p->client, p->server, p->latency, p->bytes_per_second,
-                      (unsigned long long)p->samples);
-    }
-    strbuf_printf(b, "],\"recent\":[");
-    for (int i = 0; i < meta.nrecent; i++) {
-        const meta_recent *x = &meta.recent[(meta.recent_pos - meta.nrecent + i + META_RECENT) % META_RECENT];
-        strbuf_printf(b, "%s{\"on\":\"%s\",\"routine\":\"%s\",\"flops\":%.6g,\"predicted\":%.6g,\"measured\":%.6g}",
-                      i ? "," : "", x->server, x->routine, x->flops, x->predicted, x->measured);
-    }
-    strbuf_printf(b, "],\"prediction_error_median\":%.4f,\"prediction_samples\":%d}\n",
-                  median(meta.err_all, meta.nerr_all), meta.nerr_all);
-}
-
-char *table_status(int json)
-{
-    strbuf b = {0};
-    pthread_mutex_lock(&meta.lock);
-    double now = sock_now();
-    if (json) status_json_locked(&b, now);
-    else status_text_locked(&b, now);
-    pthread_mutex_unlock(&meta.lock);
-    if (b.failed) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
 }

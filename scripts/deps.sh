@@ -10,6 +10,7 @@ packages=(
   sdpa libsdpa-dev
   clang-14 libclang-rt-14-dev
   python3-venv python3-setuptools python3-wheel python3-numpy python3-scipy python3-pytest
+  libmicrohttpd-dev python3-prometheus-client chromium
 )
 
 missing=()

@@ -100,6 +100,11 @@ static const option_def options[] = {
      "a client token file (`name secret`) this server proves to the servers it pulls from (default: none)"},
     {"peer-tls-ca", 0, OPT_STR, F(peer_tls_ca), "FILE",
      "pull over TLS: the CA the --pull-from servers' certificates must chain to (default: plain TCP)"},
+    /* The HTTP port (docs/admin.md, "Metrics"). */
+    {"http-port", 0, OPT_INT, F(http_port), "P",
+     "serve Prometheus /metrics over HTTP on port P of --bind (0 = any free port; default: off), HTTPS with "
+     "--tls-cert, a `status` token with --token-file"},
+    {"http-port-file", 0, OPT_STR, F(http_port_file), "FILE", "write the HTTP port chosen to FILE once it serves"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -132,6 +137,7 @@ void config_defaults(server_config *cfg)
     cfg->handle_bytes_per_identity = CONFIG_MEMORY_AUTO;
     cfg->handle_lease_ms = 60000;
     cfg->handle_ticket_ms = 10000;
+    cfg->http_port = CONFIG_HTTP_OFF;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -359,6 +365,8 @@ int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *er
     if (rc == 0) rc = apply_args(cfg, argc, argv, 0, help, err);
     if (rc == 0 && (cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0'))
         rc = err_set(err, NUMRPC_EINVAL, "--tls-cert and --tls-key go together: give both or neither");
+    if (rc == 0 && cfg->http_port > 65535)
+        rc = err_set(err, NUMRPC_EINVAL, "--http-port %d: want 0..65535", cfg->http_port);
     if (rc == 0 && cfg->tls_client_ca[0] && !cfg->tls_cert[0])
         rc = err_set(err, NUMRPC_EINVAL, "--tls-client-ca needs TLS: give --tls-cert and --tls-key too");
     if (rc == 0) config_normalise(cfg);

@@ -69,7 +69,14 @@ typedef struct server_config {
     int handle_ticket_ms; /* a DATA_GRANT's ticket is good this long */
     char peer_token_file[CONFIG_PATH_MAX];
     char peer_tls_ca[CONFIG_PATH_MAX];
+    /* The HTTP port (metrics.c; docs/admin.md "Metrics"): off while
+     * http_port is CONFIG_HTTP_OFF; bound on --bind, with --tls-cert's
+     * certificate and --token-file's tokens. */
+    int http_port;
+    char http_port_file[CONFIG_PATH_MAX];
 } server_config;
+
+#define CONFIG_HTTP_OFF (-1)
 
 /* A memory limit left at its default, computed by config_normalise. */
 #define CONFIG_MEMORY_AUTO UINT64_MAX

@@ -24,9 +24,11 @@
 #include "control.h"
 #include "handles.h"
 #include "handshake.h"
+#include "http_port.h"
 #include "live.h"
 #include "log.h"
 #include "metajoin.h"
+#include "metrics.h"
 #include "pool.h"
 #include "slots.h"
 #include "sock.h"
@@ -72,7 +74,8 @@ static void fit_descriptors(server_config *cfg)
         if (setrlimit(RLIMIT_NOFILE, &r) != 0) getrlimit(RLIMIT_NOFILE, &r);
     }
     if (r.rlim_cur == RLIM_INFINITY) return;
-    long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE;
+    long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE +
+                   (cfg->http_port != CONFIG_HTTP_OFF ? HTTP_PORT_CONNECTIONS + 8 : 0); /* metrics.c's port */
     long room = (long)r.rlim_cur - reserve;
     if (room < 1) room = 1;
     if (cfg->max_connections > room) {
@@ -206,6 +209,8 @@ static void reload(dispatcher *d)
     memcpy(fresh.tls_client_ca, d->cfg->tls_client_ca, sizeof fresh.tls_client_ca);
     fresh.max_connections = d->cfg->max_connections;
     fresh.max_workers = d->cfg->max_workers;
+    fresh.http_port = d->cfg->http_port; /* its socket is made once too */
+    memcpy(fresh.http_port_file, d->cfg->http_port_file, sizeof fresh.http_port_file);
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
     *d->cfg = fresh;
     handles_configure(server_handles, d->cfg);
@@ -214,6 +219,27 @@ static void reload(dispatcher *d)
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGHUP: configuration reread%s%s; workers restart as they become free",
              d->cfg->config_file[0] ? " from " : "", d->cfg->config_file);
     pool_roll(d);
+}
+
+/* The dispatcher's figures for readers in other threads (the HTTP port's
+ * /metrics): cheap ones on every pass, the handles' at each tick. */
+static void publish_gauges(dispatcher *d, int tick)
+{
+    dispatcher_gauges *g = &server_stats->gauges;
+    atomic_store(&g->workers, pool_count(d));
+    atomic_store(&g->busy, (int)slots_in_flight(NULL));
+    atomic_store(&g->queued, d->qlen);
+    atomic_store(&g->connections, d->nconns_open);
+    atomic_store(&g->draining, d->stopping);
+    atomic_store(&g->restarts, d->restarts);
+    if (!tick) return;
+    uint64_t count, bytes, pulled, lent;
+    handles_totals(server_handles, &count, &bytes);
+    handles_moved(server_handles, &pulled, &lent);
+    atomic_store(&g->handles, count);
+    atomic_store(&g->handle_bytes, bytes);
+    atomic_store(&g->pulled_bytes, pulled);
+    atomic_store(&g->lent_bytes, lent);
 }
 
 static int handle_signals(dispatcher *d)
@@ -413,7 +439,13 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     conn_watch(&d, d.sig_fd, EV_SIGNAL, 0);
     live_setup(&d);
     for (int i = 0; i < cfg->min_workers && i < d.nworkers_cap; i++) pool_spawn(&d, i);
-    if (write_port_file(cfg, err) != 0) return -1;
+    publish_gauges(&d, 1);
+    /* The HTTP port's thread starts with the signals above blocked (the
+     * signalfd takes them) and before the port file says "ready". */
+    if (metrics_start(cfg, &d.tokens, err) != 0 || write_port_file(cfg, err) != 0) {
+        metrics_stop();
+        return -1;
+    }
 
     /* Keepalives and deadlines are checked at least this often. */
     int tick_ms = cfg->keepalive_ms / 2 < 200 ? cfg->keepalive_ms / 2 : 200;
@@ -435,15 +467,18 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
         if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
             metajoin_note_load((int)slots_in_flight(NULL), d.qlen, d.stopping);
-        if (sock_now() >= next_tick) {
+        int tick = sock_now() >= next_tick;
+        if (tick) {
             double now = sock_now();
             pool_tick(&d, now);
             conn_tick(&d, now);
             handles_sweep(server_handles, now); /* leases, dead writers, stray files */
             next_tick = sock_now() + tick_ms / 1000.0;
         }
+        publish_gauges(&d, tick);
         if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;
     }
+    metrics_stop(); /* before the counters it reads are unmapped */
     pool_shutdown(&d);
     for (int c = 0; c < d.nconns_cap; c++) {
         if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);

@@ -16,6 +16,7 @@
 #include "admin.h"
 #include "exposure.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool.h"
 
 /* The list's entry for module name: the one there, or a new empty one
@@ -148,6 +149,7 @@ int live_reload_tokens(dispatcher *d, char *reply, size_t len)
     }
     tokens_free(&d->tokens);
     d->tokens = fresh;
+    metrics_set_tokens(&d->tokens); /* the HTTP port's copy */
     snprintf(reply, len, "ok %s", summary);
     server_log(d->cfg, LOG_LEVEL_NOTICE, "tokens reloaded: %s", summary);
     return 0;

@@ -219,7 +219,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             /* Counted before the caller hears of it (a STATUS right after
              * the reply sees the call). */
             double seconds = sock_now() - slot->started;
-            stats_record(server_stats, slot->stat_index, 1, 0, 0, seconds);
+            stats_record(server_stats, slot->stat_index, code, 0, 0, seconds);
             server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
             err_t err;
             d->conns[c].state = CONN_QUEUED; /* in the dispatcher's hands */

@@ -50,7 +50,7 @@ static void record_done(session *s, int code, const char *detail)
     if (code != NUMRPC_OK && wire_writer_idle(&s->conn.writer)) /* the error reply about to go out */
         out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
     const routine *r = s->rec.r;
-    if (r) stats_record(server_stats, r->stat_index, code != NUMRPC_OK, in, out, seconds);
+    if (r) stats_record(server_stats, r->stat_index, code, in, out, seconds);
     server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail);
 }
 

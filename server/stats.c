@@ -1,5 +1,5 @@
 /* stats.c -- per-routine counters in memory shared by the workers (calls,
- * errors, bytes, a log-spaced time histogram). */
+ * errors by code, bytes, a log-spaced time histogram). */
 #include "stats.h"
 
 #include <math.h>
@@ -77,16 +77,31 @@ static int bucket_of(double seconds)
     return b >= STATS_BUCKETS ? STATS_BUCKETS - 1 : b;
 }
 
-void stats_record(stats_table *t, int index, int failed, uint64_t bytes_in, uint64_t bytes_out, double seconds)
+void stats_record(stats_table *t, int index, int code, uint64_t bytes_in, uint64_t bytes_out, double seconds)
 {
     if (t == NULL || index < 0 || index >= STATS_MAX_ROUTINES) return;
     routine_stats *r = &t->items[index];
     atomic_fetch_add_explicit(&r->calls, 1, memory_order_relaxed);
-    if (failed) atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+    if (code != NUMRPC_OK) {
+        atomic_fetch_add_explicit(&r->errors, 1, memory_order_relaxed);
+        int slot = code < 0 && -code < STATS_CODES ? -code : STATS_CODES - 1;
+        atomic_fetch_add_explicit(&r->by_code[slot], 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&r->bytes_in, bytes_in, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->bytes_out, bytes_out, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->nanos, (uint64_t)(seconds > 0 ? seconds * 1e9 : 0), memory_order_relaxed);
     atomic_fetch_add_explicit(&r->buckets[bucket_of(seconds)], 1, memory_order_release);
+}
+
+uint64_t stats_cumulative(const routine_stats *r, uint64_t *at_most, int n)
+{
+    uint64_t total = 0;
+    for (int b = 0; b < STATS_BUCKETS; b++) {
+        total += atomic_load(&r->buckets[b]);
+        if (b % 4 == 0 && b / 4 < n) at_most[b / 4] = total; /* bucket 4k ends at 2^k us */
+    }
+    for (int k = (STATS_BUCKETS - 1) / 4 + 1; k < n; k++) at_most[k] = total;
+    return total;
 }
 
 double stats_p99(const routine_stats *r)

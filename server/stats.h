@@ -13,6 +13,7 @@
 
 #define STATS_MAX_ROUTINES 512
 #define STATS_BUCKETS 128
+#define STATS_CODES 32 /* errors by code: index -code (the last: any code beyond) */
 typedef struct routine_stats {
     _Atomic int state;                 /* 0 free, 1 being filled, 2 ready */
     char name[IFACE_MAX_NAME + 1];
@@ -21,7 +22,15 @@ typedef struct routine_stats {
     _Atomic unsigned generation;       /* newest worker generation offering it */
     _Atomic uint64_t calls, errors, bytes_in, bytes_out, nanos;
     _Atomic uint64_t buckets[STATS_BUCKETS];
+    _Atomic uint64_t by_code[STATS_CODES];
 } routine_stats;
+
+/* The dispatcher's own figures, stored by its loop (handles at each tick)
+ * for readers in other threads (the HTTP port's /metrics: metrics.c). */
+typedef struct dispatcher_gauges {
+    _Atomic int workers, busy, queued, connections, draining;
+    _Atomic uint64_t restarts, handles, handle_bytes, pulled_bytes, lent_bytes;
+} dispatcher_gauges;
 
 typedef struct stats_table {
     _Atomic unsigned newest; /* newest generation whose workers registered */
@@ -29,6 +38,7 @@ typedef struct stats_table {
     /* Connections waiting for a worker, as the dispatcher last saw them
      * (every pass of its loop); CALL replies carry it (reply.c). */
     _Atomic int load_queued;
+    dispatcher_gauges gauges;
     routine_stats items[STATS_MAX_ROUTINES];
 } stats_table;
 
@@ -39,9 +49,13 @@ stats_table *stats_create(void);
 void stats_destroy(stats_table *t);
 /* A worker of this generation offers f: its entry's index, or -1. */
 int stats_register(stats_table *t, const iface_t *f, unsigned generation);
-/* One call of entry index (ignored when index < 0). */
-void stats_record(stats_table *t, int index, int failed, uint64_t bytes_in, uint64_t bytes_out,
-                  double seconds);
+/* One call of entry index (ignored when index < 0) that ended with code
+ * (NUMRPC_OK or an error). */
+void stats_record(stats_table *t, int index, int code, uint64_t bytes_in, uint64_t bytes_out, double seconds);
+/* The calls of an entry that took at most 2^k microseconds, for k = 0 ..
+ * n - 1 (cumulative, from the buckets: exact at those edges); returns
+ * their total over every bucket. */
+uint64_t stats_cumulative(const routine_stats *r, uint64_t *at_most, int n);
 /* The 99th percentile of an entry's times in seconds (0 when no call). */
 double stats_p99(const routine_stats *r);
 
