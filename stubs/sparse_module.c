@@ -6,6 +6,7 @@
 #include <slu_ddefs.h>
 #include <slu_zdefs.h>
 
+#include "csc_check.h"
 #include "numrpc.h"
 #include "stubmod.h"
 
@@ -17,15 +18,6 @@ void numrpc_sparse_dgssv(int n, int nnz, double *values, int *rowind, int *colpt
 void numrpc_sparse_zgssv(int n, int nnz, doublecomplex *values, int *rowind, int *colptr,
                          int nrhs, doublecomplex *b, int *info);
 
-/* info for arguments that describe no matrix: LAPACK's -i for argument i. */
-enum {
-    INFO_BAD_N = -1,
-    INFO_BAD_NNZ = -2,
-    INFO_BAD_ROWIND = -4,
-    INFO_BAD_COLPTR = -5,
-    INFO_BAD_NRHS = -6,
-};
-
 /* SuperLU's simple drivers, dgssv and zgssv, share this signature. */
 typedef void gssv_driver(superlu_options_t *options, SuperMatrix *a, int *perm_c, int *perm_r,
                          SuperMatrix *l, SuperMatrix *u, SuperMatrix *b, SuperLUStat_t *stat,
@@ -36,51 +28,35 @@ static void fail(int code, const char *detail)
     if (numrpc_stub_services) numrpc_stub_services->fail(code, detail);
 }
 
-/* 0 when the scalars and arrays are a valid CSC matrix, else the negative
- * info of the first fault in the order n, nnz, nrhs, colptr, rowind.  The
- * arrays hold nnz and n+1 elements (the IDL's shapes); last_column is
- * scratch of n ints, where a row records the last column it appeared in. */
-static int csc_check(int n, int nnz, const int *rowind, const int *colptr, int nrhs,
-                     int *last_column)
-{
-    if (n < 0) return INFO_BAD_N;
-    if (nnz < 0) return INFO_BAD_NNZ;
-    if (nrhs < 0) return INFO_BAD_NRHS;
-    if (colptr[0] != 0 || colptr[n] != nnz) return INFO_BAD_COLPTR;
-    for (int j = 0; j < n; j++)
-        if (colptr[j + 1] < colptr[j]) return INFO_BAD_COLPTR;
-    for (int i = 0; i < n; i++) last_column[i] = -1;
-    for (int j = 0; j < n; j++)
-        for (int k = colptr[j]; k < colptr[j + 1]; k++) {
-            int row = rowind[k];
-            /* SuperLU would write outside its arrays, or keep only one of two
-             * entries of the same place. */
-            if (row < 0 || row >= n || last_column[row] == j) return INFO_BAD_ROWIND;
-            last_column[row] = j;
-        }
-    return 0;
-}
-
 /* Checks the arrays, then solves with driver on matrices of element type
  * dtype that borrow the caller's arrays (no copy); B becomes X. */
 static void solve_csc(const char *routine, gssv_driver *driver, Dtype_t dtype, int n, int nnz,
                       void *values, int *rowind, int *colptr, int nrhs, void *b, int *info)
 {
-    /* perm_c, perm_r and the check's scratch, n ints each. */
+    /* The checks' scratch (5n ints), then perm_c and perm_r (2n). */
     size_t count = n > 0 ? (size_t)n : 1;
-    int *ints = malloc(3 * count * sizeof *ints);
+    int *ints = malloc(5 * count * sizeof *ints);
     if (ints == NULL) {
         char detail[96];
-        snprintf(detail, sizeof detail, "%s: no memory for %d permutation entries", routine, n);
+        snprintf(detail, sizeof detail, "%s: no memory for the checks of n = %d", routine, n);
         fail(NUMRPC_ENOMEM, detail);
         return;
     }
-    int *perm_c = ints, *perm_r = ints + count, *last_column = ints + 2 * count;
-    *info = csc_check(n, nnz, rowind, colptr, nrhs, last_column);
+    *info = csc_check_arrays(n, nnz, nrhs, rowind, colptr, ints);
     if (*info != 0 || n == 0) {
         free(ints);
         return;
     }
+    /* SuperLU 5.3's dpivotL writes through an uninitialised row index when
+     * a column has no candidate row left (xiaoyeli/superlu#33): only a
+     * structurally singular A gets there, and it is singular anyway. */
+    int unmatched = csc_unmatched_column(n, rowind, colptr, ints);
+    if (unmatched >= 0) {
+        *info = unmatched + 1;
+        free(ints);
+        return;
+    }
+    int *perm_c = ints, *perm_r = ints + count;
     NCformat a_store = {.nnz = nnz, .nzval = values, .rowind = rowind, .colptr = colptr};
     SuperMatrix a = {.Stype = SLU_NC, .Dtype = dtype, .Mtype = SLU_GE, .nrow = n, .ncol = n,
                      .Store = &a_store};
