@@ -1,5 +1,5 @@
 /* fft_module.c -- the routines of the fft stub module (stubs/fft.idl): FFTW 3
- * transforms in double and single precision, one FFTW_ESTIMATE plan per call. */
+ * transforms in double and single precision, plans kept for the next calls. */
 #include <stdio.h>
 
 #include <fftw3.h>
@@ -11,9 +11,15 @@
 __attribute__((visibility("default"))) const stub_services *numrpc_stub_services;
 
 /* FFTW's planner is not thread-safe; a worker is a process that runs one
- * call at a time, so planning per call needs no lock.  FFTW_ESTIMATE plans
- * without touching the arrays and costs microseconds against the transfer
- * of the data; no plan outlives its call. */
+ * call at a time, so its plans need no lock.  Plans are FFTW_ESTIMATE
+ * (made without touching the arrays) and kept for the next calls of the
+ * same shape: planning costs as much as the transform itself around
+ * 64k points.  Kept plans hold their twiddle factors, so only sizes up to
+ * FFT_CACHE_POINTS are kept, in FFT_CACHE_SLOTS slots per precision. */
+#define FFT_CACHE_SLOTS 8
+#define FFT_CACHE_POINTS (1 << 20)
+
+enum fft_kind { FFT_C2C, FFT_R2C, FFT_C2R };
 
 static void fail(int code, const char *detail)
 {

@@ -2,6 +2,7 @@
 // stubs/sparse.idl against dense LAPACK, its refusals of hostile CSC arrays.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <fftw3.h>
 #include <unistd.h>
 
@@ -186,6 +187,60 @@ TEST_P(RemoteFft, RealToComplexAndBack1d)
     std::vector<double> nx(x);
     for (double &v : nx) v *= n;
     ExpectNear(back, nx, kFftTol, "c2r(r2c(x))");
+}
+
+// The module keeps 8 plans per precision: ten shapes twice over run on
+// kept plans (with the call's new arrays) and on replaced ones.
+TEST(RemoteFftPlans, KeptAndReplacedPlansTransformNewArraysAlike)
+{
+    REQUIRE_MODULE("fft", "FFTW 3 (libfftw3-dev)");
+    const int sizes[] = {16, 17, 30, 48, 100, 128, 243, 250, 512, 1001};
+    for (int round = 0; round < 2; round++)
+        for (int n : sizes) {
+            std::mt19937_64 gen(700 + 10 * round + n);
+            std::vector<cplx> x = Complexes(n, gen), local = x;
+            ASSERT_EQ(Call(numrpc_call("zfft_1d", n, x.data(), -1)), NUMRPC_OK);
+            fftw_plan p = fftw_plan_dft_1d(n, Fftw(local.data()), Fftw(local.data()), -1, FFTW_ESTIMATE);
+            fftw_execute(p);
+            fftw_destroy_plan(p);
+            ExpectNear(x, local, kFftTol, "zfft_1d");
+            std::vector<double> r = Reals(n, gen), back(n);
+            std::vector<cplx> half(n / 2 + 1);
+            ASSERT_EQ(Call(numrpc_call("dfft_r2c_1d", n, r.data(), half.data())), NUMRPC_OK);
+            ASSERT_EQ(Call(numrpc_call("dfft_c2r_1d", n, half.data(), back.data())), NUMRPC_OK);
+            for (double &v : r) v *= n;
+            ExpectNear(back, r, kFftTol, "c2r(r2c(x))");
+        }
+}
+
+// The same through the module loaded here, on arrays whose addresses the
+// test chooses (a server's allocator tends to hand out the same block again):
+// a kept plan must transform the call's arrays, not the ones it was made
+// for, and an array aligned otherwise needs a plan of its own.
+TEST(LocalFftPlans, AKeptPlanTransformsTheArraysOfTheCall)
+{
+    REQUIRE_MODULE("fft", "FFTW 3 (libfftw3-dev)");
+    void *module = dlopen(TOP_BUILDDIR "/stubs/.libs/fft.so", RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(module, nullptr) << dlerror();
+    using c2c_fn = void (*)(int, fftw_complex *, int);
+    auto zfft_1d = reinterpret_cast<c2c_fn>(dlsym(module, "numrpc_fft_zfft_1d"));
+    ASSERT_NE(zfft_1d, nullptr);
+    const int n = 60;
+    std::mt19937_64 gen(800);
+    // Three arrays in one block: two 16-byte aligned, one 8 bytes off.
+    std::vector<double> block(2 * (3 * n + 1));
+    double *arrays[] = {block.data(), block.data() + 2 * n, block.data() + 4 * n + 1};
+    std::vector<cplx> inputs[3];
+    for (int a = 0; a < 3; a++) {
+        inputs[a] = Complexes(n, gen);
+        std::copy(inputs[a].begin(), inputs[a].end(), reinterpret_cast<cplx *>(arrays[a]));
+    }
+    for (int a = 0; a < 3; a++) {
+        zfft_1d(n, reinterpret_cast<fftw_complex *>(arrays[a]), -1);
+        std::vector<cplx> got(reinterpret_cast<cplx *>(arrays[a]), reinterpret_cast<cplx *>(arrays[a]) + n);
+        ExpectNear(got, NaiveDft(inputs[a], n, 1, -1), kFftTol, "array");
+    }
+    dlclose(module);
 }
 
 TEST(RemoteFftDefinition, Small1dTransformsMatchTheDefinition)
