@@ -134,6 +134,26 @@ std::vector<cplx> FirstRows(const std::vector<cplx> &a, int n1, int n2, int h)
 fftw_complex *Fftw(cplx *p) { return reinterpret_cast<fftw_complex *>(p); }
 fftwf_complex *Fftw(cplxf *p) { return reinterpret_cast<fftwf_complex *>(p); }
 
+// The real routine of precision p ('d' or 's'), kind "r2c" or "c2r" and
+// rank 1 (n1 points) or 2 (n1 x n2) from in to out.
+int RealTransform(char p, const char *kind, int rank, int n1, int n2, void *in, void *out)
+{
+    std::string name = std::string(1, p) + "fft_" + kind + (rank == 1 ? "_1d" : "_2d");
+    return rank == 1 ? numrpc_call(name.c_str(), n1, in, out) : numrpc_call(name.c_str(), n1, n2, in, out);
+}
+
+// r2c, then c2r of its result, gives n1*n2 times x (FFTW does not normalise).
+template <typename R>
+void ExpectRealRoundTrip(char p, int rank, int n1, int n2, std::vector<R> x, double tol)
+{
+    std::vector<std::complex<R>> half(static_cast<size_t>(n1 / 2 + 1) * n2);
+    std::vector<R> back(x.size());
+    ASSERT_EQ(Call(RealTransform(p, "r2c", rank, n1, n2, x.data(), half.data())), NUMRPC_OK);
+    ASSERT_EQ(Call(RealTransform(p, "c2r", rank, n1, n2, half.data(), back.data())), NUMRPC_OK);
+    for (R &v : x) v *= static_cast<R>(n1 * n2);
+    ExpectNear(back, x, tol, rank == 1 ? "c2r(r2c(x))" : "c2r(r2c(x)) 2-D");
+}
+
 class RemoteFft : public testing::TestWithParam<int> {
   protected:
     void SetUp() override { REQUIRE_MODULE("fft", "FFTW 3 (libfftw3-dev)"); }
@@ -182,11 +202,7 @@ TEST_P(RemoteFft, RealToComplexAndBack1d)
     fftw_execute(p);
     fftw_destroy_plan(p);
     ExpectNear(y, y_local, kFftTol, "y");
-    std::vector<double> back(n);
-    ASSERT_EQ(Call(numrpc_call("dfft_c2r_1d", n, y.data(), back.data())), NUMRPC_OK);
-    std::vector<double> nx(x);
-    for (double &v : nx) v *= n;
-    ExpectNear(back, nx, kFftTol, "c2r(r2c(x))");
+    ExpectRealRoundTrip('d', 1, n, 1, x, kFftTol);
 }
 
 // The module keeps 8 plans per precision: ten shapes twice over run on
@@ -204,12 +220,7 @@ TEST(RemoteFftPlans, KeptAndReplacedPlansTransformNewArraysAlike)
             fftw_execute(p);
             fftw_destroy_plan(p);
             ExpectNear(x, local, kFftTol, "zfft_1d");
-            std::vector<double> r = Reals(n, gen), back(n);
-            std::vector<cplx> half(n / 2 + 1);
-            ASSERT_EQ(Call(numrpc_call("dfft_r2c_1d", n, r.data(), half.data())), NUMRPC_OK);
-            ASSERT_EQ(Call(numrpc_call("dfft_c2r_1d", n, half.data(), back.data())), NUMRPC_OK);
-            for (double &v : r) v *= n;
-            ExpectNear(back, r, kFftTol, "c2r(r2c(x))");
+            ExpectRealRoundTrip('d', 1, n, 1, Reals(n, gen), kFftTol);
         }
 }
 
@@ -277,10 +288,7 @@ TEST(RemoteFftDefinition, Small2dTransformsMatchTheDefinitionColumnMajor)
         ASSERT_EQ(Call(numrpc_call("dfft_r2c_2d", n1, n2, r.data(), half.data())), NUMRPC_OK);
         ExpectNear(half, FirstRows(NaiveDft(Complexified(r), n1, n2, -1), n1, n2, h), kFftTol,
                    "r2c 2-D");
-        std::vector<double> back(r.size());
-        ASSERT_EQ(Call(numrpc_call("dfft_c2r_2d", n1, n2, half.data(), back.data())), NUMRPC_OK);
-        for (double &v : r) v *= n1 * n2;
-        ExpectNear(back, r, kFftTol, "c2r(r2c(x)) 2-D");
+        ExpectRealRoundTrip('d', 2, n1, n2, r, kFftTol);
     }
 }
 
@@ -329,21 +337,11 @@ TEST(RemoteFftSingle, SinglePrecisionMatchesLocalFftwf)
     ExpectNear(z, z_local, kFftTolSingle, "cfft_2d");
 
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> r(static_cast<size_t>(n1) * n2), r1(n), r1_back(n);
+    std::vector<float> r(static_cast<size_t>(n1) * n2), r1(n);
     for (float &v : r) v = u(gen);
     for (float &v : r1) v = u(gen);
-    std::vector<cplxf> half(static_cast<size_t>(n1 / 2 + 1) * n2);
-    std::vector<float> back(r.size());
-    ASSERT_EQ(Call(numrpc_call("sfft_r2c_2d", n1, n2, r.data(), half.data())), NUMRPC_OK);
-    ASSERT_EQ(Call(numrpc_call("sfft_c2r_2d", n1, n2, half.data(), back.data())), NUMRPC_OK);
-    std::vector<float> scaled(r);
-    for (float &v : scaled) v *= n1 * n2;
-    ExpectNear(back, scaled, kFftTolSingle, "sfft c2r(r2c(x)) 2-D");
-    std::vector<cplxf> half1(n / 2 + 1);
-    ASSERT_EQ(Call(numrpc_call("sfft_r2c_1d", n, r1.data(), half1.data())), NUMRPC_OK);
-    ASSERT_EQ(Call(numrpc_call("sfft_c2r_1d", n, half1.data(), r1_back.data())), NUMRPC_OK);
-    for (float &v : r1) v *= n;
-    ExpectNear(r1_back, r1, kFftTolSingle, "sfft c2r(r2c(x)) 1-D");
+    ExpectRealRoundTrip('s', 2, n1, n2, r, kFftTolSingle);
+    ExpectRealRoundTrip('s', 1, n, 1, r1, kFftTolSingle);
 }
 
 TEST(RemoteFftErrors, BadSignAndEmptySizesAreRefusedWithTheirReason)
