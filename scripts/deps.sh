@@ -8,6 +8,7 @@ packages=(
   libtirpc-dev libssl-dev openssl libopenblas-dev liblapack-dev googletest libgtest-dev gfortran
   omniidl libomniorb4-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc gnuplot-nox iproute2
   sdpa libsdpa-dev
+  libfftw3-dev libsuperlu-dev
   clang-14 libclang-rt-14-dev
   python3-venv python3-setuptools python3-wheel python3-numpy python3-scipy python3-pytest
   libmicrohttpd-dev python3-prometheus-client chromium

@@ -14,6 +14,7 @@ BUILD = Path(os.environ.get("NUMRPC_BUILD_DIR", Path(__file__).resolve().parents
 MODULES = [BUILD / "stubs" / ".libs" / f"{m}.so" for m in ("blas", "lapack", "linpack")]
 FAULTS = BUILD / "tests" / "server" / ".libs" / "faults.so"  # make -C build/tests server/faults.la
 SDPA = BUILD / "stubs" / ".libs" / "sdpa.so"  # built when Debian's libsdpa-dev is there
+FFT, SPARSE = (BUILD / "stubs" / ".libs" / f"{m}.so" for m in ("fft", "sparse"))  # libfftw3-dev, libsuperlu-dev
 
 
 class Server:
@@ -56,7 +57,7 @@ def stub_dir(tmp_path_factory):
     if missing:
         pytest.exit(f"build numrpc first (./scripts/build.sh build): missing {missing}", returncode=2)
     path = tmp_path_factory.mktemp("stubs")
-    for module in MODULES + [m for m in (FAULTS, SDPA) if m.exists()]:
+    for module in MODULES + [m for m in (FAULTS, SDPA, FFT, SPARSE) if m.exists()]:
         (path / module.name).symlink_to(module)
     return str(path)
 
