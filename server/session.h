@@ -34,6 +34,14 @@ typedef struct session {
     int trim_pending;    /* calls left memory that an idle worker gives back */
     int conn_id;
     uint32_t last_type; /* type of the last message served */
+    /* Monotonic seconds the first bytes of the next message were seen (the
+     * dispatcher's, with the loan; else when the worker's poll woke): a
+     * CALL's deadline counts from there.  0: not known (a message read
+     * ahead with the one before): from when its header is read. */
+    double next_began;
+    /* Called when a routine starts under a deadline (NULL: nobody to tell):
+     * the worker wakes the dispatcher, which stops the routine at it. */
+    void (*deadline_set)(const struct session *s);
     call_record rec;    /* of the CALL being served */
 } session;
 
