@@ -7,6 +7,7 @@
 
 #include "bind.h"
 #include "client_files.h"
+#include "failover.h"
 #include "files.h"
 #include "iface_cache.h"
 #include "init.h"
@@ -275,19 +276,20 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
             rc = n;
     }
     if (rc != 0) return client_fail(err);
-    /* Servers are tried in order while they cannot be reached at all. */
+    /* NUMRPC_SERVER's servers, or the metaserver's ranking, in order, each
+     * once, while a server fails before any reply byte reached the
+     * caller's memory (failover.h says which failures). */
+    failover_log tried = {0};
     for (i = 0; i < n; i++) {
+        if (failover_tried_before(eps, i)) continue;
         rc = call_on(&k, &eps[i], src, err);
-        /* A ranked call also moves on from a refusal, a server that died
-         * before any reply byte reached the caller's memory, one that no
-         * longer offers the routine (restarted since the lease was given),
-         * or one that failed verification (under TLS: not the certificate
-         * it announced to the metaserver). */
-        if (rc != NUMRPC_ECONNECT &&
-            !(ranked && !k.touched &&
-              (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH)))
-            break;
+        if (rc == 0) break;
+        if (n > 1) failover_note(&tried, eps[i].label, err);
+        if (!failover_moves_on(rc, k.touched, ranked)) break;
     }
+    if (rc != 0 && n > 1)
+        failover_explain(&tried, k.routine, eps[i < n ? i : n - 1].label, i >= n,
+                         k.touched && failover_moves_on(rc, 0, ranked), err);
     if (rc != 0 && placed && (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO)) place_name_handle(err, &named);
     moves_release(&moves);
     if (rc != 0) return client_fail(err);
