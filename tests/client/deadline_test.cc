@@ -13,6 +13,7 @@
 
 #include "../support/raw_peer.h"
 #include "../support/server_proc.h"
+#include "../support/test_util.h"
 #include "numrpc.h"
 extern "C" {
 #include "protocol.h"
@@ -21,13 +22,6 @@ extern "C" {
 }
 
 namespace {
-
-void Configure(const std::string &servers)
-{
-    numrpc_config cfg{};
-    cfg.servers = servers.c_str();
-    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
-}
 
 double Now()
 {
@@ -84,7 +78,7 @@ TEST(Deadline, LargeInputReturnsWithinTheMargin)
     const double limit = 0.3, margin = 0.2;
     const int n = 4950;
     ServerProc server(OneWorker());
-    Configure(server.address());
+    UseServer(server.address());
     std::vector<double> a(static_cast<size_t>(n) * n, 0.5), b(n, 1.0);
     for (int i = 0; i < n; i++) a[static_cast<size_t>(i) * n + i] = n;
     std::vector<int> ipvt(n);
@@ -125,7 +119,7 @@ TEST(Deadline, ServerStopsARequestStillArriving)
     EXPECT_TRUE(ClosedByPeer(fd));
     wire_writer_free(&w);
     close(fd);
-    Configure(server.address());
+    UseServer(server.address());
     ExpectWorkerFree();
     numrpc_finalize();
 }
@@ -145,7 +139,7 @@ TEST(Deadline, ServerStopsResultsNobodyReads)
     BeginCall(&w, "dcopy", 5, 300, {n, 1, 1}); // n, incx, incy
     PutArray(&w, n, n, 2.0);                    // x
     wire_end(&w, &err); // sent whole (or cut by the deadline: the worker is free either way)
-    Configure(server.address());
+    UseServer(server.address());
     ExpectWorkerFree();
     wire_writer_free(&w);
     close(fd);
@@ -170,7 +164,7 @@ pid_t StartBusyLoop()
 TEST(Phases, AddUpWithBothCoresBusy)
 {
     ServerProc server({"--workers", "1"});
-    Configure(server.address());
+    UseServer(server.address());
     const int n = 96, calls = 300;
     std::vector<double> a(n * n, 0.25), b(n * n, 0.5), c(n * n);
     pid_t busy[2] = {StartBusyLoop(), StartBusyLoop()};
