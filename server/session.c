@@ -314,7 +314,9 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     if (slot->limit_deadline) deadline = t0 + limit;
     slot->deadline = deadline;
     atomic_store(&slot->state, SLOT_COMPUTING);
-    if (deadline > 0 && s->deadline_set) s->deadline_set(s); /* the dispatcher wakes for it */
+    /* The dispatcher's loop wakes at least every 200 ms and then waits for
+     * the soonest deadline: only one nearer than that needs a word. */
+    if (deadline > 0 && deadline - t0 < SESSION_DEADLINE_NEAR && s->deadline_set) s->deadline_set(s);
     r->thunk(a->argv);
     /* The dispatcher may be writing a keepalive packet: wait for it.  A
      * remote-file exchange a routine's child left cut short (it died) left
