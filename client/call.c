@@ -7,6 +7,7 @@
 
 #include "bind.h"
 #include "client_files.h"
+#include "failover.h"
 #include "files.h"
 #include "iface_cache.h"
 #include "init.h"
@@ -52,9 +53,24 @@ int call_prepare(call_obj *k, const iface_t *f, const char *label, err_t *err)
         double left = k->deadline - sock_now();
         if (left <= 0)
             return err_set(err, NUMRPC_ETIMEDOUT, "%s: the call's time limit passed before it was sent", f->name);
-        k->deadline_ms = left * 1000 < 1 ? 1 : (uint32_t)(left * 1000);
+        /* Rounded up: the server's deadline (counted from when the
+         * request's first byte reaches it) is never before the client's. */
+        k->deadline_ms = (uint32_t)(left * 1000);
+        if (k->deadline_ms < left * 1000) k->deadline_ms++;
     }
     return 0;
+}
+
+/* A failure of the exchange on c that broke the connection at or past the
+ * call's deadline is the deadline's: the client stopped waiting there
+ * (`while` says in which phase).  A server's whole error reply, or any
+ * failure before the deadline, stays as it is. */
+static int past_deadline(const call_obj *k, const client_conn *c, int rc, const char *while_, err_t *err)
+{
+    if ((rc != NUMRPC_EIO && rc != NUMRPC_ETIMEDOUT) || k->deadline <= 0 || sock_now() < k->deadline) return rc;
+    if (!wire_reader_broken(&c->m.reader) && wire_writer_idle(&c->m.writer)) return rc;
+    return err_set(err, NUMRPC_ETIMEDOUT, "%s: %s %s by the call's deadline; the connection is closed", k->routine,
+                   while_, c->m.label);
 }
 
 int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *err)
@@ -67,9 +83,10 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     memcpy(h.name, f->name, len);
     h.name[len] = '\0';
     k->out0 = wire_writer_bytes(w);
-    /* A server that stops reading cannot hold the send past the deadline
-     * (and its grace) either; the connection is then closed. */
-    wire_writer_set_deadline(w, k->deadline > 0 ? k->deadline + CALL_DEADLINE_GRACE : 0);
+    /* The send ends at the deadline, whether the server stopped reading or
+     * the request is too large to go out in time; the connection is then
+     * closed. */
+    wire_writer_set_deadline(w, k->deadline);
     double t0 = sock_now();
     if (k->t_start == 0) k->t_start = t0;
     int rc = msg_write_call_header(w, k->wire_id, &h, err);
@@ -80,7 +97,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
     if (rc == 0) rc = hold ? wire_end_held(w, err) : wire_end(w, err);
     k->t_sent = sock_now();
     k->info.bytes_sent = wire_writer_bytes(w) - k->out0;
-    return rc;
+    return past_deadline(k, c, rc, "could not send its whole request to", err);
 }
 
 int call_send(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
@@ -93,14 +110,13 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
 {
     msg_call_result res = {0, 0, 0}; /* the server's load, piggybacked */
     k->in0 = wire_reader_keepalives(&c->m.reader);
-    /* The server stops the routine at the deadline and says so; past it
-     * and a grace, the client stops waiting itself (a server that hangs,
-     * or sends keepalives forever). */
-    wire_reader_set_deadline(&c->m.reader, k->deadline > 0 ? k->deadline + CALL_DEADLINE_GRACE : 0);
+    /* The server stops the routine at its deadline, which is never before
+     * the client's: the client stops waiting at its own (a server that
+     * hangs or sends keepalives forever too). */
+    wire_reader_set_deadline(&c->m.reader, k->deadline);
     int rc = client_files_await_reply(c, k->wire_id, err);
-    if (rc == NUMRPC_ETIMEDOUT && wire_reader_broken(&c->m.reader))
-        err_set(err, NUMRPC_ETIMEDOUT, "%s: no answer from %s by the call's deadline (and %.0f s of grace); "
-                "the connection is closed", k->routine, c->m.label, CALL_DEADLINE_GRACE);
+    k->t_reply = sock_now(); /* the reply's first bytes are here */
+    rc = past_deadline(k, c, rc, "no answer from", err);
     if (rc == 0) rc = msg_read_call_result(&c->m.reader, &res, err);
     k->info.compute_seconds = res.compute_seconds;
     k->server_busy = res.in_flight + res.queued;
@@ -115,6 +131,30 @@ void call_set_server(numrpc_call_info *info, const char *label)
     info->server[n] = '\0';
 }
 
+/* The call's time in three phases that add up to its total: the points
+ * are its first request byte's write (t_start), its last's (t_sent), the
+ * reply's first bytes read (t_reply) and its last (t_end); the server
+ * computed info->compute_seconds (its clock) in between.  The compute
+ * happened after the last request byte left, so it fits in the wait from
+ * t_sent to t_reply, unless t_sent was noted late (the client's thread
+ * waited for a core after its last write): the rest then comes out of
+ * the send.  Receiving is what the wait leaves, then the reading. */
+static void set_phases(numrpc_call_info *info, double t_start, double t_sent, double t_reply, double t_end)
+{
+    if (t_reply > t_end) t_reply = t_end; /* a monotonic clock: never, but cheap */
+    if (t_sent > t_reply) t_sent = t_reply; /* an asynchronous call's writer thread noted it late */
+    if (t_start > t_sent) t_start = t_sent;
+    double send = t_sent - t_start, wait = t_reply - t_sent, compute = info->compute_seconds;
+    /* Another host's clock may run a few parts per million apart. */
+    if (!(compute >= 0)) compute = 0;
+    if (compute > send + wait) compute = send + wait;
+    double late = compute > wait ? compute - wait : 0;
+    info->compute_seconds = compute;
+    info->send_seconds = send - late;
+    info->receive_seconds = (wait - compute + late) + (t_end - t_reply);
+    info->total_seconds = t_end - t_start;
+}
+
 int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *err)
 {
     wire_reader *r = &c->m.reader;
@@ -122,15 +162,11 @@ int call_receive_results(call_obj *k, client_conn *c, const iface_t *f, err_t *e
     if (rc == 0) rc = marshal_read_arrays(r, f, k->argv, k->shapes, MARSHAL_REPLY, err);
     if (rc == 0) rc = client_files_read_reply(c, f, k->argv, err); /* OUT files */
     if (rc == 0) rc = wire_expect_end(r, err);
-    if (rc != 0) return rc;
-    double t_end = sock_now();
+    if (rc != 0) return past_deadline(k, c, rc, "could not receive all its results from", err);
     numrpc_call_info *info = &k->info;
     info->bytes_sent = wire_writer_bytes(&c->m.writer) - k->out0; /* with remote-file data sent meanwhile */
     info->bytes_received = conn_reply_bytes(c, k->in0);
-    info->send_seconds = k->t_sent - k->t_start;
-    info->receive_seconds = t_end - k->t_sent - info->compute_seconds;
-    if (info->receive_seconds < 0) info->receive_seconds = 0;
-    info->total_seconds = t_end - k->t_start;
+    set_phases(info, k->t_start, k->t_sent, k->t_reply, sock_now());
     call_set_server(info, c->m.label);
     return 0;
 }
@@ -240,19 +276,20 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
             rc = n;
     }
     if (rc != 0) return client_fail(err);
-    /* Servers are tried in order while they cannot be reached at all. */
+    /* NUMRPC_SERVER's servers, or the metaserver's ranking, in order, each
+     * once, while a server fails before any reply byte reached the
+     * caller's memory (failover.h says which failures). */
+    failover_log tried = {0};
     for (i = 0; i < n; i++) {
+        if (failover_tried_before(eps, i)) continue;
         rc = call_on(&k, &eps[i], src, err);
-        /* A ranked call also moves on from a refusal, a server that died
-         * before any reply byte reached the caller's memory, one that no
-         * longer offers the routine (restarted since the lease was given),
-         * or one that failed verification (under TLS: not the certificate
-         * it announced to the metaserver). */
-        if (rc != NUMRPC_ECONNECT &&
-            !(ranked && !k.touched &&
-              (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO || rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH)))
-            break;
+        if (rc == 0) break;
+        if (n > 1) failover_note(&tried, eps[i].label, err);
+        if (!failover_moves_on(rc, k.touched, ranked)) break;
     }
+    if (rc != 0 && n > 1)
+        failover_explain(&tried, k.routine, eps[i < n ? i : n - 1].label, i >= n,
+                         k.touched && failover_moves_on(rc, 0, ranked), err);
     if (rc != 0 && placed && (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO)) place_name_handle(err, &named);
     moves_release(&moves);
     if (rc != 0) return client_fail(err);

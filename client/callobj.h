@@ -67,7 +67,8 @@ typedef struct call_obj {
     struct handle_moves *own_moves;  /* an async call's (moves == own_moves):
                                         released after it is returned       */
     int touched;                     /* a reply byte reached caller memory   */
-    double t_start, t_sent;
+    double t_start, t_sent, t_reply; /* first request byte written, last
+                                        written, the reply's first read  */
     uint64_t out0, in0;              /* writer bytes, reader keepalives      */
     uint32_t server_busy;            /* the reply's load: calls in flight
                                         besides this one + queued           */

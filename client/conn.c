@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "auth.h"
+#include "sock.h"
 #include "tls.h"
 
 #define CONNECT_TIMEOUT_MS 10000
@@ -41,12 +42,11 @@ static client_conn *take_idle(const endpoint *ep)
     return c;
 }
 
-/* Every wait on c ends by deadline and its grace (0: no deadline). */
+/* Every wait on c ends by deadline (0: no deadline). */
 static void set_deadline(client_conn *c, double deadline)
 {
-    double until = deadline > 0 ? deadline + CALL_DEADLINE_GRACE : 0;
-    wire_reader_set_deadline(&c->m.reader, until);
-    wire_writer_set_deadline(&c->m.writer, until);
+    wire_reader_set_deadline(&c->m.reader, deadline);
+    wire_writer_set_deadline(&c->m.writer, deadline);
 }
 
 int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *err)
@@ -64,6 +64,9 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
         *out = c;
         return 0;
     }
+    /* The connection (and a TLS handshake) ends by the deadline too. */
+    double left_ms = deadline > 0 ? (deadline - sock_now()) * 1000 : CONNECT_TIMEOUT_MS;
+    if (left_ms <= 0) return err_set(err, NUMRPC_ETIMEDOUT, "the call's time limit passed before %s was reached", ep->label);
     transport tp;
     msg_hello hello = {.version = PROTO_VERSION, .packet_size = (uint32_t)packet, .peer = "libnumrpc " PACKAGE_VERSION};
     c = calloc(1, sizeof *c);
@@ -72,7 +75,7 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
     int rc = msg_conn_init(&c->m, packet, err);
     if (rc != 0) goto fail_free;
     rc = msg_transport_connect(&tp, client_tls(), ep->fingerprint[0] ? ep->fingerprint : NULL, ep->host,
-                               ep->port, CONNECT_TIMEOUT_MS, err);
+                               ep->port, left_ms < CONNECT_TIMEOUT_MS ? (int)left_ms + 1 : CONNECT_TIMEOUT_MS, err);
     if (rc != 0) goto fail;
     msg_conn_attach(&c->m, tp, ep->label);
     set_deadline(c, deadline);

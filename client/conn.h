@@ -28,16 +28,12 @@ typedef struct client_conn {
     uint64_t rfile_bytes;  /* file bytes sent for the last call */
 } client_conn;
 
-/* Seconds a client waits past a call's deadline for the server's own
- * NUMRPC_ETIMEDOUT before it stops waiting and closes the connection. */
-#define CALL_DEADLINE_GRACE 1.0
-
 /* A connection to ep: an idle pooled one or a new one (HELLO sent), over
  * TLS when a CA is configured (ep->fingerprint, if set, is the certificate
  * the server must present; a token's proof then covers the channel).  Until
- * it is given back, no wait on it (the handshake, an interface fetch, the
- * call) outlasts deadline plus CALL_DEADLINE_GRACE (monotonic seconds; 0 =
- * only the sockets' own limits). */
+ * it is given back, no wait on it (connecting, the handshake, an interface
+ * fetch, the call) outlasts deadline (monotonic seconds; 0 = only the
+ * sockets' own limits and a 10 s limit to connect). */
 int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *err);
 /* Gives a healthy connection back to the pool. */
 void conn_release(client_conn *c);

@@ -85,6 +85,11 @@ typedef enum numrpc_type {
  * leading dimensions honoured): elements outside the part the IDL says
  * travels are never touched.  The caller owns every buffer.
  * name: "dgefa", or "numrpc://host:port/dgefa" for one server.
+ * With several servers configured, the call tries them in order, each once,
+ * moving on from one it cannot reach, that refuses it (NUMRPC_EBUSY) or that
+ * is lost before any reply byte reached the caller's memory; a crash, a
+ * limit, the deadline or the routine's own error is the call's outcome
+ * (docs/client.md, "Failover").  numrpc_last_call_info names the server.
  * Returns NUMRPC_OK or a negative error code. */
 #define numrpc_call(...)                                                       \
     numrpc_call_counted_(NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
@@ -181,11 +186,14 @@ NUMRPC_API void numrpc_finalize(void);
 typedef struct numrpc_call_info {
     uint64_t bytes_sent;     /* request bytes on the wire, framing included */
     uint64_t bytes_received; /* reply bytes on the wire, framing included   */
-    double send_seconds;     /* marshalling and sending the request         */
+    double send_seconds;     /* marshalling and sending the request, to its
+                                last byte                                   */
     double compute_seconds;  /* the routine on the server (server's clock)  */
-    double receive_seconds;  /* waiting for and unmarshalling the reply,
-                                less compute_seconds                        */
-    double total_seconds;    /* wall time of the whole call                 */
+    double receive_seconds;  /* the rest of the wait for the reply, then
+                                reading it; send + compute + receive =
+                                total, none negative (docs/client.md)       */
+    double total_seconds;    /* wall time from the request's first byte
+                                written to the reply's last byte read       */
     char server[64];         /* "host:port" that ran it                     */
     uint32_t connections;    /* connections the call opened: 0 when a
                                 pooled one served it, 1 (more after a
@@ -266,8 +274,10 @@ NUMRPC_API int numrpc_get_error(int id);
  * NUMRPC_EINVAL for an unknown id. */
 NUMRPC_API int numrpc_call_info_of(int id, numrpc_call_info *info);
 /* Time limit of every call started afterwards, blocking or not, in
- * seconds from its start (0, the default, = none).  The server stops a
- * routine that runs past it; the call ends with NUMRPC_ETIMEDOUT. */
+ * seconds from its start (0, the default, = none).  It covers the whole
+ * call: the client stops connecting, sending or waiting at it, and the
+ * server, counting from the request's first byte, stops receiving,
+ * computing or replying; the call ends with NUMRPC_ETIMEDOUT. */
 NUMRPC_API int numrpc_set_timeout(double seconds);
 
 /* What the farm knows about one server (asynchronous calls only). */

@@ -53,6 +53,9 @@ typedef struct conn {
     uint64_t calls_base; /* its worker's slot->calls when lent            */
     double request_since; /* its next request is due whole: since then
                             (accepted, or its first bytes seen); 0 = none */
+    double request_began; /* monotonic seconds its next request's first
+                            bytes were seen (0: none yet); a CALL's
+                            deadline counts from there (ctl_msg.arrived) */
     int edge;            /* IDLE with part of a request unread: watched
                             edge-triggered, woken by each new segment */
     peer_key peer;

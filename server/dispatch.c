@@ -137,6 +137,7 @@ static void accept_all(dispatcher *d)
         conn *k = &d->conns[c];
         k->fd = fd;
         k->since = k->request_since = sock_now(); /* its first request is due */
+        k->request_began = 0;
         k->calls = 0;
         k->peer = peer;
         memset(&k->ctl, 0, sizeof k->ctl);
@@ -323,7 +324,10 @@ static void route(dispatcher *d, int c)
         conn_refuse(d, c, NUMRPC_EPROTO, "this server does not use TLS (unset NUMRPC_TLS_CA for it)");
         return;
     }
-    switch (arrival_check(k->fd, conn_tls(d, c))) {
+    int arrival = arrival_check(k->fd, conn_tls(d, c));
+    if ((arrival == ARRIVAL_PARTIAL || arrival == ARRIVAL_READY) && k->request_began == 0)
+        k->request_began = sock_now();
+    switch (arrival) {
     case ARRIVAL_CLOSED: conn_close(d, c); return;
     case ARRIVAL_NOTHING: conn_make_idle(d, c, k->since); return;
     case ARRIVAL_PARTIAL: conn_wait_arrival(d, c); return;
@@ -452,7 +456,10 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     double next_tick = 0;
     for (;;) {
         struct epoll_event evs[64];
-        int n = epoll_wait(d.epfd, evs, 64, tick_ms);
+        /* A routine's deadline before the next tick wakes the loop for it. */
+        double due = pool_next_deadline(&d), left_ms = due > 0 ? (due - sock_now()) * 1000 : tick_ms;
+        int wait_ms = left_ms <= 0 ? 0 : left_ms < tick_ms ? (int)left_ms + 1 : tick_ms;
+        int n = epoll_wait(d.epfd, evs, 64, wait_ms);
         for (int i = 0; i < n; i++) {
             int kind = (int)(evs[i].data.u64 >> 32), index = (int)(uint32_t)evs[i].data.u64;
             if (kind == EV_LISTEN) accept_all(&d);
@@ -467,13 +474,15 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         atomic_store(&server_stats->load_queued, d.qlen); /* for replies (session.c) */
         if (metajoin_active()) /* load changes reach the metaserver (metajoin.c) */
             metajoin_note_load((int)slots_in_flight(NULL), d.qlen, d.stopping);
-        int tick = sock_now() >= next_tick;
+        double now = sock_now();
+        int tick = now >= next_tick;
         if (tick) {
-            double now = sock_now();
             pool_tick(&d, now);
             conn_tick(&d, now);
             handles_sweep(server_handles, now); /* leases, dead writers, stray files */
             next_tick = sock_now() + tick_ms / 1000.0;
+        } else if (due > 0 && now >= due) {
+            pool_tick(&d, now);
         }
         publish_gauges(&d, tick);
         if (d.stopping && (d.nconns_open == 0 || sock_now() > d.drain_until)) break;

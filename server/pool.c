@@ -94,7 +94,7 @@ int pool_count(const dispatcher *d)
 
 static int assign(dispatcher *d, int w, int c)
 {
-    ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c};
+    ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c, .arrived = d->conns[c].request_began};
     const conn_access *who = &d->conns[c].ctl.access; /* the worker learns it with the loan */
     if (who->state == AUTH_PEER_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
     if (sock_send_fd(d->workers[w].ctl, d->conns[c].fd, &m, sizeof m) != 0) return -1;
@@ -104,6 +104,7 @@ static int assign(dispatcher *d, int w, int c)
     d->conns[c].state = CONN_HELD;
     d->conns[c].worker = w;
     d->conns[c].calls_base = atomic_load(&d->slots[w].calls);
+    d->conns[c].request_began = 0; /* the worker sees the next one come */
     return 0;
 }
 
@@ -155,6 +156,7 @@ void pool_message(dispatcher *d, int w)
         conn_unwatch(d, d->workers[w].ctl); /* it is exiting; SIGCHLD follows */
         return;
     }
+    if (m.kind == CTL_DEADLINE) return; /* woke the loop: pool_next_deadline */
     int c = d->workers[w].conn;
     if (c < 0 || c != m.conn_id) return;
     d->workers[w].state = WORKER_FREE;
@@ -277,6 +279,18 @@ static void send_keepalive(dispatcher *d, int i)
     transport_bytes_free(&packet);
 }
 
+double pool_next_deadline(const dispatcher *d)
+{
+    double next = 0;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        const worker_slot *slot = &d->slots[i];
+        if (d->workers[i].state != WORKER_HOLDING || d->workers[i].kill_reason) continue;
+        if (atomic_load(&slot->state) != SLOT_COMPUTING || slot->deadline <= 0) continue;
+        if (next == 0 || slot->deadline < next) next = slot->deadline;
+    }
+    return next;
+}
+
 /* Keepalives for long computations, deadlines, cancels and idle holders,
  * from the shared slots. */
 void pool_tick(dispatcher *d, double now)
@@ -290,7 +304,7 @@ void pool_tick(dispatcher *d, double now)
         if (state == SLOT_IDLE && idle > 0 && now - slot->last_active > idle) pool_ask_release(d, i);
         if (state == SLOT_IDLE && w->generation != d->generation) pool_ask_release(d, i);
         if (state != SLOT_COMPUTING) continue;
-        if (slot->deadline > 0 && now > slot->deadline && !w->kill_reason) {
+        if (slot->deadline > 0 && now >= slot->deadline && !w->kill_reason) {
             w->kill_reason = NUMRPC_ETIMEDOUT;
             kill(w->pid, SIGKILL);
             continue;

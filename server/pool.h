@@ -22,8 +22,13 @@ void pool_schedule(dispatcher *d);
 void pool_message(dispatcher *d, int w);
 /* SIGCHLD: reaps workers (their calls answered, replaced if needed). */
 void pool_reap(dispatcher *d);
-/* Keepalives, deadlines, cancels, idle holders: called every tick. */
+/* Keepalives, deadlines, cancels, idle holders: called every tick, and
+ * when a routine's deadline comes. */
 void pool_tick(dispatcher *d, double now);
+/* The soonest deadline of a routine running now (monotonic seconds; 0 =
+ * none): the event loop wakes for it (a worker that starts a routine under
+ * a deadline says so: CTL_DEADLINE). */
+double pool_next_deadline(const dispatcher *d);
 /* A new generation: workers reload modules and configuration as they
  * become free. */
 void pool_roll(dispatcher *d);

@@ -295,8 +295,8 @@ static int is_cheap(const iface_t *f, void *const *argv)
     return f->complexity.nwords > 0 && marshal_complexity(f, argv) < PROTO_CHEAP_FLOPS;
 }
 
-static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a,
-                       uint32_t deadline_ms, double *compute_s)
+static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a, double deadline,
+                       double *compute_s)
 {
     worker_slot *slot = s->slot;
     slot->call_id = call_id;
@@ -309,12 +309,14 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     double t0 = sock_now();
     slot->started = slot->last_keepalive = t0;
     /* The caller's deadline, or the server's limit if that comes first. */
-    double deadline = deadline_ms ? t0 + deadline_ms / 1000.0 : 0;
     int limit = s->cfg->max_call_seconds;
     slot->limit_deadline = limit > 0 && (deadline == 0 || t0 + limit < deadline);
     if (slot->limit_deadline) deadline = t0 + limit;
     slot->deadline = deadline;
     atomic_store(&slot->state, SLOT_COMPUTING);
+    /* The dispatcher's loop wakes at least every 200 ms and then waits for
+     * the soonest deadline: only one nearer than that needs a word. */
+    if (deadline > 0 && deadline - t0 < SESSION_DEADLINE_NEAR && s->deadline_set) s->deadline_set(s);
     r->thunk(a->argv);
     /* The dispatcher may be writing a keepalive packet: wait for it.  A
      * remote-file exchange a routine's child left cut short (it died) left
@@ -329,7 +331,25 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     return 0;
 }
 
-static int serve_call(session *s, uint32_t call_id, err_t *err)
+/* The call's deadline has passed (d: monotonic seconds, 0 = none). */
+static int past(double d)
+{
+    return d > 0 && sock_now() >= d;
+}
+
+/* Answers a call whose deadline passed before its routine ran or before
+ * its results went out (the routine's work, if any, is dropped). */
+static int deadline_reply(session *s, uint32_t call_id, const char *name, const char *when, err_t *err)
+{
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s: the call's deadline passed %s", name, when);
+    record_done(s, NUMRPC_ETIMEDOUT, detail);
+    return reply_error(&s->conn.writer, call_id, NUMRPC_ETIMEDOUT, detail, err);
+}
+
+/* A CALL whose request began arriving at `began` (monotonic seconds); its
+ * deadline goes to *deadline (0: none). */
+static int serve_call_within(session *s, uint32_t call_id, double began, double *deadline, err_t *err)
 {
     msg_call_header h;
     err_t call_err;
@@ -337,6 +357,12 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     int rc = msg_read_call_header(&s->conn.reader, &h, err);
     if (rc == 0) rc = wire_set_packet_size(&s->conn.writer, h.reply_packet ? h.reply_packet : s->cfg->packet_size, err);
     if (rc != 0) return rc;
+    /* The caller's time left counts from the request's first byte: the
+     * worker's waits for the rest of the request and for the socket to take
+     * the results end there (serve_call lifts them), and the dispatcher
+     * stops the routine there. */
+    *deadline = h.deadline_ms ? began + h.deadline_ms / 1000.0 : 0;
+    wire_reader_set_deadline(&s->conn.reader, *deadline);
     const routine *r = registry_find(s->reg, h.name);
     s->rec.r = r; /* counters and log line (stats.c) */
     s->slot->stat_index = r ? r->stat_index : -1;
@@ -419,9 +445,15 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         rc = reply_error(&s->conn.writer, call_id, call_err.code, call_err.detail, err);
         goto broken;
     }
+    if (past(*deadline)) {
+        files_call_end(&fc);
+        end_call_memory(s);
+        rc = deadline_reply(s, call_id, f->name, "before its routine started", err);
+        goto broken;
+    }
     double compute_s = 0;
     files_routine_begin();
-    run_routine(s, r, call_id, a, h.deadline_ms, &compute_s);
+    run_routine(s, r, call_id, a, *deadline, &compute_s);
     /* Exchanges a child of the routine made are the call's bytes too. */
     uint64_t child_in, child_out;
     files_call_child_bytes(&child_in, &child_out);
@@ -429,6 +461,13 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
     s->rec.out0 -= child_out;
     if (files_call_broken(&fc, err)) {
         rc = err->code; /* the worker closes the connection, no reply */
+        goto broken;
+    }
+    /* Results past the deadline reach no one: the caller stopped waiting. */
+    if (past(*deadline)) {
+        files_call_end(&fc);
+        end_call_memory(s);
+        rc = deadline_reply(s, call_id, f->name, "as its routine ended (its results are dropped)", err);
         goto broken;
     }
     /* A routine that failed (stub_services.fail) leaves its handles as they
@@ -441,6 +480,7 @@ static int serve_call(session *s, uint32_t call_id, err_t *err)
         goto broken;
     }
     trim_fortran_strings(f, a);
+    wire_writer_set_deadline(&s->conn.writer, *deadline);
     rc = msg_reply_begin(&s->conn.writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = reply_put_result(&s->conn.writer, compute_s, s->slot, err);
     if (rc == 0) rc = marshal_write(&s->conn.writer, f, a->argv, a->shapes, MARSHAL_REPLY, err);
@@ -465,6 +505,23 @@ broken:
     return rc;
 }
 
+/* A CALL (see serve_call_within); the call's deadline is lifted from the
+ * connection after it, and a request cut short by it is named. */
+static int serve_call(session *s, uint32_t call_id, double began, err_t *err)
+{
+    double deadline = 0;
+    int rc = serve_call_within(s, call_id, began, &deadline, err);
+    wire_reader_set_deadline(&s->conn.reader, 0);
+    wire_writer_set_deadline(&s->conn.writer, 0);
+    if (rc == NUMRPC_ETIMEDOUT && past(deadline) && wire_reader_in_message(&s->conn.reader))
+        err_set(err, NUMRPC_ETIMEDOUT,
+                "%s: the call's deadline (%.0f ms from its request's first byte) passed while the request was "
+                "arriving (%llu bytes read)",
+                s->rec.r ? s->rec.r->iface.name : "the call", (deadline - began) * 1000,
+                (unsigned long long)(bytes_consumed(s) - s->rec.in0));
+    return rc;
+}
+
 /* A HELLO on a connection this worker holds: the handshake again, without
  * a token (a token's challenge is the dispatcher's, on a new connection). */
 static int serve_hello(session *s, uint32_t call_id, err_t *err)
@@ -482,8 +539,11 @@ int session_serve_one(session *s, err_t *err)
 {
     uint32_t type, call_id;
     uint64_t in0 = bytes_consumed(s);
+    double began = s->next_began;
+    s->next_began = 0;
     int rc = wire_next_message(&s->conn.reader, &type, &call_id, err);
     if (rc != 0) return rc;
+    if (began == 0) began = sock_now(); /* read ahead with the one before */
     atomic_store(&s->slot->state, SLOT_READING);
     s->last_type = type;
     if (type == PROTO_CALL) record_begin(s, in0);
@@ -496,7 +556,7 @@ int session_serve_one(session *s, err_t *err)
     case PROTO_HELLO: rc = serve_hello(s, call_id, err); break;
     case PROTO_LIST: rc = serve_list(s, call_id, err); break;
     case PROTO_GET_IFACE: rc = serve_get_iface(s, call_id, err); break;
-    case PROTO_CALL: rc = serve_call(s, call_id, err); break;
+    case PROTO_CALL: rc = serve_call(s, call_id, began, err); break;
     case PROTO_PROBE: rc = serve_probe(s, call_id, err); break;
     case PROTO_DATA_PUT:
     case PROTO_DATA_GET:

@@ -34,8 +34,20 @@ typedef struct session {
     int trim_pending;    /* calls left memory that an idle worker gives back */
     int conn_id;
     uint32_t last_type; /* type of the last message served */
+    /* Monotonic seconds the first bytes of the next message were seen (the
+     * dispatcher's, with the loan; else when the worker's poll woke): a
+     * CALL's deadline counts from there.  0: not known (a message read
+     * ahead with the one before): from when its header is read. */
+    double next_began;
+    /* Called when a routine starts under a near deadline (NULL: nobody to
+     * tell): the worker wakes the dispatcher, which stops the routine at it. */
+    void (*deadline_set)(const struct session *s);
     call_record rec;    /* of the CALL being served */
 } session;
+
+/* A routine whose deadline is nearer than this many seconds when it starts
+ * wakes the dispatcher (session.deadline_set); its ticks see later ones. */
+#define SESSION_DEADLINE_NEAR 1.0
 
 /* A call whose strings took this much heap gives the heap's free pages
  * back when it ends (malloc_trim costs ~0.2 ms: not after every call). */

@@ -39,6 +39,16 @@ static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
     if (sock_send_fd(ctl_fd, -1, &m, sizeof m) != 0) _exit(0); /* dispatcher gone */
 }
 
+/* The dispatcher's end of this worker's control socket. */
+static int dispatcher_fd = -1;
+
+/* session.deadline_set: the dispatcher stops the routine at its deadline,
+ * however soon, rather than at its next tick. */
+static void tell_deadline(const session *s)
+{
+    tell_dispatcher(dispatcher_fd, CTL_DEADLINE, s->conn_id);
+}
+
 /* Gives the connection back to the dispatcher (which keeps it, or hears
  * that it closed). */
 static void give_back(session *s, int ctl_fd, int kind)
@@ -100,7 +110,9 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
                 }
                 continue;
             }
+            if (s->next_began == 0) s->next_began = sock_now();
             if (wire_reader_buffered(r) == 0 && !request_has_arrived(fd, tls)) {
+                s->next_began = 0;
                 give_back(s, ctl_fd, CTL_RETURNED);
                 return;
             }
@@ -177,6 +189,8 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
     s.reg = &reg;
     s.tokens = tokens;
     s.slot = slot;
+    dispatcher_fd = ctl_fd;
+    s.deadline_set = tell_deadline;
     if (msg_conn_init(&s.conn, cfg->packet_size, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
@@ -193,6 +207,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
             continue;
         }
         s.conn_id = m.conn_id;
+        s.next_began = m.arrived;
         memcpy(s.identity, m.identity, sizeof s.identity);
         s.identity[TOKEN_NAME_MAX] = '\0';
         serve_connection(&s, ctl_fd, fd, tls_states ? &tls_states[m.conn_id] : NULL);

@@ -19,7 +19,9 @@ enum ctl_kind {
     CTL_ASSIGN = 1,   /* dispatcher -> worker: a connection (fd attached) */
     CTL_RELEASE = 2,  /* dispatcher -> worker: give it back when idle     */
     CTL_RETURNED = 3, /* worker -> dispatcher: connection given back      */
-    CTL_CLOSED = 4    /* worker -> dispatcher: connection ended           */
+    CTL_CLOSED = 4,   /* worker -> dispatcher: connection ended           */
+    CTL_DEADLINE = 5  /* worker -> dispatcher: a routine started under a
+                         deadline (wake up and watch it; the loan goes on) */
 };
 typedef struct ctl_msg {
     int kind;
@@ -27,6 +29,9 @@ typedef struct ctl_msg {
     /* CTL_ASSIGN: the token the connection proved ("" on a server without
      * tokens); the worker checks each request against its rights. */
     char identity[TOKEN_NAME_MAX + 1];
+    /* CTL_ASSIGN: monotonic seconds the first bytes of the request that
+     * made the dispatcher lend it were seen (0: not known). */
+    double arrived;
 } ctl_msg;
 
 /* The worker's main loop; never returns.  tokens: the table the
