@@ -1,6 +1,7 @@
 /* fft_module.c -- the routines of the fft stub module (stubs/fft.idl): FFTW 3
  * transforms in double and single precision, plans kept for the next calls. */
 #include <stdio.h>
+#include <string.h>
 
 #include <fftw3.h>
 
@@ -81,3 +82,11 @@ static void plan_missing(const char *routine)
 #define FFT_R2C_2D numrpc_fft_sfft_r2c_2d
 #define FFT_C2R_2D numrpc_fft_sfft_c2r_2d
 #include "fft_precision.h"
+
+/* The kept plans go with the module (a server may unload it; so does a test
+ * that loads it itself). */
+__attribute__((destructor)) static void forget_all_plans(void)
+{
+    forget_plans_double();
+    forget_plans_single();
+}

@@ -31,6 +31,15 @@ typedef struct {
 static FFT_LOCAL(cached_plan) FFT_LOCAL(cache)[FFT_CACHE_SLOTS];
 static int FFT_LOCAL(next_slot); /* the slot replaced next (round robin) */
 
+/* Destroys the kept plans (the module is being unloaded). */
+static void FFT_LOCAL(forget_plans)(void)
+{
+    for (int i = 0; i < FFT_CACHE_SLOTS; i++)
+        if (FFT_LOCAL(cache)[i].plan != NULL) FFTW(destroy_plan)(FFT_LOCAL(cache)[i].plan);
+    memset(FFT_LOCAL(cache), 0, sizeof FFT_LOCAL(cache));
+    FFT_LOCAL(next_slot) = 0;
+}
+
 /* A new FFTW_ESTIMATE plan (it does not touch the arrays), or NULL.  The
  * arrays are column-major and FFTW's row-major: an n1 x n2 array is FFTW's
  * n2 x n1, its fastest dimension (n1) last, the one r2c halves. */
