@@ -76,6 +76,8 @@ int conn_acquire(const endpoint *ep, double deadline, client_conn **out, err_t *
     if (rc != 0) goto fail_free;
     rc = msg_transport_connect(&tp, client_tls(), ep->fingerprint[0] ? ep->fingerprint : NULL, ep->host,
                                ep->port, left_ms < CONNECT_TIMEOUT_MS ? (int)left_ms + 1 : CONNECT_TIMEOUT_MS, err);
+    if (rc != 0 && deadline > 0 && sock_now() >= deadline)
+        rc = err_set(err, NUMRPC_ETIMEDOUT, "the call's time limit passed while connecting to %s", ep->label);
     if (rc != 0) goto fail;
     msg_conn_attach(&c->m, tp, ep->label);
     set_deadline(c, deadline);
