@@ -3,7 +3,6 @@
 #   python3 memory_case.py HOST:PORT F|C BYTES     (the numrpc package and NUMRPC_LIB from the environment)
 import json
 import math
-import resource
 import sys
 import tracemalloc
 import warnings
@@ -13,14 +12,20 @@ import numpy as np
 import numrpc
 
 
-def rss_bytes():
-    """The process's resident set now (/proc/self/statm)."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * resource.getpagesize()
+def status_bytes(field):
+    """A field of /proc/self/status in bytes: VmRSS (resident now), VmHWM (its high-water mark)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024  # kB
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def high_water_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux gives KiB
+def reset_high_water():
+    """Sets VmHWM to the resident set now (clear_refs 5). VmHWM, not getrusage's ru_maxrss: the latter
+    keeps the parent's mark across fork and exec, so a child of a big process would never see its own."""
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")
 
 
 def dgemm_rank_one(a, b, c):
@@ -41,12 +46,13 @@ def measure(server, order, nbytes):
     dgemm_rank_one(a[:4], b[:, :4].copy(), small)  # connection and interface, before anything is measured
     c = np.full((rows, cols), 1.0, order=order)  # every page touched: the high-water mark is here now
     tracemalloc.start()
-    before, high_before = rss_bytes(), high_water_bytes()
+    reset_high_water()
+    before, high_before = status_bytes("VmRSS"), status_bytes("VmHWM")
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always", numrpc.CopyWarning)
         dgemm_rank_one(a, b, c)
     traced_peak = tracemalloc.get_traced_memory()[1]
-    high_after = high_water_bytes()
+    high_after = status_bytes("VmHWM")
     tracemalloc.stop()
     agrees = bool(np.allclose(c, np.outer(a, b[0]) + 1.0, rtol=1e-13, atol=0))
     return {"order": order, "bytes": rows * cols * 8, "shape": [rows, cols], "traced_peak": traced_peak,
