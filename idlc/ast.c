@@ -1,5 +1,5 @@
-/* ast.c -- construction and destruction of the IDL parse tree, and the
- * compiler's "FILE:LINE:COL: error: MESSAGE" diagnostics. */
+/* ast.c -- construction, copying and destruction of the IDL parse tree, and
+ * the compiler's "FILE:LINE:COL: error: MESSAGE" diagnostics. */
 #include "ast.h"
 
 #include <stdarg.h>
@@ -9,13 +9,23 @@
 
 void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
 {
+    char text[1024];
+    int at = snprintf(text, sizeof text, "%s:%d:%d: error: ", file->path, loc.line, loc.col);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s:%d:%d: error: ", file->path, loc.line, loc.col);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (at >= 0 && (size_t)at < sizeof text) vsnprintf(text + at, sizeof text - (size_t)at, fmt, ap);
     va_end(ap);
     file->nerrors++;
+    for (int i = 0; i < file->nsaid; i++)
+        if (strcmp(file->said[i], text) == 0) return;
+    char **grown = realloc(file->said, sizeof *grown * (size_t)(file->nsaid + 1));
+    if (grown == NULL) {
+        fprintf(stderr, "numrpc-idlc: out of memory\n");
+        exit(1);
+    }
+    file->said = grown;
+    file->said[file->nsaid++] = ast_strdup(text);
+    fprintf(stderr, "%s\n", text);
 }
 
 void *ast_alloc(size_t size)
@@ -78,6 +88,7 @@ void ast_param_free(ast_param *p)
     while (p) {
         ast_param *next = p->next;
         free(p->name);
+        ast_name_free(p->only);
         ast_expr_free(p->bound);
         ast_dim_free(p->dims);
         free(p);
@@ -95,11 +106,77 @@ void ast_name_free(ast_name *n)
     }
 }
 
+void ast_group_free(ast_group *g)
+{
+    while (g) {
+        ast_group *next = g->next;
+        free(g->pattern);
+        ast_name_free(g->prefixes);
+        free(g);
+        g = next;
+    }
+}
+
+ast_expr *ast_expr_copy(const ast_expr *e)
+{
+    if (e == NULL) return NULL;
+    ast_expr *c = ast_expr_new(e->kind, e->loc);
+    c->op = e->op;
+    c->value = e->value;
+    c->name = e->name ? ast_strdup(e->name) : NULL;
+    c->lhs = ast_expr_copy(e->lhs);
+    c->rhs = ast_expr_copy(e->rhs);
+    c->cond = ast_expr_copy(e->cond);
+    return c;
+}
+
+ast_dim *ast_dim_copy(const ast_dim *d)
+{
+    ast_dim *head = NULL, **tail = &head;
+    for (; d; d = d->next) {
+        ast_dim *c = ast_alloc(sizeof *c);
+        c->size = ast_expr_copy(d->size);
+        c->count = ast_expr_copy(d->count);
+        c->stride = ast_expr_copy(d->stride);
+        c->loc = d->loc;
+        *tail = c;
+        tail = &c->next;
+    }
+    return head;
+}
+
+ast_name *ast_name_copy(const ast_name *n)
+{
+    ast_name *head = NULL, **tail = &head;
+    for (; n; n = n->next) {
+        ast_name *c = ast_alloc(sizeof *c);
+        c->name = ast_strdup(n->name);
+        c->loc = n->loc;
+        *tail = c;
+        tail = &c->next;
+    }
+    return head;
+}
+
+ast_param *ast_param_copy_one(const ast_param *p)
+{
+    ast_param *c = ast_alloc(sizeof *c);
+    *c = *p;
+    c->name = ast_strdup(p->name);
+    c->only = ast_name_copy(p->only);
+    c->bound = ast_expr_copy(p->bound);
+    c->dims = ast_dim_copy(p->dims);
+    c->next = NULL;
+    return c;
+}
+
 void ast_define_free(ast_define *d)
 {
     while (d) {
         ast_define *next = d->next;
         free(d->name);
+        ast_group_free(d->groups);
+        free(d->generic_name);
         ast_param_free(d->params);
         free(d->description);
         free(d->library);
@@ -120,6 +197,10 @@ void ast_file_free(ast_file *file)
     free(file->module);
     free(file->library);
     free(file->fortran_format);
+    for (int i = 0; i < file->nsaid; i++) free(file->said[i]);
+    free(file->said);
+    file->said = NULL;
+    file->nsaid = 0;
     file->defines = NULL;
     file->tail = &file->defines;
     file->module = file->library = file->fortran_format = NULL;
