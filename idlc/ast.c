@@ -7,27 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
-{
-    char text[1024];
-    int at = snprintf(text, sizeof text, "%s:%d:%d: error: ", file->path, loc.line, loc.col);
-    va_list ap;
-    va_start(ap, fmt);
-    if (at >= 0 && (size_t)at < sizeof text) vsnprintf(text + at, sizeof text - (size_t)at, fmt, ap);
-    va_end(ap);
-    file->nerrors++;
-    for (int i = 0; i < file->nsaid; i++)
-        if (strcmp(file->said[i], text) == 0) return;
-    char **grown = realloc(file->said, sizeof *grown * (size_t)(file->nsaid + 1));
-    if (grown == NULL) {
-        fprintf(stderr, "numrpc-idlc: out of memory\n");
-        exit(1);
-    }
-    file->said = grown;
-    file->said[file->nsaid++] = ast_strdup(text);
-    fprintf(stderr, "%s\n", text);
-}
-
 void *ast_alloc(size_t size)
 {
     void *p = calloc(1, size ? size : 1);
@@ -44,6 +23,59 @@ char *ast_strdup(const char *s)
     char *copy = ast_alloc(n);
     memcpy(copy, s, n);
     return copy;
+}
+
+/* FNV-1a of a diagnostic's text. */
+static size_t text_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+static void put_said(char **table, size_t slots, char *text)
+{
+    size_t i = text_hash(text) & (slots - 1);
+    while (table[i]) i = (i + 1) & (slots - 1);
+    table[i] = text;
+}
+
+/* Adds text to the diagnostics printed (an open-addressing set, at most
+ * half full); 0 when it was there already. */
+static int remember(ast_file *file, const char *text)
+{
+    if (2 * (file->nsaid + 1) > file->said_slots) {
+        size_t slots = file->said_slots ? 2 * file->said_slots : 64;
+        char **table = ast_alloc(sizeof *table * slots);
+        for (size_t i = 0; i < file->said_slots; i++)
+            if (file->said[i]) put_said(table, slots, file->said[i]);
+        free(file->said);
+        file->said = table;
+        file->said_slots = slots;
+    }
+    for (size_t i = text_hash(text) & (file->said_slots - 1);; i = (i + 1) & (file->said_slots - 1)) {
+        if (file->said[i] == NULL) {
+            file->said[i] = ast_strdup(text);
+            file->nsaid++;
+            return 1;
+        }
+        if (strcmp(file->said[i], text) == 0) return 0;
+    }
+}
+
+void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
+{
+    char text[1024];
+    int at = snprintf(text, sizeof text, "%s:%d:%d: error: ", file->path, loc.line, loc.col);
+    va_list ap;
+    va_start(ap, fmt);
+    if (at >= 0 && (size_t)at < sizeof text) vsnprintf(text + at, sizeof text - (size_t)at, fmt, ap);
+    va_end(ap);
+    file->nerrors++;
+    if (!file->once || remember(file, text)) fprintf(stderr, "%s\n", text);
 }
 
 ast_expr *ast_expr_new(ast_expr_kind kind, ast_loc loc)
@@ -197,10 +229,10 @@ void ast_file_free(ast_file *file)
     free(file->module);
     free(file->library);
     free(file->fortran_format);
-    for (int i = 0; i < file->nsaid; i++) free(file->said[i]);
+    for (size_t i = 0; i < file->said_slots; i++) free(file->said[i]);
     free(file->said);
     file->said = NULL;
-    file->nsaid = 0;
+    file->nsaid = file->said_slots = 0;
     file->defines = NULL;
     file->tail = &file->defines;
     file->module = file->library = file->fortran_format = NULL;

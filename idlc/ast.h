@@ -116,13 +116,16 @@ typedef struct ast_file {
     ast_loc comment_loc; /* where an open comment began (lexer) */
     int orphan; /* after a syntax error: drop clauses until the next Define */
     int nerrors;
-    char **said; /* the diagnostics printed: one is never printed twice */
-    int nsaid;
+    int once; /* set while the routines of a generic Define are checked: a
+                 message printed then is not printed again */
+    char **said; /* those messages, a hash set of said_slots (a power of
+                    2) holding nsaid */
+    size_t said_slots, nsaid;
 } ast_file;
 
-/* Reports "PATH:LINE:COL: error: MESSAGE" on stderr and counts it; the
- * same message at the same place (one per precision of a generic Define)
- * is counted but printed once. */
+/* Reports "PATH:LINE:COL: error: MESSAGE" on stderr and counts it; while
+ * file->once is set, the same message at the same place (one per precision
+ * of a generic Define) is counted but printed once. */
 void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -430,7 +430,9 @@ int sema_check(ast_file *file, sema_unit *unit)
             }
         }
         sema_routine *r = &unit->routines[unit->count++];
+        file->once = d->generic_name != NULL; /* its mistakes are its siblings' */
         check_define(file, unit->module, d, r);
+        file->once = 0;
     }
     if (n == 0 && file->nerrors == 0)
         ast_error(file, (ast_loc){1, 1}, "no Define in this file");
