@@ -51,6 +51,7 @@ class IdlcTest : public ::testing::Test {
         dir_ = tmpl;
     }
     void TearDown() override {
+        if (module_) dlclose(module_);
         if (dir_.empty()) return;
         std::string cmd = "rm -rf '" + dir_ + "'";
         ASSERT_EQ(system(cmd.c_str()), 0);
@@ -100,7 +101,28 @@ class IdlcTest : public ::testing::Test {
             << err.detail;
     }
 
+    // Compiles case `idl` into a module linked with the C source `impl`
+    // and loads it: its table, or nullptr after a failure (the module is
+    // closed by TearDown).
+    const stub_module *LoadModule(const std::string &idl, const std::string &impl) {
+        std::string c = dir_ + "/impl.c", so = dir_ + "/module.so";
+        {
+            std::ofstream o(c);
+            o << impl;
+        }
+        RunResult r = Idlc({"--module", "-o", so, kCases + idl, "--", c, "-lm"});
+        EXPECT_EQ(r.status, 0) << r.err;
+        if (r.status != 0) return nullptr;
+        module_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+        EXPECT_NE(module_, nullptr) << dlerror();
+        if (module_ == nullptr) return nullptr;
+        auto *m = static_cast<const stub_module *>(dlsym(module_, NUMRPC_STUB_SYMBOL));
+        EXPECT_NE(m, nullptr);
+        return m;
+    }
+
     std::string dir_;
+    void *module_ = nullptr;
 };
 
 std::string Render(const iface_t &f, const expr_t &e) {
@@ -402,19 +424,11 @@ TEST_F(IdlcTest, GeneratedCCompilesWithWerror) {
 
 // Calls order differs from Define order: the thunk passes Calls order.
 TEST_F(IdlcTest, ModuleThunkReordersArguments) {
-    std::string impl = dir_ + "/impl.c";
-    {
-        std::ofstream o(impl);
-        o << "void scale_vec(double *x, int *count, double factor, int n);\n"
-             "void scale_vec(double *x, int *count, double factor, int n)\n"
-             "{ for (int i = 0; i < n; i++) x[i] *= factor; *count = n; }\n";
-    }
-    std::string so = dir_ + "/reorder.so";
-    RunResult r = Idlc({"--module", "-o", so, kCases + "reorder.idl", "--", impl});
-    ASSERT_EQ(r.status, 0) << r.err;
-    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    const stub_module *m =
+        LoadModule("reorder.idl",
+                   "void scale_vec(double *x, int *count, double factor, int n);\n"
+                   "void scale_vec(double *x, int *count, double factor, int n)\n"
+                   "{ for (int i = 0; i < n; i++) x[i] *= factor; *count = n; }\n");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->abi, static_cast<uint32_t>(NUMRPC_STUB_ABI));
     EXPECT_STREQ(m->module, "reorder");
@@ -434,7 +448,6 @@ TEST_F(IdlcTest, ModuleThunkReordersArguments) {
     EXPECT_EQ(count, 3);
     EXPECT_DOUBLE_EQ(x[0], 2.5);
     EXPECT_DOUBLE_EQ(x[2], 7.5);
-    dlclose(h);
 }
 
 // ---- (e) char-dependent extents, functions, Fortran char lengths ----
@@ -476,28 +489,20 @@ TEST_F(IdlcTest, CharConstantsComparisonsAndConditionals) {
 // The thunk of a Fortran FUNCTION stores its value in the result parameter
 // and passes a hidden length of 1 for the char argument.
 TEST_F(IdlcTest, FortranFunctionResultAndCharLength) {
-    std::string impl = dir_ + "/eig.c";
-    {
-        std::ofstream o(impl);
-        o << "#include <stddef.h>\n"
-             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len);\n"
-             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len)\n"
-             "{\n"
-             "    if (len != 1) return -1000.0 - (double)len;\n"
-             "    double t = 0;\n"
-             "    for (int i = 0; i < *n; i++) t += a[i * *lda + i];\n"
-             "    if (*jobz == 'V')\n"
-             "        for (int j = 0; j < *n; j++)\n"
-             "            for (int i = 0; i < *n; i++) v[j * *n + i] = a[j * *lda + i];\n"
-             "    return t;\n"
-             "}\n";
-    }
-    std::string so = dir_ + "/optional.so";
-    RunResult r = Idlc({"--module", "-o", so, kCases + "optional.idl", "--", impl});
-    ASSERT_EQ(r.status, 0) << r.err;
-    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    const stub_module *m = LoadModule(
+        "optional.idl",
+        "#include <stddef.h>\n"
+        "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len);\n"
+        "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len)\n"
+        "{\n"
+        "    if (len != 1) return -1000.0 - (double)len;\n"
+        "    double t = 0;\n"
+        "    for (int i = 0; i < *n; i++) t += a[i * *lda + i];\n"
+        "    if (*jobz == 'V')\n"
+        "        for (int j = 0; j < *n; j++)\n"
+        "            for (int i = 0; i < *n; i++) v[j * *n + i] = a[j * *lda + i];\n"
+        "    return t;\n"
+        "}\n");
     ASSERT_NE(m, nullptr);
     ASSERT_EQ(m->count, 1u);
     char jobz = 'V';
@@ -508,7 +513,6 @@ TEST_F(IdlcTest, FortranFunctionResultAndCharLength) {
     EXPECT_DOUBLE_EQ(trace, 5.0);
     EXPECT_DOUBLE_EQ(v[0], 1.0);
     EXPECT_DOUBLE_EQ(v[3], 4.0);
-    dlclose(h);
 }
 
 // lapack.idl: dgesvd's U and VT follow jobu/jobvt; dgemm's A follows transa.
@@ -596,32 +600,24 @@ TEST_F(IdlcTest, GenericDefineGivesOneRoutinePerPrecision) {
 // The generated thunks hand each routine its own types: float and complex
 // arrays, a real result from a complex routine, a real alpha by reference.
 TEST_F(IdlcTest, GenericModuleThunksPassEachPrecisionsTypes) {
-    std::string impl = dir_ + "/impl.c";
-    {
-        std::ofstream o(impl);
-        o << "#include <complex.h>\n"
-             "float my_snorm(int n, float *x);\n"
-             "float my_snorm(int n, float *x)\n"
-             "{ float s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }\n"
-             "double my_znorm(int n, double complex *x, double *scratch);\n"
-             "double my_znorm(int n, double complex *x, double *scratch)\n"
-             "{ double s = 0; for (int i = 0; i < n; i++) { scratch[2*i] = creal(x[i]);\n"
-             "  scratch[2*i+1] = cimag(x[i]); s += scratch[2*i] * scratch[2*i]\n"
-             "  + scratch[2*i+1] * scratch[2*i+1]; } return s; }\n"
-             "void zdscale_(int *n, double *alpha, double complex *x);\n"
-             "void zdscale_(int *n, double *alpha, double complex *x)\n"
-             "{ for (int i = 0; i < *n; i++) x[i] *= *alpha; }\n";
-        // The other routines of generic.idl, never called here.
-        for (const char *name : {"my_dnorm", "my_cnorm", "my_ssum", "my_dsum", "my_chsum",
-                                 "my_zhsum", "sscale_", "dscale_", "csscale_"})
-            o << "void " << name << "(void);\nvoid " << name << "(void) {}\n";
-    }
-    std::string so = dir_ + "/generic.so";
-    RunResult r = Idlc({"--module", "-o", so, kCases + "generic.idl", "--", impl, "-lm"});
-    ASSERT_EQ(r.status, 0) << r.err;
-    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    std::string impl =
+        "#include <complex.h>\n"
+        "float my_snorm(int n, float *x);\n"
+        "float my_snorm(int n, float *x)\n"
+        "{ float s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }\n"
+        "double my_znorm(int n, double complex *x, double *scratch);\n"
+        "double my_znorm(int n, double complex *x, double *scratch)\n"
+        "{ double s = 0; for (int i = 0; i < n; i++) { scratch[2*i] = creal(x[i]);\n"
+        "  scratch[2*i+1] = cimag(x[i]); s += scratch[2*i] * scratch[2*i]\n"
+        "  + scratch[2*i+1] * scratch[2*i+1]; } return s; }\n"
+        "void zdscale_(int *n, double *alpha, double complex *x);\n"
+        "void zdscale_(int *n, double *alpha, double complex *x)\n"
+        "{ for (int i = 0; i < *n; i++) x[i] *= *alpha; }\n";
+    // The other routines of generic.idl, never called here.
+    for (std::string name : {"my_dnorm", "my_cnorm", "my_ssum", "my_dsum", "my_chsum", "my_zhsum",
+                             "sscale_", "dscale_", "csscale_"})
+        impl += "void " + name + "(void);\nvoid " + name + "(void) {}\n";
+    const stub_module *m = LoadModule("generic.idl", impl);
     ASSERT_NE(m, nullptr);
     ASSERT_EQ(m->count, 12u);
     auto thunk = [m](const char *name) {
@@ -646,7 +642,6 @@ TEST_F(IdlcTest, GenericModuleThunksPassEachPrecisionsTypes) {
     thunk("zdscale")(dargs);
     EXPECT_DOUBLE_EQ(xz[0].real(), 1.5);
     EXPECT_DOUBLE_EQ(xz[0].imag(), 2.0);
-    dlclose(h);
 }
 
 // in, out, inout and work (any case, mode_ spellings too) name parameters

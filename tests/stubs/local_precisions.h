@@ -24,6 +24,37 @@ using dcomplex = std::complex<double>;
 
 // ---- BLAS ----
 
+// The routines of one shape under several names: triangular (trsm, trmm),
+// symmetric or Hermitian product (symm, hemm), rank-k update with scalars
+// of type S (syrk: T, herk: R).
+#define LIB_TRIANGULAR(T, symbol, wrapper)                                                    \
+    extern "C" void symbol(const char *, const char *, const char *, const char *,            \
+                           const int *, const int *, const T *, const T *, const int *, T *,  \
+                           const int *, size_t, size_t, size_t, size_t);                      \
+    inline void wrapper(char side, char uplo, char ta, char diag, int m, int n, T alpha,      \
+                        const T *a, int lda, T *b, int ldb)                                   \
+    {                                                                                         \
+        symbol(&side, &uplo, &ta, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);       \
+    }
+#define LIB_SYMMETRIC_PRODUCT(T, symbol, wrapper)                                             \
+    extern "C" void symbol(const char *, const char *, const int *, const int *, const T *,   \
+                           const T *, const int *, const T *, const int *, const T *, T *,    \
+                           const int *, size_t, size_t);                                      \
+    inline void wrapper(char side, char uplo, int m, int n, T alpha, const T *a, int lda,     \
+                        const T *b, int ldb, T beta, T *c, int ldc)                           \
+    {                                                                                         \
+        symbol(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);         \
+    }
+#define LIB_RANK_K(T, S, symbol, wrapper)                                                     \
+    extern "C" void symbol(const char *, const char *, const int *, const int *, const S *,   \
+                           const T *, const int *, const S *, T *, const int *, size_t,       \
+                           size_t);                                                           \
+    inline void wrapper(char uplo, char trans, int n, int k, S alpha, const T *a, int lda,    \
+                        S beta, T *c, int ldc)                                                \
+    {                                                                                         \
+        symbol(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);                 \
+    }
+
 #define LIB_BLAS(p, T, R)                                                                     \
     extern "C" void p##copy_(const int *, const T *, const int *, T *, const int *);          \
     extern "C" void p##axpy_(const int *, const T *, const T *, const int *, T *,             \
@@ -35,18 +66,6 @@ using dcomplex = std::complex<double>;
     extern "C" void p##gemm_(const char *, const char *, const int *, const int *,            \
                              const int *, const T *, const T *, const int *, const T *,       \
                              const int *, const T *, T *, const int *, size_t, size_t);       \
-    extern "C" void p##trsm_(const char *, const char *, const char *, const char *,          \
-                             const int *, const int *, const T *, const T *, const int *, T *, \
-                             const int *, size_t, size_t, size_t, size_t);                    \
-    extern "C" void p##trmm_(const char *, const char *, const char *, const char *,          \
-                             const int *, const int *, const T *, const T *, const int *, T *, \
-                             const int *, size_t, size_t, size_t, size_t);                    \
-    extern "C" void p##syrk_(const char *, const char *, const int *, const int *, const T *, \
-                             const T *, const int *, const T *, T *, const int *, size_t,     \
-                             size_t);                                                         \
-    extern "C" void p##symm_(const char *, const char *, const int *, const int *, const T *, \
-                             const T *, const int *, const T *, const int *, const T *, T *,  \
-                             const int *, size_t, size_t);                                    \
     inline void copy(int n, const T *x, int incx, T *y, int incy)                             \
     {                                                                                         \
         p##copy_(&n, x, &incx, y, &incy);                                                     \
@@ -66,48 +85,19 @@ using dcomplex = std::complex<double>;
     {                                                                                         \
         p##gemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);       \
     }                                                                                         \
-    inline void trsm(char side, char uplo, char ta, char diag, int m, int n, T alpha,         \
-                     const T *a, int lda, T *b, int ldb)                                      \
-    {                                                                                         \
-        p##trsm_(&side, &uplo, &ta, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);     \
-    }                                                                                         \
-    inline void trmm(char side, char uplo, char ta, char diag, int m, int n, T alpha,         \
-                     const T *a, int lda, T *b, int ldb)                                      \
-    {                                                                                         \
-        p##trmm_(&side, &uplo, &ta, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);     \
-    }                                                                                         \
-    inline void syrk(char uplo, char trans, int n, int k, T alpha, const T *a, int lda,       \
-                     T beta, T *c, int ldc)                                                   \
-    {                                                                                         \
-        p##syrk_(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);               \
-    }                                                                                         \
-    inline void symm(char side, char uplo, int m, int n, T alpha, const T *a, int lda,        \
-                     const T *b, int ldb, T beta, T *c, int ldc)                              \
-    {                                                                                         \
-        p##symm_(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);       \
-    }
+    LIB_TRIANGULAR(T, p##trsm_, trsm)                                                         \
+    LIB_TRIANGULAR(T, p##trmm_, trmm)                                                         \
+    LIB_SYMMETRIC_PRODUCT(T, p##symm_, symm)                                                  \
+    LIB_RANK_K(T, T, p##syrk_, syrk)
 LIB_EACH(LIB_BLAS)
 
-// Complex only: Hermitian rank-k update and product, a real alpha's scal.
+// Complex only: Hermitian product and rank-k update (real alpha, beta).
 #define LIB_BLAS_COMPLEX(p, T, R)                                                             \
-    extern "C" void p##herk_(const char *, const char *, const int *, const int *, const R *, \
-                             const T *, const int *, const R *, T *, const int *, size_t,     \
-                             size_t);                                                         \
-    extern "C" void p##hemm_(const char *, const char *, const int *, const int *, const T *, \
-                             const T *, const int *, const T *, const int *, const T *, T *,  \
-                             const int *, size_t, size_t);                                    \
-    inline void herk(char uplo, char trans, int n, int k, R alpha, const T *a, int lda,       \
-                     R beta, T *c, int ldc)                                                   \
-    {                                                                                         \
-        p##herk_(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);               \
-    }                                                                                         \
-    inline void hemm(char side, char uplo, int m, int n, T alpha, const T *a, int lda,        \
-                     const T *b, int ldb, T beta, T *c, int ldc)                              \
-    {                                                                                         \
-        p##hemm_(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);       \
-    }
+    LIB_SYMMETRIC_PRODUCT(T, p##hemm_, hemm)                                                  \
+    LIB_RANK_K(T, R, p##herk_, herk)
 LIB_EACH_COMPLEX(LIB_BLAS_COMPLEX)
 
+// A complex vector scaled by a real alpha.
 extern "C" void csscal_(const int *, const float *, scomplex *, const int *);
 extern "C" void zdscal_(const int *, const double *, dcomplex *, const int *);
 inline void rscal(int n, float alpha, scomplex *x, int incx) { csscal_(&n, &alpha, x, &incx); }
@@ -135,30 +125,17 @@ inline double dot(int n, const double *x, int incx, const double *y, int incy)
     return cblas_ddot(n, x, incx, y, incy);
 }
 // dot of complex vectors is dotu (x^T y); dotc conjugates x.
-inline scomplex dot(int n, const scomplex *x, int incx, const scomplex *y, int incy)
-{
-    scomplex r;
-    cblas_cdotu_sub(n, x, incx, y, incy, &r);
-    return r;
-}
-inline dcomplex dot(int n, const dcomplex *x, int incx, const dcomplex *y, int incy)
-{
-    dcomplex r;
-    cblas_zdotu_sub(n, x, incx, y, incy, &r);
-    return r;
-}
-inline scomplex dotc(int n, const scomplex *x, int incx, const scomplex *y, int incy)
-{
-    scomplex r;
-    cblas_cdotc_sub(n, x, incx, y, incy, &r);
-    return r;
-}
-inline dcomplex dotc(int n, const dcomplex *x, int incx, const dcomplex *y, int incy)
-{
-    dcomplex r;
-    cblas_zdotc_sub(n, x, incx, y, incy, &r);
-    return r;
-}
+#define LIB_COMPLEX_DOT(T, sub, wrapper)                                                      \
+    inline T wrapper(int n, const T *x, int incx, const T *y, int incy)                       \
+    {                                                                                         \
+        T r;                                                                                  \
+        sub(n, x, incx, y, incy, &r);                                                         \
+        return r;                                                                             \
+    }
+LIB_COMPLEX_DOT(scomplex, cblas_cdotu_sub, dot)
+LIB_COMPLEX_DOT(dcomplex, cblas_zdotu_sub, dot)
+LIB_COMPLEX_DOT(scomplex, cblas_cdotc_sub, dotc)
+LIB_COMPLEX_DOT(dcomplex, cblas_zdotc_sub, dotc)
 inline float nrm2(int n, const float *x, int incx) { return cblas_snrm2(n, x, incx); }
 inline double nrm2(int n, const double *x, int incx) { return cblas_dnrm2(n, x, incx); }
 inline float nrm2(int n, const scomplex *x, int incx) { return cblas_scnrm2(n, x, incx); }
