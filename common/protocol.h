@@ -22,8 +22,11 @@ enum proto_type {
     PROTO_CANCEL = 5,    /* (empty): cancel the call with this call id       */
     PROTO_KEEPALIVE = 6, /* (empty): the server is still computing           */
     PROTO_REPLY = 7,     /* i32 status, string detail, then per request type */
-    PROTO_ADMIN = 8,     /* reserved: administration                         */
-    PROTO_STATUS = 9,    /* reserved: server status                          */
+    PROTO_ADMIN = 8,     /* u32 step, then per step: challenge-response, then a
+                            command (register, unregister, list); answered by
+                            the dispatcher (msg_control.c)                   */
+    PROTO_STATUS = 9,    /* u32 version -> the server's counters, per routine
+                            and in all; answered by the dispatcher           */
     /* Remote files (docs/protocol.md, "Files"); 12-15 reserved for them. */
     PROTO_FILE_READ = 10, /* server -> client mid-call: u32 param, u64 offset, u32 length */
     PROTO_FILE_DATA = 11  /* client -> server: i32 status, string detail, u64 n, bytes */

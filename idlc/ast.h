@@ -20,7 +20,9 @@ typedef enum ast_expr_kind {
     AST_UNARY, /* op (EXPR_NEG) applied to lhs           */
     AST_BINARY,/* op (EXPR_ADD ...) of lhs and rhs       */
     AST_CALL,  /* name(lhs, rhs): min or max             */
-    AST_COND   /* cond ? lhs : rhs                       */
+    AST_COND,  /* cond ? lhs : rhs                       */
+    AST_COMPLEX /* the word complex: 1 in a complex precision of a generic
+                   Define, 0 in a real one (generic.c replaces it) */
 } ast_expr_kind;
 
 typedef struct ast_expr {
@@ -40,12 +42,24 @@ typedef struct ast_dim {
     struct ast_dim *next;
 } ast_dim;
 
+/* A name in a list: Calls arguments, precision prefixes. */
+typedef struct ast_name {
+    char *name;
+    ast_loc loc;
+    struct ast_name *next;
+} ast_name;
+
 typedef struct ast_param {
     char *name;
     ast_loc loc; /* the name */
     int mode;    /* iface_mode */
-    int type;    /* numrpc_type */
+    int type;    /* numrpc_type; unset while type_var is */
+    int type_var; /* 'T' (element type) or 'R' (its real type) in a generic
+                     Define, else 0 */
     ast_loc type_loc;
+    ast_name *only; /* "{c, z} WORK R rwork[n]": the precisions that have
+                       this parameter; NULL: all */
+    ast_loc only_loc;
     ast_expr *bound; /* string<bound>, or NULL */
     ast_loc bound_loc;
     int by_pointer; /* written with '*' */
@@ -54,16 +68,21 @@ typedef struct ast_param {
     struct ast_param *next;
 } ast_param;
 
-/* A name in a Calls argument list. */
-typedef struct ast_name {
-    char *name;
+/* One name pattern of a generic Define, "?gemm {s, d, c, z}": '?' stands
+ * for each precision prefix listed. */
+typedef struct ast_group {
+    char *pattern;
     ast_loc loc;
-    struct ast_name *next;
-} ast_name;
+    ast_name *prefixes;
+    struct ast_group *next;
+} ast_group;
 
 typedef struct ast_define {
-    char *name;
+    char *name;  /* the routine name; a generic Define's first pattern */
     ast_loc loc; /* the routine name */
+    ast_group *groups; /* a generic Define's name patterns, else NULL */
+    char *generic_name; /* an expanded routine's pattern ("?gemm"), which
+                           diagnostics name, else NULL */
     ast_param *params;
     char *description;
     char *library;        /* own Required/Library, else the module-wide one */
@@ -97,9 +116,16 @@ typedef struct ast_file {
     ast_loc comment_loc; /* where an open comment began (lexer) */
     int orphan; /* after a syntax error: drop clauses until the next Define */
     int nerrors;
+    int once; /* set while the routines of a generic Define are checked: a
+                 message printed then is not printed again */
+    char **said; /* those messages, a hash set of said_slots (a power of
+                    2) holding nsaid */
+    size_t said_slots, nsaid;
 } ast_file;
 
-/* Reports "PATH:LINE:COL: error: MESSAGE" on stderr and counts it. */
+/* Reports "PATH:LINE:COL: error: MESSAGE" on stderr and counts it; while
+ * file->once is set, the same message at the same place (one per precision
+ * of a generic Define) is counted but printed once. */
 void ast_error(ast_file *file, ast_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -114,7 +140,15 @@ void ast_param_free(ast_param *p);
 void ast_dim_free(ast_dim *d);
 void ast_expr_free(ast_expr *e);
 void ast_name_free(ast_name *n);
+void ast_group_free(ast_group *g);
 void *ast_alloc(size_t size);
+
+/* Deep copies (NULL for NULL), for the expansion of generic Defines. */
+ast_expr *ast_expr_copy(const ast_expr *e);
+ast_dim *ast_dim_copy(const ast_dim *d);
+ast_name *ast_name_copy(const ast_name *n);
+/* One parameter, without the ones after it. */
+ast_param *ast_param_copy_one(const ast_param *p);
 
 /* Parses the file at file->path (already initialised); returns 0 when the
  * file was read (syntax errors are counted in file->nerrors) or -1 when it

@@ -1,5 +1,5 @@
-/* parser.y -- the grammar of the numrpc IDL (the Ninf IDL made precise);
- * builds an ast_file, recovering from a syntax error at the next statement. */
+/* parser.y -- the grammar of the numrpc IDL (the Ninf IDL made precise, plus
+ * generic Defines); builds an ast_file, recovering at the next statement. */
 %define api.pure full
 %define parse.error verbose
 %locations
@@ -25,6 +25,10 @@ void yyerror(YYLTYPE *lloc, void *scanner, ast_file *file, const char *msg);
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/* What the type rule yields for T and R (numrpc_types are >= 0). */
+enum { TYPE_VAR_T = -1, TYPE_VAR_R = -2 };
 
 static ast_loc at(YYLTYPE l)
 {
@@ -47,6 +51,26 @@ static void append_text(char **dst, char *src, const char *sep)
     free(*dst);
     free(src);
     *dst = joined;
+}
+
+/* The iface_mode of a mode word ("IN", "mode_out", any case); takes it. */
+static int mode_of(char *word)
+{
+    const char *w = strncasecmp(word, "mode_", 5) == 0 ? word + 5 : word;
+    int mode = strcasecmp(w, "IN") == 0      ? IFACE_IN
+               : strcasecmp(w, "OUT") == 0   ? IFACE_OUT
+               : strcasecmp(w, "INOUT") == 0 ? IFACE_INOUT
+                                             : IFACE_WORK;
+    free(word);
+    return mode;
+}
+
+static ast_name *name_node(char *name, YYLTYPE l)
+{
+    ast_name *n = ast_alloc(sizeof *n);
+    n->name = name;
+    n->loc = at(l);
+    return n;
 }
 
 static ast_expr *binary(int op, ast_expr *lhs, ast_expr *rhs, YYLTYPE l)
@@ -96,6 +120,29 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
 }
 }
 
+%code {
+/* Appends a Define (groups: a generic one's name patterns, else NULL); takes
+ * ownership of everything it is given. */
+static void define_clause(ast_file *file, char *name, YYLTYPE name_at, ast_group *groups,
+                          ast_param *params, char *description)
+{
+    ast_define *d = ast_alloc(sizeof *d);
+    file->orphan = 0;
+    d->name = name;
+    d->loc = at(name_at);
+    d->groups = groups;
+    d->params = params;
+    d->description = description;
+    if (file->library) d->library = ast_strdup(file->library);
+    if (file->fortran_format) {
+        d->fortran_format = ast_strdup(file->fortran_format);
+        d->format_loc = file->format_loc;
+    }
+    *file->tail = d;
+    file->tail = &d->next;
+}
+}
+
 %union {
     int64_t num;
     char *str;
@@ -104,12 +151,14 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
     ast_param *param;
     ast_dim *dim;
     ast_name *name;
+    ast_group *group;
 }
 
 %token <str> IDENT "identifier"
 %token <str> STRING "string constant"
 %token <num> NUMBER "number"
-%token <code> MODE "mode"
+%token <str> MODE "mode"
+%token <str> PATTERN "name pattern"
 %token MODULE "Module"
 %token DEFINE "Define"
 %token LIBRARY "Required"
@@ -126,12 +175,13 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
 %token ANDAND "&&"
 %token OROR "||"
 
-%type <str> strings opt_desc
+%type <str> strings opt_desc name callee
 %type <code> type
 %type <expr> expr opt_bound bound_expr
 %type <param> params param_list param
 %type <dim> dims dim
-%type <name> opt_names names
+%type <name> opt_names names prefixes opt_only
+%type <group> groups group
 %type <num> opt_star
 
 %destructor { free($$); } <str>
@@ -139,6 +189,7 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
 %destructor { ast_param_free($$); } <param>
 %destructor { ast_dim_free($$); } <dim>
 %destructor { ast_name_free($$); } <name>
+%destructor { ast_group_free($$); } <group>
 
 %right '?'
 %left OROR
@@ -199,26 +250,17 @@ item:
             d->complexity = $2;
         }
     }
-    | CALLS STRING IDENT '(' opt_names ')' opt_semi {
+    | CALLS STRING callee '(' opt_names ')' opt_semi {
         calls_clause(file, @1, $2, @2, NULL, @3, $3, @3, $5);
     }
-    | CALLS STRING IDENT '=' IDENT '(' opt_names ')' opt_semi {
+    | CALLS STRING name '=' callee '(' opt_names ')' opt_semi {
         calls_clause(file, @1, $2, @2, $3, @3, $5, @5, $7);
     }
     | DEFINE IDENT '(' params ')' opt_desc {
-        ast_define *d = ast_alloc(sizeof *d);
-        file->orphan = 0;
-        d->name = $2;
-        d->loc = at(@2);
-        d->params = $4;
-        d->description = $6;
-        if (file->library) d->library = ast_strdup(file->library);
-        if (file->fortran_format) {
-            d->fortran_format = ast_strdup(file->fortran_format);
-            d->format_loc = file->format_loc;
-        }
-        *file->tail = d;
-        file->tail = &d->next;
+        define_clause(file, $2, @2, NULL, $4, $6);
+    }
+    | DEFINE groups '(' params ')' opt_desc {
+        define_clause(file, ast_strdup($2->pattern), @2, $2, $4, $6);
     }
     | error {
         ast_define *d = current(file);
@@ -230,6 +272,47 @@ item:
 opt_semi:
       %empty
     | ';'
+    ;
+
+/* A generic Define's name patterns: "?syev {s, d} ?heev {c, z}". */
+groups:
+      group
+    | groups group {
+        ast_group **g = &$1;
+        while (*g) g = &(*g)->next;
+        *g = $2;
+        $$ = $1;
+    }
+    ;
+
+group:
+      PATTERN '{' prefixes '}' {
+        $$ = ast_alloc(sizeof *$$);
+        $$->pattern = $1;
+        $$->loc = at(@1);
+        $$->prefixes = $3;
+    }
+    ;
+
+prefixes:
+      IDENT { $$ = name_node($1, @1); }
+    | prefixes ',' IDENT {
+        ast_name **p = &$1;
+        while (*p) p = &(*p)->next;
+        *p = name_node($3, @3);
+        $$ = $1;
+    }
+    ;
+
+/* A routine's name where a mode cannot stand: a mode word is a name there. */
+name:
+      IDENT
+    | MODE
+    ;
+
+callee:
+      IDENT
+    | PATTERN
     ;
 
 strings:
@@ -258,19 +341,29 @@ param_list:
     ;
 
 param:
-      MODE type opt_bound opt_star IDENT dims {
+      opt_only MODE type opt_bound opt_star name dims {
         $$ = ast_alloc(sizeof *$$);
-        $$->mode = $1;
-        $$->type = $2;
-        $$->type_loc = at(@2);
-        $$->bound = $3;
-        $$->bound_loc = at(@3);
-        $$->by_pointer = $4 != 0;
-        $$->star_loc = at(@4);
-        $$->name = $5;
-        $$->loc = at(@5);
-        $$->dims = $6;
+        $$->only = $1;
+        $$->only_loc = at(@1);
+        $$->mode = mode_of($2);
+        if ($3 == TYPE_VAR_T) $$->type_var = 'T';
+        else if ($3 == TYPE_VAR_R) $$->type_var = 'R';
+        else $$->type = $3;
+        $$->type_loc = at(@3);
+        $$->bound = $4;
+        $$->bound_loc = at(@4);
+        $$->by_pointer = $5 != 0;
+        $$->star_loc = at(@5);
+        $$->name = $6;
+        $$->loc = at(@6);
+        $$->dims = $7;
     }
+    ;
+
+/* "{c, z} WORK R rwork[n]": a parameter of some precisions only. */
+opt_only:
+      %empty { $$ = NULL; }
+    | '{' prefixes '}' { $$ = $2; }
     ;
 
 /* A string's bound, string<80>: a number, a name or a parenthesised
@@ -285,18 +378,30 @@ bound_expr:
         $$ = ast_expr_new(AST_NUM, at(@1));
         $$->value = $1;
     }
-    | IDENT {
+    | name {
         $$ = ast_expr_new(AST_NAME, at(@1));
         $$->name = $1;
     }
     | '(' expr ')' { $$ = $2; }
     ;
 
+/* The type variables T and R of a generic Define are names, not keywords
+ * (r and t stay free as parameter names). */
 type:
       TYPE
     | DOUBLE { $$ = NUMRPC_T_DOUBLE; }
     | COMPLEX { $$ = NUMRPC_T_SCOMPLEX; }
     | DOUBLE COMPLEX { $$ = NUMRPC_T_DCOMPLEX; }
+    | IDENT {
+        if (strcmp($1, "T") == 0 || strcmp($1, "R") == 0) {
+            $$ = $1[0] == 'T' ? TYPE_VAR_T : TYPE_VAR_R;
+        } else {
+            ast_error(file, at(@1),
+                      "unknown type '%s' (T and R name the types of a generic Define)", $1);
+            $$ = NUMRPC_T_DOUBLE;
+        }
+        free($1);
+    }
     ;
 
 opt_star:
@@ -341,17 +446,11 @@ opt_names:
     ;
 
 names:
-      IDENT {
-        $$ = ast_alloc(sizeof *$$);
-        $$->name = $1;
-        $$->loc = at(@1);
-    }
-    | names ',' IDENT {
+      name { $$ = name_node($1, @1); }
+    | names ',' name {
         ast_name **p = &$1;
         while (*p) p = &(*p)->next;
-        *p = ast_alloc(sizeof **p);
-        (*p)->name = $3;
-        (*p)->loc = at(@3);
+        *p = name_node($3, @3);
         $$ = $1;
     }
     ;
@@ -361,10 +460,11 @@ expr:
         $$ = ast_expr_new(AST_NUM, at(@1));
         $$->value = $1;
     }
-    | IDENT {
+    | name {
         $$ = ast_expr_new(AST_NAME, at(@1));
         $$->name = $1;
     }
+    | COMPLEX { $$ = ast_expr_new(AST_COMPLEX, at(@1)); }
     | IDENT '(' expr ')' {
         $$ = ast_expr_new(AST_CALL, at(@1));
         $$->name = $1;

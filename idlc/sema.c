@@ -2,6 +2,8 @@
  * cannot, and builds the interface descriptor of each Define. */
 #include "sema.h"
 
+#include "generic.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,13 @@ typedef struct expr_ctx {
     const char *what;
     int failed;
 } expr_ctx;
+
+/* The routine as diagnostics name it: a generic Define's pattern ("?gemm"),
+ * so that a mistake made once is reported once, not once per precision. */
+static const char *shown(const ast_define *d)
+{
+    return d->generic_name ? d->generic_name : d->name;
+}
 
 static const ast_param *find_param(const ast_define *d, const char *name,
                                    uint32_t *index)
@@ -88,6 +97,10 @@ static void compile_expr(expr_ctx *c, const ast_expr *e, expr_t *out)
         compile_expr(c, e->lhs, out);
         compile_expr(c, e->rhs, out);
         emit(c, out, e->op);
+        return;
+    case AST_COMPLEX: /* generic.c resolved every one */
+        ast_error(c->file, e->loc, "internal: 'complex' left in %s", c->what);
+        c->failed = 1;
         return;
     case AST_COND:
         compile_expr(c, e->cond, out);
@@ -267,7 +280,7 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
         const ast_param *p = find_param(d, d->calls_result, &index);
         if (p == NULL) {
             ast_error(file, d->result_loc, "Calls result '%s' is not a parameter of '%s'",
-                      d->calls_result, d->name);
+                      d->calls_result, shown(d));
         } else if (p->dims != NULL || p->mode != IFACE_OUT || p->type == NUMRPC_T_STRING ||
                    p->type == NUMRPC_T_FILE || p->type == NUMRPC_T_RFILE) {
             ast_error(file, d->result_loc,
@@ -283,7 +296,7 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
         uint32_t index;
         if (find_param(d, a->name, &index) == NULL) {
             ast_error(file, a->loc, "Calls argument '%s' is not a parameter of '%s'",
-                      a->name, d->name);
+                      a->name, shown(d));
             continue;
         }
         if (index >= IFACE_MAX_PARAMS) continue;
@@ -303,7 +316,7 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
     for (const ast_param *p = d->params; p && i < nparams; p = p->next, i++)
         if (!seen[i] && find_param(d, p->name, NULL) == p)
             ast_error(file, d->calls_loc, "Calls of '%s' does not pass parameter '%s'",
-                      d->name, p->name);
+                      shown(d), p->name);
 }
 
 /* Checks one Define and fills r; returns 0 when it had no errors. */
@@ -317,7 +330,7 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
     for (const ast_param *p = d->params; p; p = p->next) {
         nparams++;
         if (nparams == IFACE_MAX_PARAMS + 1)
-            ast_error(file, p->loc, "'%s' has more than %d parameters", d->name,
+            ast_error(file, p->loc, "'%s' has more than %d parameters", shown(d),
                       IFACE_MAX_PARAMS);
     }
     if (nparams > IFACE_MAX_PARAMS) nparams = IFACE_MAX_PARAMS;
@@ -327,10 +340,10 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
     f->description = dup_or_empty(d->description);
     f->library = dup_or_empty(d->library);
     if (strlen(f->description) > IFACE_MAX_TEXT)
-        ast_error(file, d->loc, "description of '%s' is longer than %d bytes", d->name,
+        ast_error(file, d->loc, "description of '%s' is longer than %d bytes", shown(d),
                   IFACE_MAX_TEXT);
     if (strlen(f->library) > IFACE_MAX_TEXT)
-        ast_error(file, d->loc, "Required text of '%s' is longer than %d bytes", d->name,
+        ast_error(file, d->loc, "Required text of '%s' is longer than %d bytes", shown(d),
                   IFACE_MAX_TEXT);
     f->params = ast_alloc(sizeof *f->params * (nparams ? nparams : 1));
     f->nparams = nparams;
@@ -363,7 +376,7 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
     compile_opt(file, d, "CalcOrder", d->complexity, nparams, &f->complexity);
 
     if (!d->has_calls) {
-        if (!d->damaged) ast_error(file, d->loc, "Define '%s' has no Calls clause", d->name);
+        if (!d->damaged) ast_error(file, d->loc, "Define '%s' has no Calls clause", shown(d));
     } else {
         int fortran = 0;
         if (strcasecmp(d->lang, "Fortran") == 0) fortran = 1;
@@ -403,6 +416,7 @@ static char *base_module_name(const char *path)
 int sema_check(ast_file *file, sema_unit *unit)
 {
     memset(unit, 0, sizeof *unit);
+    generic_expand(file);
     unit->module = file->module ? ast_strdup(file->module) : base_module_name(file->path);
     size_t n = 0;
     for (const ast_define *d = file->defines; d; d = d->next) n++;
@@ -416,7 +430,9 @@ int sema_check(ast_file *file, sema_unit *unit)
             }
         }
         sema_routine *r = &unit->routines[unit->count++];
+        file->once = d->generic_name != NULL; /* its mistakes are its siblings' */
         check_define(file, unit->module, d, r);
+        file->once = 0;
     }
     if (n == 0 && file->nerrors == 0)
         ast_error(file, (ast_loc){1, 1}, "no Define in this file");

@@ -8,7 +8,7 @@ CC ?= clang
 TARGETS := fuzz_wire fuzz_msg_server fuzz_msg_client fuzz_iface fuzz_expr fuzz_meta fuzz_idlc
 COMMON := error expr iface codec wire wire_fields transport_tcp transport_mem msg strbuf \
 	marshal sock msg_control msg_data msg_meta rank hmac files tls_context tls_accept tls_client tls_record
-IDLC := ast sema codegen
+IDLC := ast generic sema codegen
 
 TIRPC_CFLAGS := $(shell pkg-config --cflags libtirpc)
 TIRPC_LIBS := $(shell pkg-config --libs libtirpc)

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,7 @@ class IdlcTest : public ::testing::Test {
         dir_ = tmpl;
     }
     void TearDown() override {
+        if (module_) dlclose(module_);
         if (dir_.empty()) return;
         std::string cmd = "rm -rf '" + dir_ + "'";
         ASSERT_EQ(system(cmd.c_str()), 0);
@@ -99,7 +101,28 @@ class IdlcTest : public ::testing::Test {
             << err.detail;
     }
 
+    // Compiles case `idl` into a module linked with the C source `impl`
+    // and loads it: its table, or nullptr after a failure (the module is
+    // closed by TearDown).
+    const stub_module *LoadModule(const std::string &idl, const std::string &impl) {
+        std::string c = dir_ + "/impl.c", so = dir_ + "/module.so";
+        {
+            std::ofstream o(c);
+            o << impl;
+        }
+        RunResult r = Idlc({"--module", "-o", so, kCases + idl, "--", c, "-lm"});
+        EXPECT_EQ(r.status, 0) << r.err;
+        if (r.status != 0) return nullptr;
+        module_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+        EXPECT_NE(module_, nullptr) << dlerror();
+        if (module_ == nullptr) return nullptr;
+        auto *m = static_cast<const stub_module *>(dlsym(module_, NUMRPC_STUB_SYMBOL));
+        EXPECT_NE(m, nullptr);
+        return m;
+    }
+
     std::string dir_;
+    void *module_ = nullptr;
 };
 
 std::string Render(const iface_t &f, const expr_t &e) {
@@ -310,6 +333,27 @@ TEST_F(IdlcTest, ErrorsHaveExactPositions) {
          "string array 'x' in a Fortran routine: declare a CHARACTER array as a char array "
          "(char x[len][n])"},
         {"err_strings.idl", 7, 31, "unknown name 'm' in the bound of 's'"},
+        {"err_generic.idl", 1, 18,
+         "unknown precision 'q' (use s, d, c, z, or sc, cs, dz, zd for a complex routine with "
+         "a real part)"},
+        {"err_generic.idl", 1, 24, "precision 's' listed twice for '?gemm'"},
+        {"err_generic.idl", 1, 50, "'c' is not a precision of '?gemm' (for parameter 'w')"},
+        {"err_generic.idl", 2, 11,
+         "Calls name 'gemm' of generic '?gemm' must contain a name pattern of the Define "
+         "('?gemm'), which stands for each routine's name"},
+        {"err_generic.idl", 3, 23,
+         "type T of 'x' names a precision's type: only in a generic Define (Define ?f {s, d, c, "
+         "z} ...)"},
+        {"err_generic.idl", 3, 31, "'k' is given precisions, but 'f' is not a generic Define"},
+        {"err_generic.idl", 4, 11,
+         "'complex' in an expression is 1 or 0 by precision: only in a generic Define, and 'f' "
+         "is not one"},
+        {"err_generic.idl", 5, 11, "Calls name 'cblas_?f' has a '?', but 'f' is not a generic Define"},
+        {"err_generic.idl", 6, 8,
+         "name pattern '?a?b' must hold exactly one '?' (where the precision prefix goes)"},
+        {"err_generic.idl", 6, 31, "unknown type 'matrix' (T and R name the types of a generic Define)"},
+        {"err_generic.idl", 8, 36, "unknown name 'm' in the extent of 'x'"},
+        {"err_generic.idl", 9, 20, "Calls argument 'y' is not a parameter of '?g'"},
     };
     for (const ErrorCase &c : cases) {
         std::string path = kCases + c.file;
@@ -344,6 +388,16 @@ TEST_F(IdlcTest, ReportsEveryError) {
     EXPECT_EQ(lines, 5u) << r.err;
 }
 
+// A mistake in a generic Define's body is reported once, not once per
+// precision (the lines of err_generic.idl's errors are all different).
+TEST_F(IdlcTest, GenericMistakeReportedOnce) {
+    RunResult r = Idlc({kCases + "err_generic.idl"});
+    EXPECT_EQ(r.status, 1);
+    size_t lines = 0;
+    for (char ch : r.err) lines += ch == '\n';
+    EXPECT_EQ(lines, 12u) << r.err;
+}
+
 TEST_F(IdlcTest, MissingFileAndBadUsage) {
     EXPECT_EQ(Idlc({kCases + "no_such_file.idl"}).status, 1);
     EXPECT_EQ(Idlc({}).status, 1);
@@ -356,6 +410,7 @@ TEST_F(IdlcTest, MissingFileAndBadUsage) {
 TEST_F(IdlcTest, GeneratedCCompilesWithWerror) {
     for (std::string idl : {kCases + "dmmul.idl", kCases + "linpack_paper.idl",
                             kCases + "reorder.idl", kCases + "optional.idl",
+                            kCases + "generic.idl", kCases + "mode_names.idl",
                             kStubs + "linpack.idl", kStubs + "blas.idl", kStubs + "lapack.idl"}) {
         std::string c = dir_ + "/gen.c";
         RunResult r = Idlc({"-o", c, idl});
@@ -369,19 +424,11 @@ TEST_F(IdlcTest, GeneratedCCompilesWithWerror) {
 
 // Calls order differs from Define order: the thunk passes Calls order.
 TEST_F(IdlcTest, ModuleThunkReordersArguments) {
-    std::string impl = dir_ + "/impl.c";
-    {
-        std::ofstream o(impl);
-        o << "void scale_vec(double *x, int *count, double factor, int n);\n"
-             "void scale_vec(double *x, int *count, double factor, int n)\n"
-             "{ for (int i = 0; i < n; i++) x[i] *= factor; *count = n; }\n";
-    }
-    std::string so = dir_ + "/reorder.so";
-    RunResult r = Idlc({"--module", "-o", so, kCases + "reorder.idl", "--", impl});
-    ASSERT_EQ(r.status, 0) << r.err;
-    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    const stub_module *m =
+        LoadModule("reorder.idl",
+                   "void scale_vec(double *x, int *count, double factor, int n);\n"
+                   "void scale_vec(double *x, int *count, double factor, int n)\n"
+                   "{ for (int i = 0; i < n; i++) x[i] *= factor; *count = n; }\n");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->abi, static_cast<uint32_t>(NUMRPC_STUB_ABI));
     EXPECT_STREQ(m->module, "reorder");
@@ -401,7 +448,6 @@ TEST_F(IdlcTest, ModuleThunkReordersArguments) {
     EXPECT_EQ(count, 3);
     EXPECT_DOUBLE_EQ(x[0], 2.5);
     EXPECT_DOUBLE_EQ(x[2], 7.5);
-    dlclose(h);
 }
 
 // ---- (e) char-dependent extents, functions, Fortran char lengths ----
@@ -443,28 +489,20 @@ TEST_F(IdlcTest, CharConstantsComparisonsAndConditionals) {
 // The thunk of a Fortran FUNCTION stores its value in the result parameter
 // and passes a hidden length of 1 for the char argument.
 TEST_F(IdlcTest, FortranFunctionResultAndCharLength) {
-    std::string impl = dir_ + "/eig.c";
-    {
-        std::ofstream o(impl);
-        o << "#include <stddef.h>\n"
-             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len);\n"
-             "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len)\n"
-             "{\n"
-             "    if (len != 1) return -1000.0 - (double)len;\n"
-             "    double t = 0;\n"
-             "    for (int i = 0; i < *n; i++) t += a[i * *lda + i];\n"
-             "    if (*jobz == 'V')\n"
-             "        for (int j = 0; j < *n; j++)\n"
-             "            for (int i = 0; i < *n; i++) v[j * *n + i] = a[j * *lda + i];\n"
-             "    return t;\n"
-             "}\n";
-    }
-    std::string so = dir_ + "/optional.so";
-    RunResult r = Idlc({"--module", "-o", so, kCases + "optional.idl", "--", impl});
-    ASSERT_EQ(r.status, 0) << r.err;
-    void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto *m = static_cast<const stub_module *>(dlsym(h, NUMRPC_STUB_SYMBOL));
+    const stub_module *m = LoadModule(
+        "optional.idl",
+        "#include <stddef.h>\n"
+        "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len);\n"
+        "double eig_(char *jobz, int *n, double *a, int *lda, double *v, size_t len)\n"
+        "{\n"
+        "    if (len != 1) return -1000.0 - (double)len;\n"
+        "    double t = 0;\n"
+        "    for (int i = 0; i < *n; i++) t += a[i * *lda + i];\n"
+        "    if (*jobz == 'V')\n"
+        "        for (int j = 0; j < *n; j++)\n"
+        "            for (int i = 0; i < *n; i++) v[j * *n + i] = a[j * *lda + i];\n"
+        "    return t;\n"
+        "}\n");
     ASSERT_NE(m, nullptr);
     ASSERT_EQ(m->count, 1u);
     char jobz = 'V';
@@ -475,7 +513,6 @@ TEST_F(IdlcTest, FortranFunctionResultAndCharLength) {
     EXPECT_DOUBLE_EQ(trace, 5.0);
     EXPECT_DOUBLE_EQ(v[0], 1.0);
     EXPECT_DOUBLE_EQ(v[3], 4.0);
-    dlclose(h);
 }
 
 // lapack.idl: dgesvd's U and VT follow jobu/jobvt; dgemm's A follows transa.
@@ -505,6 +542,118 @@ TEST_F(IdlcTest, LapackAndBlasShapesFollowTheirJobCharacters) {
     EXPECT_EQ(g[8].count[0], 3);      // B is k x n
     EXPECT_NE(EvalShapes(f, {'N', 'N', 5, 4, 3, 0, 0, 3, 0, 3, 0, 0, 5}, g), 0);  // lda 3 < m 5
     iface_free(&f);
+}
+
+// ---- (f) generic Defines, mode words as names ----
+
+// One Define over s, d, c, z: each routine has its name, its element type T
+// and real type R, the parameters of its precision, and its Calls name.
+TEST_F(IdlcTest, GenericDefineGivesOneRoutinePerPrecision) {
+    RunResult r = Idlc({"--dump", kCases + "generic.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"Define snorm(", "Define znorm(", "Define ssum(", "Define dsum(", "Define chsum(",
+          "Define zhsum(", "Define sscale(", "Define csscale(", "Define zdscale(",
+          "\"result := sum of |x_i|^2 (cnorm)\"", "Calls \"C\" my_chsum(n, x, total);",
+          "Calls \"Fortran\" zdscale_(n, alpha, x);", "WORK double scratch[2*n]"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    struct Want {
+        const char *name;
+        uint32_t nparams, x_type, result_type;
+    };
+    const Want wants[] = {{"snorm", 3, NUMRPC_T_FLOAT, NUMRPC_T_FLOAT},
+                          {"dnorm", 3, NUMRPC_T_DOUBLE, NUMRPC_T_DOUBLE},
+                          {"cnorm", 4, NUMRPC_T_SCOMPLEX, NUMRPC_T_FLOAT},
+                          {"znorm", 4, NUMRPC_T_DCOMPLEX, NUMRPC_T_DOUBLE}};
+    for (const Want &w : wants) {
+        SCOPED_TRACE(w.name);
+        iface_t f;
+        Decode(kCases + "generic.idl", w.name, &f);
+        EXPECT_EQ(f.symbol, "my_" + std::string(w.name));
+        ASSERT_EQ(f.nparams, w.nparams);
+        EXPECT_EQ(f.params[1].type, w.x_type);
+        EXPECT_EQ(f.params[w.nparams - 1].type, w.result_type);
+        if (w.nparams == 4) {  // scratch: complex precisions only, of their real type
+            EXPECT_STREQ(f.params[2].name, "scratch");
+            EXPECT_EQ(f.params[2].mode, static_cast<uint32_t>(IFACE_WORK));
+            EXPECT_EQ(f.params[2].type, w.result_type);
+        }
+        // CalcOrder (complex ? 4 : 1) * n at n = 10.
+        double flops = 0;
+        err_t err;
+        auto ten = [](void *, uint32_t, int64_t *v, err_t *) -> int {
+            *v = 10;
+            return 0;
+        };
+        ASSERT_EQ(expr_eval_real(&f.complexity, ten, nullptr, &flops, &err), 0) << err.detail;
+        EXPECT_DOUBLE_EQ(flops, w.nparams == 4 ? 40.0 : 10.0);
+        iface_free(&f);
+    }
+    iface_t f;
+    Decode(kCases + "generic.idl", "zdscale", &f);
+    EXPECT_STREQ(f.symbol, "zdscale_");
+    EXPECT_EQ(f.params[1].type, static_cast<uint32_t>(NUMRPC_T_DOUBLE));
+    EXPECT_EQ(f.params[2].type, static_cast<uint32_t>(NUMRPC_T_DCOMPLEX));
+    iface_free(&f);
+}
+
+// The generated thunks hand each routine its own types: float and complex
+// arrays, a real result from a complex routine, a real alpha by reference.
+TEST_F(IdlcTest, GenericModuleThunksPassEachPrecisionsTypes) {
+    std::string impl =
+        "#include <complex.h>\n"
+        "float my_snorm(int n, float *x);\n"
+        "float my_snorm(int n, float *x)\n"
+        "{ float s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }\n"
+        "double my_znorm(int n, double complex *x, double *scratch);\n"
+        "double my_znorm(int n, double complex *x, double *scratch)\n"
+        "{ double s = 0; for (int i = 0; i < n; i++) { scratch[2*i] = creal(x[i]);\n"
+        "  scratch[2*i+1] = cimag(x[i]); s += scratch[2*i] * scratch[2*i]\n"
+        "  + scratch[2*i+1] * scratch[2*i+1]; } return s; }\n"
+        "void zdscale_(int *n, double *alpha, double complex *x);\n"
+        "void zdscale_(int *n, double *alpha, double complex *x)\n"
+        "{ for (int i = 0; i < *n; i++) x[i] *= *alpha; }\n";
+    // The other routines of generic.idl, never called here.
+    for (std::string name : {"my_dnorm", "my_cnorm", "my_ssum", "my_dsum", "my_chsum", "my_zhsum",
+                             "sscale_", "dscale_", "csscale_"})
+        impl += "void " + name + "(void);\nvoid " + name + "(void) {}\n";
+    const stub_module *m = LoadModule("generic.idl", impl);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->count, 12u);
+    auto thunk = [m](const char *name) {
+        for (uint32_t i = 0; i < m->count; i++)
+            if (strcmp(m->entries[i].name, name) == 0) return m->entries[i].thunk;
+        ADD_FAILURE() << name << " not in the module";
+        return m->entries[0].thunk;
+    };
+    int n = 3;
+    float xs[3] = {1, 2, 2}, rs = 0;
+    void *sargs[3] = {&n, xs, &rs};
+    thunk("snorm")(sargs);
+    EXPECT_FLOAT_EQ(rs, 9.0f);
+    std::complex<double> xz[3] = {{3.0, 4.0}, {1.0, 0.0}, {0.0, -2.0}};
+    double scratch[6] = {0}, rz = 0;
+    void *zargs[4] = {&n, xz, scratch, &rz};
+    thunk("znorm")(zargs);
+    EXPECT_DOUBLE_EQ(rz, 30.0);
+    EXPECT_DOUBLE_EQ(scratch[1], 4.0);
+    double alpha = 0.5;
+    void *dargs[3] = {&n, &alpha, xz};
+    thunk("zdscale")(dargs);
+    EXPECT_DOUBLE_EQ(xz[0].real(), 1.5);
+    EXPECT_DOUBLE_EQ(xz[0].imag(), 2.0);
+}
+
+// in, out, inout and work (any case, mode_ spellings too) name parameters
+// where no mode can stand: in the parameter list, extents, Calls.
+TEST_F(IdlcTest, ModeWordsAreNamesWhereNoModeCanStand) {
+    RunResult r = Idlc({"--dump", kCases + "mode_names.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want :
+         {"IN int in", "IN double out[in]", "INOUT double Inout[In]", "WORK double work[in]",
+          "OUT int *mode_out", "CalcOrder in*In", "Calls \"C\" f(in, out, Inout, In, work, mode_out);",
+          "OUT double *out"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
 }
 
 }  // namespace

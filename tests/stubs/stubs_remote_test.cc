@@ -1,5 +1,5 @@
-// stubs_remote_test.cc -- every routine of stubs/blas.idl and stubs/lapack.idl
-// called through a real numrpc-server, checked against the same routine called
+// stubs_remote_test.cc -- the double precision routines of stubs/*.idl called
+// through a real numrpc-server at many sizes, against the same routine called
 // locally; plus the bytes that travel (only the used part of lda x n arrays).
 #include <gtest/gtest.h>
 
@@ -12,9 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "numrpc.h"
-#include "../support/server_proc.h"
 #include "local_lapack.h"
+#include "remote_support.h"
 
 namespace {
 
@@ -25,49 +24,10 @@ using cplx = std::complex<double>;
 constexpr double kSentinel = 12345.5;
 constexpr double kEps = DBL_EPSILON;
 
-// ---- The server every test talks to ----
-
-std::unique_ptr<ServerProc> g_server;
-std::string g_address;
-
-class ServerEnvironment : public testing::Environment {
-  public:
-    void SetUp() override
-    {
-        openblas_set_num_threads(1);  // the server's workers run one thread too
-        g_server = std::make_unique<ServerProc>();
-        g_address = g_server->address();
-        numrpc_config cfg{g_address.c_str(), 0, nullptr, nullptr};
-        ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
-    }
-    void TearDown() override
-    {
-        numrpc_finalize();
-        g_server.reset();
-    }
-};
-
-const testing::Environment *const g_env =
-    testing::AddGlobalTestEnvironment(new ServerEnvironment);
+StubServer *const g_env =
+    static_cast<StubServer *>(testing::AddGlobalTestEnvironment(new StubServer));
 
 // ---- Deterministic data ----
-
-class Rng {
-  public:
-    explicit Rng(uint64_t seed) : state_(seed * 0x2545F4914F6CDD1DULL + 1) {}
-    // Uniform in [-1, 1).
-    double Next()
-    {
-        uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
-        return 2.0 * (static_cast<double>(z >> 11) * 0x1.0p-53) - 1.0;
-    }
-
-  private:
-    uint64_t state_;
-};
 
 // A rows x cols matrix in a block of ld x cols (at least one element):
 // random in the used part, kSentinel below row `rows`.
@@ -149,12 +109,6 @@ double SolveTol(double cond, int n, const std::vector<double> &x)
 double SumTol(int k, double scale)
 {
     return 16.0 * kEps * (k + 2) * (k + 2) * (1.0 + scale);
-}
-
-int Call(int rc)
-{
-    EXPECT_EQ(rc, NUMRPC_OK) << numrpc_strerror(rc) << ": " << numrpc_last_error_detail();
-    return rc;
 }
 
 // An optimal LAPACK workspace size, as the local workspace query reports it.
@@ -718,7 +672,7 @@ TEST(StubsWire, TooSmallLeadingDimensionIsAClearError)
     EXPECT_EQ(rc, NUMRPC_EINVAL);
     EXPECT_NE(std::string(numrpc_last_error_detail()).find("dgemm"), std::string::npos)
         << numrpc_last_error_detail();
-    EXPECT_TRUE(g_server->alive());
+    EXPECT_TRUE(g_env->proc().alive());
     // With transa 'N' the same lda = 5 >= m is fine.
     EXPECT_EQ(Call(numrpc_call("dgemm", 'N', 'N', m, n, k, 1.0, a.data(), m, b.data(), k, 0.0,
                                c.data(), m)),
