@@ -119,6 +119,9 @@ static void check_generic(ast_file *file, const ast_define *d)
                           "unknown precision '%s' (use s, d, c, z, or sc, cs, dz, zd for a "
                           "complex routine with a real part)",
                           p->name);
+            else if (strlen(g->pattern) - 1 + strlen(p->name) >= IFACE_MAX_NAME)
+                ast_error(file, p->loc, "the name of '%s' for '%s' is longer than %d characters",
+                          g->pattern, p->name, IFACE_MAX_NAME - 1);
             for (const ast_name *q2 = g->prefixes; q2 != p; q2 = q2->next)
                 if (strcmp(q2->name, p->name) == 0) {
                     ast_error(file, p->loc, "precision '%s' listed twice for '%s'", p->name,
@@ -148,11 +151,13 @@ static void check_generic(ast_file *file, const ast_define *d)
     }
 }
 
-/* The precision of a prefix the expansion uses: known and first in its list. */
+/* The precision of a prefix the expansion uses: known, first in its list,
+ * giving a name short enough. */
 static const precision *usable(const ast_group *g, const ast_name *prefix)
 {
     for (const ast_name *p = g->prefixes; p != prefix; p = p->next)
         if (strcmp(p->name, prefix->name) == 0) return NULL;
+    if (strlen(g->pattern) - 1 + strlen(prefix->name) >= IFACE_MAX_NAME) return NULL;
     return find_precision(prefix->name);
 }
 

@@ -302,7 +302,7 @@ TEST_F(IdlcTest, DcopyShapes) {
 struct ErrorCase {
     const char *file;
     int line, col;
-    const char *phrase;
+    std::string phrase;
 };
 
 TEST_F(IdlcTest, ErrorsHaveExactPositions) {
@@ -354,6 +354,8 @@ TEST_F(IdlcTest, ErrorsHaveExactPositions) {
         {"err_generic.idl", 6, 31, "unknown type 'matrix' (T and R name the types of a generic Define)"},
         {"err_generic.idl", 8, 36, "unknown name 'm' in the extent of 'x'"},
         {"err_generic.idl", 9, 20, "Calls argument 'y' is not a parameter of '?g'"},
+        {"err_generic.idl", 10, 76,
+         "the name of '?" + std::string(62, 'a') + "' for 'sc' is longer than 63 characters"},
     };
     for (const ErrorCase &c : cases) {
         std::string path = kCases + c.file;
@@ -395,7 +397,7 @@ TEST_F(IdlcTest, GenericMistakeReportedOnce) {
     EXPECT_EQ(r.status, 1);
     size_t lines = 0;
     for (char ch : r.err) lines += ch == '\n';
-    EXPECT_EQ(lines, 12u) << r.err;
+    EXPECT_EQ(lines, 13u) << r.err;
 }
 
 TEST_F(IdlcTest, MissingFileAndBadUsage) {
