@@ -9,6 +9,7 @@
 
 #define WARM_NULL_CALLS 50
 #define WARM_DCOPY_CALLS 2
+#define CALL_TIMEOUT_SECONDS 60 /* figures.py's numrpc.set_timeout: both sides make the same calls */
 #define WRONG_RESULT 1 /* positive: never a NUMRPC_E* code */
 
 /* Median seconds of `calls` null calls (after the warm ones); each result checked. */
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
     numrpc_config cfg = {.servers = argv[1]};
     double null_median = 0, dcopy_median = 0;
     int rc = numrpc_init(&cfg);
+    if (rc == NUMRPC_OK) rc = numrpc_set_timeout(CALL_TIMEOUT_SECONDS);
     if (rc == NUMRPC_OK) rc = time_null_calls(null_calls, &null_median);
     if (rc == NUMRPC_OK) rc = time_dcopies(dcopy_bytes / 8, dcopy_calls, &dcopy_median);
     if (rc != NUMRPC_OK) {

@@ -25,6 +25,7 @@ MiB = 1 << 20
 HERE = Path(__file__).resolve().parent
 SUBPROCESS_TIMEOUT = 120  # seconds, for the C client and each memory case
 CALL_TIMEOUT = 60  # seconds, every numrpc call
+SHARED = " shared vCPU"  # the null calls' figures with the client pinned where the server is
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,14 +74,20 @@ def filled(nbytes, seed):
 
 # ---- One round: numrpc, the C client, memory, the raw socket (no Dask or Ray needed) ----
 
-def c_client_round(samples, sizes, server, c_client):
-    """The C client's null call and dcopy medians (it checks its own results)."""
-    out = subprocess.run([str(c_client), server, str(sizes.null_calls), str(sizes.dcopy_bytes), str(sizes.dcopy_calls)],
+def null_calls_round(samples, sizes, server, c_client, where=""):
+    """Python's null call, then the C client's (it checks its own results) and, unless where names another
+    placement, its dcopy: per-round medians into the figures named with where."""
+    x = np.full(1, 1.5)
+    samples["python null call" + where].append(median_seconds(
+        lambda: numrpc.call("ddot", 1, x, 1, x, 1), sizes.null_calls, check=lambda r: expect(r == 2.25, f"ddot gave {r}")))
+    dcopy = (sizes.dcopy_bytes, sizes.dcopy_calls) if not where else (8, 1)
+    out = subprocess.run([str(c_client), server, str(sizes.null_calls), str(dcopy[0]), str(dcopy[1])],
                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     expect(out.returncode == 0, f"{c_client} exited {out.returncode}: {out.stderr.strip()}")
     values = dict(line.split() for line in out.stdout.splitlines())
-    samples["C null call"].append(float(values["null_call_seconds"]))
-    samples["C dcopy"].append(float(values["dcopy_seconds"]))
+    samples["C null call" + where].append(float(values["null_call_seconds"]))
+    if not where:
+        samples["C dcopy"].append(float(values["dcopy_seconds"]))
 
 
 def memory_round(samples, sizes, server):
@@ -101,10 +108,7 @@ def memory_round(samples, sizes, server):
 
 def numrpc_round(samples, sizes, server, c_client, raw):
     """Every figure that needs neither Dask nor Ray, once; each result compared with numpy."""
-    x = np.full(1, 1.5)
-    samples["python null call"].append(median_seconds(lambda: numrpc.call("ddot", 1, x, 1, x, 1), sizes.null_calls,
-                                                      check=lambda r: expect(r == 2.25, f"ddot gave {r}")))
-    c_client_round(samples, sizes, server, c_client)
+    null_calls_round(samples, sizes, server, c_client)
     samples["python dcopy"].append(dcopy_seconds(filled(sizes.dcopy_bytes, 1), sizes.dcopy_calls)[0])
     memory_round(samples, sizes, server)
     for nbytes in sizes.peer_bytes:
@@ -169,15 +173,33 @@ def peer_round(samples, sizes, peer):
         check=lambda r: expect(np.allclose(r, reference, rtol=1e-9, atol=1e-12), f"{peer.name}: solve differs")))
 
 
-def run(server, c_client, rounds, sizes=FULL, peer_list=()):
+@contextlib.contextmanager
+def pinned(cpu):
+    """The calling thread, and the processes it starts, on CPU cpu meanwhile (None: as they are)."""
+    before = os.sched_getaffinity(0)
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def run(server, c_client, rounds, sizes=FULL, peer_list=(), pin=(None, None)):
     """rounds rounds after one warm-up round (discarded): every system once a round, in the same order.
-    numrpc must already be configured (numrpc.Client). Returns {figure: [one value per round]}."""
+    numrpc must already be configured (numrpc.Client). pin: (client CPU, server CPU) for the numrpc and
+    raw-socket figures, so that Python, the C client and the raw socket all cross the same way (a null
+    call between two vCPUs costs about three times one on a shared vCPU). Returns {figure: [per round]}."""
     samples = defaultdict(list)
-    raw = peers.RawSocket()
+    raw = peers.RawSocket(server_cpu=pin[1])
     try:
         for r in range(rounds + 1):
             into = samples if r else defaultdict(list)
-            numrpc_round(into, sizes, server, c_client, raw)
+            with pinned(pin[0]):
+                numrpc_round(into, sizes, server, c_client, raw)
+            if pin[1] is not None:  # the null calls again, the client on the server's vCPU
+                with pinned(pin[1]):
+                    null_calls_round(into, sizes, server, c_client, SHARED)
             for peer in peer_list:
                 peer_round(into, sizes, peer)
     finally:
@@ -211,9 +233,11 @@ def report(samples, sizes, peer_names, out=print):
     med = {k: statistics.median(v) for k, v in samples.items()}
     out("| figure | median [spread] | against | ratio | target |")
     out("| --- | --- | --- | --- | --- |")
-    py, c = med["python null call"], med["C null call"]
-    out(f"| null call (ddot, n = 1) from Python, µs | {cell(samples['python null call'], 1e6)} | "
-        f"C client {cell(samples['C null call'], 1e6)} | {(py - c) * 1e6:+.1f} µs | ≤ C + 15 µs: {verdict(py - c <= 15e-6)} |")
+    for where in ("", SHARED) if "python null call" + SHARED in samples else ("",):
+        py, c = med["python null call" + where], med["C null call" + where]
+        out(f"| null call (ddot, n = 1) from Python{',' + where if where else ''}, µs | "
+            f"{cell(samples['python null call' + where], 1e6)} | C client {cell(samples['C null call' + where], 1e6)} | "
+            f"{(py - c) * 1e6:+.1f} µs | ≤ C + 15 µs: {verdict(py - c <= 15e-6)} |")
     ratio = med["python dcopy"] / med["C dcopy"]
     out(f"| dcopy {size_name(sizes.dcopy_bytes)} from numpy, ms | {cell(samples['python dcopy'], 1e3, 2)} | "
         f"C client {cell(samples['C dcopy'], 1e3, 2)} | {ratio:.3f} | ≤ 1.1×: {verdict(ratio <= 1.1)} |")
@@ -265,10 +289,13 @@ def main(argv=None):
     parser.add_argument("--c-client", required=True, help="the build's bench/numrpc-bench-c-client")
     parser.add_argument("--rounds", type=int, default=5, choices=range(1, 100), metavar="1..99")
     parser.add_argument("--no-peers", action="store_true", help="numrpc and the raw socket only")
+    parser.add_argument("--pin", metavar="CLIENT,SERVER", help="CPUs of the numrpc and raw-socket figures' client "
+                        "and helper server (the numrpc server must be pinned to SERVER by the caller)")
     parser.add_argument("--tiny", action="store_true", help="small sizes and counts: a quick look, not figures")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout's SIGTERM still closes Dask, Ray, numrpc
     sizes = TINY if args.tiny else FULL
+    pin = tuple(int(c) for c in args.pin.split(",")) if args.pin else (None, None)
     peer_classes, note = ([], "peers skipped (--no-peers)") if args.no_peers else peers.available()
     print(f"== versions: {versions(peer_classes)}; libnumrpc {numrpc.library_path}")
     if note:
@@ -283,9 +310,10 @@ def main(argv=None):
             running.callback(peer.close)  # closed even when a round fails
             started.append(peer)
         start = time.monotonic()
-        samples = run(args.server, args.c_client, args.rounds, sizes, started)
+        samples = run(args.server, args.c_client, args.rounds, sizes, started, pin)
         print(f"== {args.rounds} rounds after a warm-up round, {time.monotonic() - start:.0f} s; each figure the median "
-              f"[min..max] of its per-round medians; MB = 10^6 bytes")
+              f"[min..max] of its per-round medians; MB = 10^6 bytes; numrpc and raw-socket client on CPU {pin[0]}, "
+              f"their servers on CPU {pin[1]} (None: not pinned), Dask and Ray not pinned")
         report(samples, sizes, [p.name for p in started])
     return 0
 

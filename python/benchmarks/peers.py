@@ -2,6 +2,7 @@
 # distributed (a LocalCluster of one worker process over TCP) and Ray (a local instance), each moving the
 # same numpy bytes and running the same tasks. Dask and Ray are imported only by the classes that use them.
 import logging
+import os
 import select
 import shutil
 import socket
@@ -31,13 +32,15 @@ def solve(a, b):
 
 
 class RawSocket:
-    """A TCP connection on 127.0.0.1 to echo_server.py, which this starts; close() stops both."""
+    """A TCP connection on 127.0.0.1 to echo_server.py, which this starts (on CPU server_cpu when given,
+    where the numrpc server runs); close() stops both."""
 
     name = "raw socket"
 
-    def __init__(self):
+    def __init__(self, server_cpu=None):
+        pin = None if server_cpu is None else (lambda: os.sched_setaffinity(0, {server_cpu}))
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("echo_server.py"))],
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True, preexec_fn=pin)
         self.sock = None
         try:
             ready, _, _ = select.select([self.proc.stdout], [], [], 20)
