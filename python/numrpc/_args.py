@@ -118,26 +118,25 @@ class Bound:
             raise BadArgumentType(EINVAL, f"{routine} takes {len(interface.passed)} arguments "
                                           f"({', '.join(p.name for p in interface.passed)}), "
                                           f"{len(values)} given{note}")
-        self.args = (_lib.Arg * max(len(params), 1))()
+        self.args = interface.args_type()
         self.keep = []        # converted scalars and arrays the C library points at
         self.returned = []    # (param, ctypes storage) of OUT and INOUT scalars
         self.allocated = []   # OUT arrays passed as None, made here
         self.copies = []      # (caller's array, Fortran copy) to copy back after success
         by_index = dict(zip((p.index for p in interface.passed), values))
         scalars = {}
-        for p in params:
-            if p.rank == 0 and p.mode == _lib.MODE_IN:
-                scalars[p.name] = _scalar_value(routine, p, by_index[p.index])
-                _set_in_scalar(self.args[p.index], p, scalars[p.name], self.keep)
-            elif p.rank == 0 and p.type == _lib.T_FILE:  # OUT: the path the file goes to (None: not wanted)
-                _set_in_scalar(self.args[p.index], p, _scalar_value(routine, p, by_index[p.index]), self.keep)
+        args = self.args
+        for p in interface.in_scalars:
+            scalars[p.name] = value = _scalar_value(routine, p, by_index[p.index])
+            _set_in_scalar(args[p.index], p, value, self.keep)
+        for p in interface.out_files:  # the path the file goes to (None: not wanted)
+            _set_in_scalar(args[p.index], p, _scalar_value(routine, p, by_index[p.index]), self.keep)
         self.scalars = scalars
-        shapes = interface.shapes(self.args)
-        for p in params:
-            if p.rank > 0:
-                self._bind_array(p, by_index[p.index], shapes[p.index])
-            elif p.returned:
-                self._bind_returned(p, by_index.get(p.index), shapes[p.index])
+        shapes = interface.shapes(args)
+        for p in interface.arrays:
+            self._bind_array(p, by_index[p.index], shapes[p.index])
+        for p in interface.returns:
+            self._bind_returned(p, by_index.get(p.index), shapes[p.index])
 
     def _for(self):
         """The scalars that give the shapes, for messages."""
