@@ -91,10 +91,11 @@ def _trimmed(shape):
     return shape
 
 
-def _layout(value, dims):
-    """How value fills a block of extents dims (Fortran order): "direct" (its
+def _layout(value, shape):
+    """How value fills a block of shape (a _Shape, Fortran order): "direct" (its
     memory is the block), "copy" (same shape, other layout) or None (no fit)."""
-    if _trimmed(value.shape) == _trimmed(dims) or (value.size == 0 and 0 in dims):
+    dims = shape.dims
+    if _trimmed(value.shape) == shape.trimmed or (value.size == 0 and 0 in dims):
         return "direct" if value.flags.f_contiguous else "copy"
     if len(dims) == 1 and value.ndim == 1:
         n, stride, size = value.shape[0], value.strides[0], value.itemsize
@@ -105,42 +106,145 @@ def _layout(value, dims):
     return None
 
 
+class _Shape:
+    """A parameter's shape for one set of IN scalars (numrpc_routine_shapes),
+    kept as Python values: dims (the array's extents), trimmed (without
+    trailing 1s), elems, travel (elements sent), bound (strings)."""
+
+    __slots__ = ("dims", "trimmed", "elems", "travel", "bound")
+
+    def __init__(self, c_shape):
+        self.dims = tuple(c_shape.dims[:c_shape.rank])
+        self.trimmed = _trimmed(self.dims)
+        self.elems, self.travel, self.bound = c_shape.elems, c_shape.travel, c_shape.bound
+
+
+def _int_converter(low, high):
+    def convert(routine, p, value):
+        if type(value) is int and low <= value <= high:
+            return value
+        return _scalar_value(routine, p, value)
+    return convert
+
+
+def _double(routine, p, value):
+    return value if type(value) is float else _scalar_value(routine, p, value)
+
+
+# The common scalars converted without the general checks' detour, and the
+# numrpc_arg union member each is stored in.
+_FAST_CONVERT = {_lib.T_INT: _int_converter(*_INT_RANGE[_lib.T_INT]),
+                 _lib.T_LONG: _int_converter(*_INT_RANGE[_lib.T_LONG]), _lib.T_DOUBLE: _double}
+_FIELD = {_lib.T_CHAR: "c", _lib.T_INT: "i", _lib.T_LONG: "l", _lib.T_FLOAT: "f", _lib.T_DOUBLE: "d"}
+_SHAPES_KEPT = 256  # sets of IN scalars whose shapes a plan keeps
+
+
+class _Plan:
+    """What binding a routine's arguments takes, worked out once per interface:
+    where each passed value goes, how it is converted, and the shapes already
+    evaluated for the IN scalars seen lately (they depend on nothing else)."""
+
+    def __init__(self, interface):
+        params = interface.params
+        position = {p.index: i for i, p in enumerate(interface.passed)}
+        self.npassed = len(interface.passed)
+        self.nparams = len(params)
+        self.args_type = _lib.Arg * max(len(params), 1)
+        # (position in the values, param, converter, union member or None)
+        self.in_scalars = tuple((position[p.index], p, _FAST_CONVERT.get(p.type, _scalar_value), _FIELD.get(p.type))
+                                for p in params if p.rank == 0 and p.mode == _lib.MODE_IN)
+        # OUT filenames: the path the file goes to (None: not wanted)
+        self.out_files = tuple((position[p.index], p) for p in params
+                               if p.rank == 0 and p.mode != _lib.MODE_IN and p.type == _lib.T_FILE)
+        self.arrays = tuple((position[p.index], p, p.dtype) for p in params if p.rank > 0)
+        self.returns = tuple((position.get(p.index), p) for p in params if p.returned)
+        self.interface = interface
+        self.shapes_seen = {}  # tuple of IN scalars -> tuple of _Shape per parameter
+
+    def shapes(self, key, args):
+        found = self.shapes_seen.get(key)
+        if found is None:
+            found = tuple(_Shape(s) for s in self.interface.shapes(args))
+            if len(self.shapes_seen) >= _SHAPES_KEPT:
+                self.shapes_seen.clear()
+            self.shapes_seen[key] = found
+        return found
+
+
+def _plan_of(interface):
+    plan = interface.__dict__.get("bind_plan")
+    if plan is None:
+        plan = interface.bind_plan = _Plan(interface)  # two threads may both make one: the same
+    return plan
+
+
+def _address(array):
+    """The address of a numpy array's first element (the cheap way when it is a
+    writable contiguous block: ctypes takes it as a buffer in C order)."""
+    flags = array.flags
+    if flags.writeable and array.nbytes:
+        if flags.c_contiguous:
+            return ctypes.addressof(ctypes.c_char.from_buffer(array))
+        if flags.f_contiguous:
+            return ctypes.addressof(ctypes.c_char.from_buffer(array.T))  # the same memory, in C order
+    return array.ctypes.data
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, ctypes.Array) else value
+
+
 class Bound:
     """One call's arguments: the tagged array for the C library and all the
     Python objects that must live until the call is over."""
 
     def __init__(self, routine, interface, values):
         self.routine, self.interface = routine, interface
-        params = interface.params
-        if len(values) != len(interface.passed):
-            returned = [p.name for p in params if not p.passed]
+        plan = _plan_of(interface)
+        if len(values) != plan.npassed:
+            returned = [p.name for p in interface.params if not p.passed]
             note = f"; {', '.join(returned)} returned, not passed" if returned else ""
-            raise BadArgumentType(EINVAL, f"{routine} takes {len(interface.passed)} arguments "
+            raise BadArgumentType(EINVAL, f"{routine} takes {plan.npassed} arguments "
                                           f"({', '.join(p.name for p in interface.passed)}), "
                                           f"{len(values)} given{note}")
-        self.args = interface.args_type()
-        self.keep = []        # converted scalars and arrays the C library points at
-        self.returned = []    # (param, ctypes storage) of OUT and INOUT scalars
-        self.allocated = []   # OUT arrays passed as None, made here
-        self.copies = []      # (caller's array, Fortran copy) to copy back after success
-        by_index = dict(zip((p.index for p in interface.passed), values))
-        scalars = {}
-        args = self.args
-        for p in interface.in_scalars:
-            scalars[p.name] = value = _scalar_value(routine, p, by_index[p.index])
-            _set_in_scalar(args[p.index], p, value, self.keep)
-        for p in interface.out_files:  # the path the file goes to (None: not wanted)
-            _set_in_scalar(args[p.index], p, _scalar_value(routine, p, by_index[p.index]), self.keep)
-        self.scalars = scalars
-        shapes = interface.shapes(args)
-        for p in interface.arrays:
-            self._bind_array(p, by_index[p.index], shapes[p.index])
-        for p in interface.returns:
-            self._bind_returned(p, by_index.get(p.index), shapes[p.index])
+        self.args = args = plan.args_type()
+        self.keep = keep = []  # converted scalars and arrays the C library points at
+        self.returned = []     # (param, ctypes storage) of OUT and INOUT scalars
+        self.allocated = []    # OUT arrays passed as None, made here
+        self.copies = []       # (caller's array, Fortran copy) to copy back after success
+        self.scalars = scalars = []  # (name, value) of the IN scalars, for messages
+        key = []                     # their values, hashable: what the shapes depend on
+        for position, p, convert, field in plan.in_scalars:
+            value = convert(routine, p, values[position])
+            scalars.append((p.name, value))
+            if field is None:
+                _set_in_scalar(args[p.index], p, value, keep)
+                key.append(_hashable(value))
+            else:
+                key.append(value)
+                arg = args[p.index]
+                arg.type = p.type
+                setattr(arg.v, field, value)
+        for position, p in plan.out_files:
+            _set_in_scalar(args[p.index], p, _scalar_value(routine, p, values[position]), keep)
+        shapes = plan.shapes(tuple(key), args)
+        for position, p, dtype in plan.arrays:
+            value, shape = values[position], shapes[p.index]
+            if (type(value) is np.ndarray and value.dtype == dtype and value.flags.f_contiguous
+                    and (value.shape == shape.dims or value.shape == shape.trimmed)
+                    and (p.mode == _lib.MODE_IN or value.flags.writeable) and p.mode != _lib.MODE_WORK):
+                arg = args[p.index]  # the common case: the caller's memory is the block
+                arg.type = p.type
+                arg.v.p = _address(value)
+                keep.append(value)
+            else:
+                self._bind_array(p, value, shape)
+        for position, p in plan.returns:
+            self._bind_returned(p, None if position is None else values[position], shapes[p.index])
 
     def _for(self):
         """The scalars that give the shapes, for messages."""
-        return ", ".join(f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in self.scalars.items()
+        return ", ".join(f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in self.scalars
                          if not isinstance(v, ctypes.Array))
 
     def _bind_returned(self, p, value, shape):
@@ -165,7 +269,7 @@ class Bound:
     def _bind_array(self, p, value, shape):
         routine, arg = self.routine, self.args[p.index]
         arg.type = p.type
-        dims = tuple(shape.dims[:shape.rank])
+        dims = shape.dims
         if p.mode == _lib.MODE_WORK or value is None:
             if p.mode == _lib.MODE_OUT and value is None and p.dtype is not None:
                 value = np.zeros(dims, dtype=p.dtype, order="F")
@@ -193,7 +297,7 @@ class Bound:
         if p.mode != _lib.MODE_IN and not value.flags.writeable:
             raise BadArgument(EINVAL, f"{routine}: parameter {p.name} is {_lib.MODE_NAMES[p.mode]}, "
                                       "the array is read-only")
-        layout = _layout(value, dims)
+        layout = _layout(value, shape)
         if layout is None:
             raise BadArgument(EINVAL, f"{routine}: parameter {p.name} has shape {value.shape} ({value.size} "
                                       f"elements), the interface expects {dims} ({shape.elems} elements) "
@@ -205,7 +309,7 @@ class Bound:
                 self.copies.append((value, copy))
             value = copy
         self.keep.append(value)
-        arg.v.p = value.ctypes.data
+        arg.v.p = _address(value)
 
     def _warn_copy(self, p, value):
         key = (self.routine, p.name)

@@ -67,14 +67,6 @@ class Interface:
             params.append(Param(i, info))
         self.params = tuple(params)
         self.passed = tuple(p for p in self.params if p.passed)
-        # What each call binds, worked out once (Bound, _args.py): the ctypes
-        # array type of the arguments and the parameters by kind.
-        self.args_type = _lib.Arg * max(len(self.params), 1)
-        self.in_scalars = tuple(p for p in self.params if p.rank == 0 and p.mode == _lib.MODE_IN)
-        self.out_files = tuple(p for p in self.params if p.rank == 0 and p.mode != _lib.MODE_IN
-                               and p.type == _lib.T_FILE)
-        self.arrays = tuple(p for p in self.params if p.rank > 0)
-        self.returns = tuple(p for p in self.params if p.returned)
 
     def __del__(self):
         handle = getattr(self, "_handle", None)

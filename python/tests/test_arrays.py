@@ -120,3 +120,20 @@ def test_negative_extent_is_the_librarys_bad_argument():
         numrpc.call("dgesv", -3, 1, np.ones((1, 1), order="F"), 1, None, np.ones(1), 1)
     assert caught.value.code == -2 and caught.value.name == "NUMRPC_EINVAL"
     assert "dgesv" in caught.value.detail
+
+
+def test_shapes_follow_the_scalars_of_each_call(rng):
+    """Shapes are worked out once per set of IN scalars: each call is still
+    checked against its own n, also after many others filled the kept shapes."""
+    x = rng.standard_normal(300)
+    x.flags.writeable = False  # an IN array the library reads through numpy's own address
+    for n in list(range(1, 301)) + [3, 300, 4]:
+        assert numrpc.call("ddot", n, x, 1, x, 1) == pytest.approx(np.dot(x[:n], x[:n]), rel=1e-12)
+    for n in (3, 4, 3):
+        a, b, c = dgemm_args(rng, n)
+        numrpc.call("dgemm", "N", "N", n, n, n, 1.0, a, n, b, n, 0.0, c, n)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12)
+    a, b, c = dgemm_args(rng, 3)
+    with pytest.raises(ValueError, match=r"dgemm: parameter a has shape \(3, 3\) \(9 elements\), the interface "
+                                         r"expects \(4, 4\) \(16 elements\)"):
+        numrpc.call("dgemm", "N", "N", 4, 4, 4, 1.0, a, 4, b, 4, 0.0, c, 4)
