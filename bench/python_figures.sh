@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # python_figures.sh -- issue 17's figures in one run: numrpc from Python against the C client, the memory
 # of F- and C-ordered arrays, and Dask and Ray on the same bytes (python/benchmarks/figures.py).
-# usage: bench/python_figures.sh [BUILD_DIR=build] [ROUNDS=5]   (about 6 s a round, plus the first install)
+# usage: bench/python_figures.sh [BUILD_DIR=build] [ROUNDS=5] [figures.py options, e.g. --no-peers]
+#   (about 6 s a round, plus the first install)
 #   Makes BUILD_DIR/python-bench-venv once (Debian's numpy and scipy, Dask and Ray from PyPI at the pins
 #   below: a benchmark's, never CI's), installs ./python into it, starts one numrpc-server on 127.0.0.1
 #   (--workers 2 --blas-threads 1, on CPU 1) with OPENBLAS_NUM_THREADS=1, and prints the figures' table.
@@ -38,4 +39,4 @@ bench_server_on 1 server --workers 2 --blas-threads 1
 # still shuts Dask and Ray down (figures.py turns it into an exit), SIGKILL a minute later.
 cd "$tmp"
 NUMRPC_LIB="$build/client/.libs/libnumrpc.so" timeout -k 60 1800 "$venv/bin/python" "$top/python/benchmarks/figures.py" \
-    --server "127.0.0.1:$(cat "$tmp/server.port")" --c-client "$build/bench/numrpc-bench-c-client" --rounds "$rounds" --pin 0,1
+    --server "127.0.0.1:$(cat "$tmp/server.port")" --c-client "$build/bench/numrpc-bench-c-client" --rounds "$rounds" --pin 0,1 "${@:3}"
