@@ -16,6 +16,7 @@
 #include "handles.h"
 #include "log.h"
 #include "metajoin.h"
+#include "mpi_job.h"
 #include "reply.h"
 #include "sock.h"
 #include "stats.h"
@@ -188,6 +189,8 @@ static void worker_exited(dispatcher *d, int w, int status)
     worker_slot *slot = &d->slots[w];
     int state = atomic_load(&slot->state);
     int c = wk->conn;
+    if (atomic_load(&slot->mpi_serving)) mpi_job_call_abandoned(wk->pid); /* mpi_job.c */
+    atomic_store(&slot->mpi_serving, 0);
     conn_unwatch(d, wk->ctl);
     close(wk->ctl);
     if (!d->stopping || c >= 0) d->restarts++;
@@ -222,7 +225,7 @@ static void worker_exited(dispatcher *d, int w, int status)
              * the reply sees the call). */
             double seconds = sock_now() - slot->started;
             stats_record(server_stats, slot->stat_index, code, 0, 0, seconds);
-            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
+            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail, NULL);
             err_t err;
             d->conns[c].state = CONN_QUEUED; /* in the dispatcher's hands */
             if (reply_error(conn_writer(d, c), slot->call_id, code, detail, &err) == 0) conn_send(d, c);
@@ -250,6 +253,11 @@ void pool_reap(dispatcher *d)
             char how[64];
             pool_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
+        }
+        if (mpi_job_is_supervisor(pid)) {
+            char how[64];
+            pool_describe_exit(status, how, sizeof how);
+            server_log(d->cfg, LOG_LEVEL_ERROR, "the MPI job's supervisor ended (%s): MPI routines fail from now on", how);
         }
         handles_worker_gone(server_handles, pid); /* what it was writing stays as it was */
         for (int i = 0; i < d->nworkers_cap; i++)

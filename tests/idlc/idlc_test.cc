@@ -206,7 +206,7 @@ TEST_F(IdlcTest, HashIsStable) {
 // ---- (b) the project's stub modules ----
 
 TEST_F(IdlcTest, StubModulesCompile) {
-    for (const char *name : {"linpack.idl", "blas.idl", "lapack.idl"}) {
+    for (const char *name : {"linpack.idl", "blas.idl", "lapack.idl", "scalapack.idl"}) {
         RunResult r = Idlc({"-o", dir_ + "/out.c", kStubs + name});
         EXPECT_EQ(r.status, 0) << name << ": " << r.err;
         EXPECT_EQ(r.err, "");
@@ -743,6 +743,31 @@ TEST_F(IdlcTest, BackendErrorsHaveExactPositions) {
         ":7:13: error: 's' is a string: an MPI routine takes numbers and chars only\n",
     };
     for (const char *w : want) EXPECT_NE(r.err.find(path + w), std::string::npos) << w << " not in\n" << r.err;
+}
+
+// scalapack.idl's routines take exactly the parameters of their LAPACK and
+// BLAS twins: the rendered parameter lists are equal.
+TEST_F(IdlcTest, ScalapackMirrorsLapackAndBlas) {
+    auto params = [](const std::string &dump, const std::string &name) {
+        size_t at = dump.find("Define " + name + "(");
+        if (at == std::string::npos) return std::string("(missing)");
+        size_t open = dump.find('(', at), close = dump.find(")\n", open);
+        return dump.substr(open, close - open);
+    };
+    RunResult sp = Idlc({"--dump", kStubs + "scalapack.idl"});
+    RunResult la = Idlc({"--dump", kStubs + "lapack.idl"});
+    RunResult bl = Idlc({"--dump", kStubs + "blas.idl"});
+    ASSERT_EQ(sp.status, 0) << sp.err;
+    for (const char *twin : {"dgesv", "dgetrf", "dgetrs", "dposv", "dsyev"})
+        EXPECT_EQ(params(sp.out, std::string("p") + twin), params(la.out, twin)) << twin;
+    EXPECT_EQ(params(sp.out, "pdgemm"), params(bl.out, "dgemm"));
+    for (const char *name : {"pdgesv", "pdgetrf", "pdgetrs", "pdposv", "pdsyev", "pdgemm"}) {
+        iface_t f;
+        Decode(kStubs + "scalapack.idl", name, &f);
+        EXPECT_EQ(f.backend, static_cast<uint32_t>(IFACE_BACKEND_MPI)) << name;
+        EXPECT_STREQ(f.symbol, name);
+        iface_free(&f);
+    }
 }
 
 }  // namespace
