@@ -168,9 +168,6 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (rank == 0)
-        fprintf(stderr, "numrpc-mpi-engine: %d ranks on a %d x %d grid, block %d, serving %s\n", g.size, g.nprow,
-                g.npcol, g.nb, o.socket_path);
     serve(&g, &s);
     return 0; /* not reached: mpirun's SIGTERM ends the job */
 }
