@@ -99,7 +99,6 @@ static int take(engine_server *s, int fd, msg_mpi_call *c)
     sock_set_timeouts(fd, ENGINE_IO_MS, ENGINE_IO_MS);
     msg_conn_attach(&s->conn, transport_tcp(fd), "worker");
     s->has_conn = 1;
-    note_serving(s, who.pid);
     err_t err;
     uint32_t type = 0;
     int rc = msg_mpi_write_start(&s->conn.writer, &err);
@@ -117,6 +116,9 @@ static int take(engine_server *s, int fd, msg_mpi_call *c)
         refuse(s, s->call_id, &err);
         return -1;
     }
+    /* From here the job works for this worker: if it dies, nobody reads the
+     * result (a worker that dies before sees its call dropped at once). */
+    note_serving(s, who.pid);
     return 0;
 }
 

@@ -19,7 +19,8 @@ typedef struct engine_server {
 
 /* Listens on socket_path (made under a temporary name and renamed into
  * place once listening, so that its appearance means "ready"); serving_path
- * is where the pid of the worker being served is kept ("" = nowhere).
+ * is where the pid of the worker whose call the job runs is kept, from the
+ * end of its request to its reply ("" = nowhere).
  * 0, or -1 with a sentence in why. */
 int engine_serve_open(engine_server *s, const char *socket_path, const char *serving_path, uint64_t max_bytes,
                       char *why, size_t len);

@@ -120,7 +120,8 @@ inline std::vector<pid_t> EnginePids(const std::string &job_dir)
     return pids;
 }
 
-// Waits (at most 20 s) until rank 0 serves some worker: true then.
+// Waits (at most 20 s) until the job runs some worker's call (rank 0 has
+// read it whole): true then.
 inline bool WaitUntilServing(const std::string &job_dir)
 {
     for (int i = 0; i < 2000; i++) {
