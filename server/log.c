@@ -1,10 +1,13 @@
 /* log.c -- every line numrpc-server writes to stderr, one write(2) each:
  * "numrpc-server[pid]: text" filtered by --log-level, and the call line. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "log.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int server_log_enabled(const server_config *cfg, int level)
@@ -74,4 +77,14 @@ void server_log_tool(const char *tool, const char *fmt, ...)
     va_end(ap);
     ssize_t k = write(2, line, strlen(line));
     (void)k;
+}
+
+void server_describe_exit(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status)) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(status));
+        snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
+    } else {
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+    }
 }

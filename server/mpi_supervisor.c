@@ -15,7 +15,6 @@
 
 #include "log.h"
 #include "mpi_job.h"
-#include "pool.h"
 #include "sock.h"
 
 #define TICK_MS 100
@@ -145,7 +144,7 @@ static void job_ended(supervisor *s, int status, const char *why)
 {
     int was_ready = atomic_load(&s->st->phase) == MPI_JOB_READY;
     char how[64], tail[MPI_JOB_TEXT / 2], text[MPI_JOB_TEXT];
-    pool_describe_exit(status, how, sizeof how);
+    server_describe_exit(status, how, sizeof how);
     log_tail(s->log, tail, sizeof tail);
     unlink(s->sock);
     if (why)

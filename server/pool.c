@@ -173,16 +173,6 @@ void pool_message(dispatcher *d, int w)
     pool_schedule(d);
 }
 
-void pool_describe_exit(int status, char *buf, size_t len)
-{
-    if (WIFSIGNALED(status)) {
-        const char *abbrev = sigabbrev_np(WTERMSIG(status));
-        snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
-    } else {
-        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
-    }
-}
-
 static void worker_exited(dispatcher *d, int w, int status)
 {
     worker *wk = &d->workers[w];
@@ -205,7 +195,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             (tls == NULL || !tls->broken)) {
             char how[64], detail[320];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
-            pool_describe_exit(status, how, sizeof how);
+            server_describe_exit(status, how, sizeof how);
             if (code == NUMRPC_ETIMEDOUT && slot->limit_deadline)
                 snprintf(detail, sizeof detail, "%s ran past this server's limit of %d s per call and was stopped",
                          slot->routine, d->cfg->max_call_seconds);
@@ -251,12 +241,12 @@ void pool_reap(dispatcher *d)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         if (metajoin_is_helper(pid)) {
             char how[64];
-            pool_describe_exit(status, how, sizeof how);
+            server_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
         }
         if (mpi_job_is_supervisor(pid)) {
             char how[64];
-            pool_describe_exit(status, how, sizeof how);
+            server_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_ERROR, "the MPI job's supervisor ended (%s): MPI routines fail from now on", how);
         }
         handles_worker_gone(server_handles, pid); /* what it was writing stays as it was */
