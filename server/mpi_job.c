@@ -159,17 +159,21 @@ int mpi_job_start(const server_config *cfg, int listen_fd, err_t *err)
     job.st = mmap(NULL, sizeof *job.st, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int p[2];
     if (job.st == MAP_FAILED || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        err_set(err, NUMRPC_ESERVER, "the MPI job's shared state: %s", strerror(errno));
+        if (job.st != MAP_FAILED) munmap(job.st, sizeof *job.st);
         job.st = NULL;
         rmdir(job.dir);
-        return err_set(err, NUMRPC_ESERVER, "the MPI job's shared state: %s", strerror(errno));
+        return err->code;
     }
     memset(job.st, 0, sizeof *job.st);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
+        err_set(err, NUMRPC_ESERVER, "fork: %s", strerror(errno));
         close(p[0]);
         close(p[1]);
-        return err_set(err, NUMRPC_ESERVER, "fork: %s", strerror(errno));
+        rmdir(job.dir);
+        return err->code;
     }
     if (pid == 0) {
         close(listen_fd);
