@@ -33,7 +33,9 @@ static bool_t xdr_param(XDR *x, iface_param *p)
     return xdr_expr(x, &p->bound);
 }
 
-static bool_t xdr_iface(XDR *x, iface_t *f)
+/* end: the encoding's length when decoding (where an optional part may
+ * begin), ignored otherwise. */
+static bool_t xdr_iface(XDR *x, iface_t *f, u_int end)
 {
     u_int format = IFACE_FORMAT_VERSION;
     if (!xdr_u_int(x, &format) || format != IFACE_FORMAT_VERSION) return FALSE;
@@ -47,7 +49,12 @@ static bool_t xdr_iface(XDR *x, iface_t *f)
     if (!xdr_array(x, (char **)&f->params, &f->nparams, IFACE_MAX_PARAMS,
                    sizeof(iface_param), (xdrproc_t)xdr_param))
         return FALSE;
-    return xdr_expr(x, &f->complexity);
+    if (!xdr_expr(x, &f->complexity)) return FALSE;
+    /* The backend part: written only for a routine that is not local, read
+     * only when bytes follow (a descriptor of the older form has none). */
+    if (x->x_op == XDR_ENCODE && f->backend == IFACE_BACKEND_LOCAL && f->ranks == 0) return TRUE;
+    if (x->x_op == XDR_DECODE && xdr_getpos(x) >= end) return TRUE;
+    return xdr_u_int(x, &f->backend) && xdr_u_int(x, &f->ranks);
 }
 
 /* Strings may be NULL in a struct built by hand; XDR wants "" then. */
@@ -71,7 +78,7 @@ int iface_encode(const iface_t *f, uint8_t **blob_out, size_t *len_out,
     uint8_t *buf = malloc(IFACE_MAX_BLOB);
     if (buf == NULL) return err_set(err, NUMRPC_ENOMEM, "interface buffer");
     xdrmem_create(&x, (char *)buf, IFACE_MAX_BLOB, XDR_ENCODE);
-    if (!xdr_iface(&x, &c)) {
+    if (!xdr_iface(&x, &c, 0)) {
         xdr_destroy(&x);
         free(buf);
         return err_set(err, NUMRPC_EINVAL, "interface of %s does not encode",
@@ -111,7 +118,7 @@ int iface_decode(const uint8_t *blob, size_t len, iface_t *f, err_t *err)
     XDR x;
     memset(f, 0, sizeof *f);
     xdrmem_create(&x, (char *)(uintptr_t)blob, (u_int)len, XDR_DECODE);
-    bool_t ok = xdr_iface(&x, f);
+    bool_t ok = xdr_iface(&x, f, (u_int)len);
     xdr_destroy(&x);
     if (!ok) {
         iface_free(f);
@@ -269,6 +276,11 @@ int iface_validate(const iface_t *f, err_t *err)
         return err_set(err, NUMRPC_EPROTO, "interface without a name");
     if (f->lang > IFACE_LANG_FORTRAN)
         return err_set(err, NUMRPC_EPROTO, "%s: unknown language %u", f->name, f->lang);
+    if (f->backend > IFACE_BACKEND_MPI)
+        return err_set(err, NUMRPC_EPROTO, "%s: unknown backend %u", f->name, f->backend);
+    if (f->ranks > IFACE_MAX_RANKS || (f->ranks != 0 && f->backend != IFACE_BACKEND_MPI))
+        return err_set(err, NUMRPC_EPROTO, "%s: %u ranks for a routine that is not MPI's, or more than %d",
+                       f->name, f->ranks, IFACE_MAX_RANKS);
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         char what[160];
@@ -389,6 +401,12 @@ int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
 
 /* ---- Rendering ---- */
 
+const char *iface_calls_language(const iface_t *f)
+{
+    if (f->backend == IFACE_BACKEND_MPI) return "MPI";
+    return f->lang == IFACE_LANG_FORTRAN ? "Fortran" : "C";
+}
+
 int iface_render_idl(const iface_t *f, char **out)
 {
     strbuf b = {0};
@@ -432,7 +450,8 @@ int iface_render_idl(const iface_t *f, char **out)
         expr_render(&f->complexity, names, text, sizeof text);
         strbuf_printf(&b, "CalcOrder %s\n", text);
     }
-    strbuf_printf(&b, "Calls \"%s\" %s(", f->lang == IFACE_LANG_FORTRAN ? "Fortran" : "C",
+    if (f->backend == IFACE_BACKEND_MPI) strbuf_printf(&b, f->ranks ? "Backend \"MPI\" %u;\n" : "Backend \"MPI\";\n", f->ranks);
+    strbuf_printf(&b, "Calls \"%s\" %s(", iface_calls_language(f),
               f->symbol && f->symbol[0] ? f->symbol : f->name);
     for (uint32_t i = 0; i < f->nparams; i++) strbuf_printf(&b, "%s%s", i ? ", " : "", names[i]);
     strbuf_printf(&b, ");\n");

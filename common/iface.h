@@ -25,6 +25,12 @@ typedef enum iface_mode {
 
 typedef enum iface_lang { IFACE_LANG_C = 0, IFACE_LANG_FORTRAN = 1 } iface_lang;
 
+/* Where the routine runs: in a worker through the stub's thunk, or on the
+ * server's resident MPI job (docs/mpi.md; then `symbol` names the engine's
+ * routine and the stub has no thunk). */
+typedef enum iface_backend { IFACE_BACKEND_LOCAL = 0, IFACE_BACKEND_MPI = 1 } iface_backend;
+#define IFACE_MAX_RANKS 65536 /* ranks an MPI routine may ask for */
+
 /* One dimension of an array.  In memory the dimension spans `size`
  * elements (a leading dimension, like LDA); the elements that travel are
  * start, start+stride, ... (count of them).  Empty expressions take the
@@ -59,6 +65,11 @@ typedef struct iface {
     uint32_t nparams;
     iface_param *params;
     expr_t complexity; /* flops as a function of the scalars; may be empty */
+    /* An optional trailing part of the encoding, present only when backend
+     * is not LOCAL, so that every local routine's bytes and hash are those
+     * of the format before it. */
+    uint32_t backend;  /* iface_backend                                    */
+    uint32_t ranks;    /* MPI: ranks the job must have; 0 = as configured  */
 } iface_t;
 
 /* The evaluated shape of one parameter for one call. */
@@ -112,6 +123,8 @@ int iface_eval_shapes(const iface_t *f, expr_arg_fn arg, void *ctx,
 #define IFACE_MAX_STRING (1u << 20)
 
 /* ---- Rendering ---- */
+/* The language word of f's Calls clause: "C", "Fortran" or "MPI". */
+const char *iface_calls_language(const iface_t *f);
 /* Writes f in IDL form into a malloc'd string (*out; caller frees). */
 int iface_render_idl(const iface_t *f, char **out);
 

@@ -34,7 +34,8 @@ typedef struct stub_entry {
     const char *name;          /* routine name                          */
     const uint8_t *iface_blob; /* XDR interface descriptor (iface.h)    */
     size_t iface_len;
-    stub_thunk_fn thunk;
+    stub_thunk_fn thunk;       /* NULL for a routine of another backend
+                                  (iface_t.backend: the MPI job runs it) */
 } stub_entry;
 
 /* ---- Files (docs/idl.md, "Files") ----

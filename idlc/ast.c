@@ -218,6 +218,7 @@ void ast_define_free(ast_define *d)
         free(d->calls_name);
         free(d->calls_result);
         ast_name_free(d->calls_args);
+        free(d->backend);
         free(d);
         d = next;
     }

@@ -98,6 +98,12 @@ typedef struct ast_define {
                            receives a function's value, or NULL */
     ast_loc result_loc;
     ast_name *calls_args;
+    /* Backend "MPI" [ranks]: where the routine runs (docs/idl.md, "Backend"). */
+    int has_backend;
+    char *backend;
+    ast_loc backend_loc;
+    int64_t backend_ranks; /* -1: not given (the server's configured job) */
+    ast_loc ranks_loc;
     int damaged; /* a syntax error followed it: some clauses may be lost */
     struct ast_define *next;
 } ast_define;

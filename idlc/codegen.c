@@ -137,9 +137,11 @@ static int check_prototypes(const sema_unit *unit, const char *source_path)
 {
     char mine[2048], theirs[2048];
     for (size_t a = 0; a < unit->count; a++) {
+        if (unit->routines[a].iface.backend != IFACE_BACKEND_LOCAL) continue; /* no C symbol */
         prototype_args(&unit->routines[a], mine, sizeof mine);
         for (size_t b = 0; b < a; b++) {
-            if (strcmp(unit->routines[a].iface.symbol, unit->routines[b].iface.symbol) != 0)
+            if (unit->routines[b].iface.backend != IFACE_BACKEND_LOCAL ||
+                strcmp(unit->routines[a].iface.symbol, unit->routines[b].iface.symbol) != 0)
                 continue;
             prototype_args(&unit->routines[b], theirs, sizeof theirs);
             if (strcmp(mine, theirs) != 0) {
@@ -182,14 +184,17 @@ int codegen_emit(FILE *out, const sema_unit *unit, const char *source_path)
                     r->iface.name, err.detail);
             return -1;
         }
-        fprintf(out, "\n/* ---- %s: %s \"%s\" ---- */\n", r->iface.name,
-                r->iface.lang == IFACE_LANG_FORTRAN ? "Fortran" : "C", r->iface.symbol);
+        fprintf(out, "\n/* ---- %s: %s \"%s\" ---- */\n", r->iface.name, iface_calls_language(&r->iface),
+                r->iface.symbol);
         emit_blob(out, r->iface.name, blob, len);
         free(blob);
+        if (r->iface.backend != IFACE_BACKEND_LOCAL) continue; /* the server runs it: no thunk */
         prototype_args(r, args, sizeof args);
         int first = 1;
         for (size_t m = 0; m < n; m++)
-            if (strcmp(unit->routines[m].iface.symbol, r->iface.symbol) == 0) first = 0;
+            if (unit->routines[m].iface.backend == IFACE_BACKEND_LOCAL &&
+                strcmp(unit->routines[m].iface.symbol, r->iface.symbol) == 0)
+                first = 0;
         if (first) {
             /* args is "RET (ARGS)": split it around the symbol. */
             const char *paren = strchr(args, '(');
@@ -202,8 +207,10 @@ int codegen_emit(FILE *out, const sema_unit *unit, const char *source_path)
     fprintf(out, "\nstatic const stub_entry stub_entries[] = {\n");
     for (size_t n = 0; n < unit->count; n++) {
         const char *name = unit->routines[n].iface.name;
-        fprintf(out, "    {\"%s\", iface_%s, sizeof iface_%s, thunk_%s},\n", name, name,
-                name, name);
+        if (unit->routines[n].iface.backend != IFACE_BACKEND_LOCAL)
+            fprintf(out, "    {\"%s\", iface_%s, sizeof iface_%s, NULL},\n", name, name, name);
+        else
+            fprintf(out, "    {\"%s\", iface_%s, sizeof iface_%s, thunk_%s},\n", name, name, name, name);
     }
     fprintf(out, "};\n\n"
                  "extern const stub_module numrpc_stub_module;\n"

@@ -260,6 +260,11 @@ static ast_define *variant(const ast_define *d, const ast_group *g, const ast_na
     v->complexity = resolve_expr(ast_expr_copy(d->complexity), prec);
     v->has_calls = d->has_calls;
     v->damaged = d->damaged;
+    v->has_backend = d->has_backend;
+    if (d->backend) v->backend = ast_strdup(d->backend);
+    v->backend_loc = d->backend_loc;
+    v->backend_ranks = d->backend_ranks;
+    v->ranks_loc = d->ranks_loc;
     if (d->has_calls) {
         v->lang = ast_strdup(d->lang);
         v->lang_loc = d->lang_loc;

@@ -121,6 +121,27 @@ static void calls_clause(ast_file *file, YYLTYPE calls_at, char *lang, YYLTYPE l
 }
 
 %code {
+/* Attaches "Backend NAME [ranks]" to the current Define (ranks -1: not
+ * given); the name is checked by sema.c, the count here and there. */
+static void backend_clause(ast_file *file, YYLTYPE backend_at, char *name, YYLTYPE name_at,
+                           int64_t ranks, YYLTYPE ranks_at)
+{
+    ast_define *d = current(file);
+    if (!file->orphan && d == NULL) ast_error(file, at(backend_at), "Backend outside a Define");
+    else if (!file->orphan && d->has_backend)
+        ast_error(file, at(backend_at), "%s: Backend given twice (first at line %d)", d->name,
+                  d->backend_loc.line);
+    if (file->orphan || d == NULL || d->has_backend) {
+        free(name);
+        return;
+    }
+    d->has_backend = 1;
+    d->backend = name;
+    d->backend_loc = at(name_at);
+    d->backend_ranks = ranks;
+    d->ranks_loc = at(ranks_at);
+}
+
 /* Appends a Define (groups: a generic one's name patterns, else NULL); takes
  * ownership of everything it is given. */
 static void define_clause(ast_file *file, char *name, YYLTYPE name_at, ast_group *groups,
@@ -165,6 +186,7 @@ static void define_clause(ast_file *file, char *name, YYLTYPE name_at, ast_group
 %token FORTRANFORMAT "FortranFormat"
 %token CALLS "Calls"
 %token CALCORDER "CalcOrder"
+%token BACKEND "Backend"
 %token <code> TYPE "type"
 %token DOUBLE "double"
 %token COMPLEX "complex"
@@ -182,7 +204,7 @@ static void define_clause(ast_file *file, char *name, YYLTYPE name_at, ast_group
 %type <dim> dims dim
 %type <name> opt_names names prefixes opt_only
 %type <group> groups group
-%type <num> opt_star
+%type <num> opt_star opt_ranks
 
 %destructor { free($$); } <str>
 %destructor { ast_expr_free($$); } <expr>
@@ -249,6 +271,9 @@ item:
         } else {
             d->complexity = $2;
         }
+    }
+    | BACKEND STRING opt_ranks opt_semi {
+        backend_clause(file, @1, $2, @2, $3, @3);
     }
     | CALLS STRING callee '(' opt_names ')' opt_semi {
         calls_clause(file, @1, $2, @2, NULL, @3, $3, @3, $5);
@@ -402,6 +427,13 @@ type:
         }
         free($1);
     }
+    ;
+
+/* A Backend's rank count; -1 when absent (a negative one is checked). */
+opt_ranks:
+      %empty { $$ = -1; }
+    | NUMBER
+    | '-' NUMBER { $$ = $2 > 0 ? -$2 : 0; }
     ;
 
 opt_star:

@@ -319,6 +319,58 @@ static void check_calls(ast_file *file, const ast_define *d, uint32_t nparams,
                       shown(d), p->name);
 }
 
+/* True when the Define runs on the MPI job: Backend "MPI", or, without a
+ * Backend, Calls "MPI" (then reported as missing it). */
+static int is_mpi(const ast_define *d)
+{
+    return (d->has_backend && strcasecmp(d->backend, "MPI") == 0) ||
+           (!d->has_backend && d->has_calls && strcasecmp(d->lang, "MPI") == 0);
+}
+
+/* Backend "MPI" [ranks] with Calls "MPI" engine_routine(every parameter,
+ * in the Define's order): the engine receives the arguments as the Define
+ * lists them (mpi/engine.h).  Numbers and chars only: no strings, no
+ * files.  Fills f's backend part and symbol. */
+static void check_mpi(ast_file *file, const ast_define *d, iface_t *f)
+{
+    if (!d->has_backend) {
+        ast_error(file, d->lang_loc, "Calls \"MPI\" of '%s' needs Backend \"MPI\" in its Define", shown(d));
+        return;
+    }
+    if (d->backend_ranks == 0 || d->backend_ranks < -1)
+        ast_error(file, d->ranks_loc,
+                  "Backend \"MPI\" %lld: the job's ranks are at least 1 (leave the number out for the "
+                  "server's configured job)",
+                  (long long)d->backend_ranks);
+    else if (d->backend_ranks > IFACE_MAX_RANKS)
+        ast_error(file, d->ranks_loc, "Backend \"MPI\" %lld: at most %d ranks", (long long)d->backend_ranks,
+                  IFACE_MAX_RANKS);
+    f->backend = IFACE_BACKEND_MPI;
+    f->ranks = d->backend_ranks > 0 && d->backend_ranks <= IFACE_MAX_RANKS ? (uint32_t)d->backend_ranks : 0;
+    if (!d->has_calls) return;
+    if (strcasecmp(d->lang, "MPI") != 0) {
+        ast_error(file, d->lang_loc,
+                  "'%s' runs on the MPI job: its Calls names the engine's routine, Calls \"MPI\" %s(...)",
+                  shown(d), d->calls_name);
+        return;
+    }
+    if (d->calls_result)
+        ast_error(file, d->result_loc, "Calls \"MPI\" has no result: the engine's routine fills OUT parameters");
+    const ast_param *p = d->params;
+    for (const ast_name *a = d->calls_args; a && p; a = a->next, p = p->next)
+        if (strcmp(a->name, p->name) != 0) {
+            ast_error(file, a->loc,
+                      "Calls \"MPI\" passes the parameters in the Define's order: '%s' here, not '%s'",
+                      p->name, a->name);
+            break;
+        }
+    for (p = d->params; p; p = p->next)
+        if (p->type == NUMRPC_T_STRING || p->type == NUMRPC_T_FILE || p->type == NUMRPC_T_RFILE)
+            ast_error(file, p->type_loc, "'%s' is a %s: an MPI routine takes numbers and chars only", p->name,
+                      iface_type_name((uint32_t)p->type));
+    f->symbol = ast_strdup(d->calls_name);
+}
+
 /* Checks one Define and fills r; returns 0 when it had no errors. */
 static int check_define(ast_file *file, const char *module, const ast_define *d,
                         sema_routine *r)
@@ -375,8 +427,14 @@ static int check_define(ast_file *file, const char *module, const ast_define *d,
     }
     compile_opt(file, d, "CalcOrder", d->complexity, nparams, &f->complexity);
 
+    if (d->has_backend && strcasecmp(d->backend, "MPI") != 0)
+        ast_error(file, d->backend_loc, "unknown backend \"%s\" (the one backend is \"MPI\")", d->backend);
     if (!d->has_calls) {
         if (!d->damaged) ast_error(file, d->loc, "Define '%s' has no Calls clause", shown(d));
+        if (is_mpi(d)) check_mpi(file, d, f);
+    } else if (is_mpi(d)) {
+        check_mpi(file, d, f);
+        check_calls(file, d, nparams, r);
     } else {
         int fortran = 0;
         if (strcasecmp(d->lang, "Fortran") == 0) fortran = 1;

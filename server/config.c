@@ -156,6 +156,16 @@ void config_usage(FILE *out)
             "join this metaserver (docs/metaserver.md)", "--advertise HOST",
             "the address clients reach this server at (default: --bind, else as the metaserver sees it)",
             "--metaserver-token-file F", "the token (`name secret`, a 0600 file) proven to a metaserver with tokens");
+    fprintf(out, "  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n"
+                 "  %-24s %s\n",
+            "--mpi-ranks N", "run Backend \"MPI\" routines on a resident job of N ranks (docs/mpi.md)",
+            "--mpi-hostfile F", "mpirun's host file (its first host must be this machine)", "--mpi-grid PxQ",
+            "the process grid (default: the squarest)", "--mpi-block NB", "ScaLAPACK block size (default 64)",
+            "--mpirun PATH", "the mpirun to start the job with", "--mpi-agent PATH",
+            "OpenMPI's plm_rsh_agent (ssh, or a namespace script)", "--mpi-args \"...\"",
+            "more mpirun arguments, split on blanks (e.g. --oversubscribe)", "--mpi-engine PATH",
+            "the engine executable (default: numrpc-mpi-engine beside numrpc-server)", "--mpi-start-timeout S",
+            "seconds the job may take to start (default 60)");
     fprintf(out, "Sizes take a K, M or G suffix (powers of 1024).  A configuration file holds\n"
                  "the same options as `name = value` lines; the command line wins.\n");
 }

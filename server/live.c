@@ -73,7 +73,7 @@ static int probe_module(const char *path, char *name, err_t *err)
     }
     if (strncmp(buf, "error ", 6) == 0) return err_set(err, NUMRPC_EINVAL, "%s", buf + 6);
     char how[64];
-    pool_describe_exit(status, how, sizeof how);
+    server_describe_exit(status, how, sizeof how);
     return err_set(err, NUMRPC_EINVAL, "loading %s killed the checking process (%s)", path, how);
 }
 

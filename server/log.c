@@ -1,10 +1,13 @@
 /* log.c -- every line numrpc-server writes to stderr, one write(2) each:
  * "numrpc-server[pid]: text" filtered by --log-level, and the call line. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "log.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int server_log_enabled(const server_config *cfg, int level)
@@ -38,7 +41,7 @@ void server_log(const server_config *cfg, int level, const char *fmt, ...)
 }
 
 void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_in, uint64_t bytes_out,
-                     double seconds, int code, const char *cause)
+                     double seconds, int code, const char *cause, const double *phases)
 {
     if (!server_log_enabled(cfg, LOG_LEVEL_INFO)) return;
     char quoted[1100];
@@ -50,9 +53,13 @@ void server_log_call(const server_config *cfg, const char *name, uint64_t bytes_
         if ((unsigned char)*c >= 0x20) quoted[q++] = *c;
     }
     quoted[q] = '\0';
+    char mpi[96] = "";
+    if (phases)
+        snprintf(mpi, sizeof mpi, " mpi_scatter=%.6f mpi_compute=%.6f mpi_gather=%.6f", phases[0], phases[1],
+                 phases[2]);
     if (code == NUMRPC_OK)
-        server_log(cfg, LOG_LEVEL_INFO, "call routine=%s outcome=ok bytes_in=%llu bytes_out=%llu seconds=%.6f",
-                   name, (unsigned long long)bytes_in, (unsigned long long)bytes_out, seconds);
+        server_log(cfg, LOG_LEVEL_INFO, "call routine=%s outcome=ok bytes_in=%llu bytes_out=%llu seconds=%.6f%s",
+                   name, (unsigned long long)bytes_in, (unsigned long long)bytes_out, seconds, mpi);
     else
         server_log(cfg, LOG_LEVEL_INFO,
                    "call routine=%s outcome=error code=%s bytes_in=%llu bytes_out=%llu seconds=%.6f cause=\"%s\"",
@@ -70,4 +77,14 @@ void server_log_tool(const char *tool, const char *fmt, ...)
     va_end(ap);
     ssize_t k = write(2, line, strlen(line));
     (void)k;
+}
+
+void server_describe_exit(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status)) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(status));
+        snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
+    } else {
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+    }
 }

@@ -12,6 +12,7 @@
 #include "exposure.h"
 #include "log.h"
 #include "metajoin.h"
+#include "mpi_job.h"
 #include "sock.h"
 #include "tls.h"
 
@@ -23,6 +24,10 @@ int main(int argc, char **argv)
     int help = 0;
     config_defaults(&cfg); /* the log's settings until the options are read */
     if (metajoin_take_options(&argc, argv, &err) != 0) { /* --metaserver: metajoin.c */
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 2;
+    }
+    if (mpi_job_take_options(&argc, argv, &err) != 0) { /* --mpi-*: mpi_job.c */
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 2;
     }
@@ -68,6 +73,10 @@ int main(int argc, char **argv)
            tokens.count ? "tokens required" : "no tokens");
     fflush(stdout);
     if (metajoin_start(&cfg, fd, &err) != 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 1;
+    }
+    if (mpi_job_start(&cfg, fd, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }

@@ -10,6 +10,7 @@
 
 #include "http_port.h"
 #include "log.h"
+#include "mpi_job.h"
 #include "prom.h"
 #include "stats.h"
 
@@ -97,6 +98,34 @@ static void routine_latency(strbuf *b, const stats_table *t)
     }
 }
 
+/* The MPI job's phases of each routine that ran on it (docs/mpi.md). */
+static void mpi_phases(strbuf *b, const stats_table *t)
+{
+    static const char *const phase[3] = {"scatter", "compute", "gather"};
+    const char *name = "numrpc_mpi_phase_seconds_total";
+    prom_family(b, name, "counter",
+                "Seconds of a routine's successful calls on the MPI job, by phase (rank 0's clock).");
+    for (int i = 0; i < STATS_MAX_ROUTINES; i++) {
+        const routine_stats *r = &t->items[i];
+        uint64_t ns[3] = {atomic_load(&r->mpi_nanos[0]), atomic_load(&r->mpi_nanos[1]),
+                          atomic_load(&r->mpi_nanos[2])};
+        if (!ready(r) || ns[0] + ns[1] + ns[2] == 0) continue; /* not a routine of the job */
+        for (int k = 0; k < 3; k++) {
+            prom_label l[4];
+            char version[20];
+            int n = routine_labels(r, l, version, sizeof version);
+            l[n++] = (prom_label){"phase", phase[k]};
+            prom_sample(b, name, l, n, (double)ns[k] * 1e-9);
+        }
+    }
+    const mpi_job_state *st = mpi_job_state_get();
+    if (st == NULL) return;
+    prom_family(b, "numrpc_mpi_job_up", "gauge", "1 while the MPI job takes calls.");
+    prom_sample(b, "numrpc_mpi_job_up", NULL, 0, atomic_load(&st->phase) == MPI_JOB_READY);
+    prom_family(b, "numrpc_mpi_job_starts_total", "counter", "Times the MPI job was started (restarts included).");
+    prom_sample(b, "numrpc_mpi_job_starts_total", NULL, 0, atomic_load(&st->starts));
+}
+
 static void gauge(strbuf *b, const char *name, const char *type, const char *help, double v)
 {
     prom_family(b, name, type, help);
@@ -141,6 +170,7 @@ static int render(void *owner, strbuf *b)
     routine_counter(b, t, "numrpc_server_sent_bytes_total", "Framed bytes of a routine's replies.",
                     offsetof(routine_stats, bytes_out));
     routine_latency(b, t);
+    mpi_phases(b, t);
     dispatcher_figures(b, &t->gauges);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "handles.h"
 #include "log.h"
 #include "metajoin.h"
+#include "mpi_job.h"
 #include "reply.h"
 #include "sock.h"
 #include "stats.h"
@@ -172,22 +173,14 @@ void pool_message(dispatcher *d, int w)
     pool_schedule(d);
 }
 
-void pool_describe_exit(int status, char *buf, size_t len)
-{
-    if (WIFSIGNALED(status)) {
-        const char *abbrev = sigabbrev_np(WTERMSIG(status));
-        snprintf(buf, len, "SIG%s", abbrev ? abbrev : "?");
-    } else {
-        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
-    }
-}
-
 static void worker_exited(dispatcher *d, int w, int status)
 {
     worker *wk = &d->workers[w];
     worker_slot *slot = &d->slots[w];
     int state = atomic_load(&slot->state);
     int c = wk->conn;
+    if (atomic_load(&slot->mpi_serving)) mpi_job_call_abandoned(wk->pid); /* mpi_job.c */
+    atomic_store(&slot->mpi_serving, 0);
     conn_unwatch(d, wk->ctl);
     close(wk->ctl);
     if (!d->stopping || c >= 0) d->restarts++;
@@ -202,7 +195,7 @@ static void worker_exited(dispatcher *d, int w, int status)
             (tls == NULL || !tls->broken)) {
             char how[64], detail[320];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
-            pool_describe_exit(status, how, sizeof how);
+            server_describe_exit(status, how, sizeof how);
             if (code == NUMRPC_ETIMEDOUT && slot->limit_deadline)
                 snprintf(detail, sizeof detail, "%s ran past this server's limit of %d s per call and was stopped",
                          slot->routine, d->cfg->max_call_seconds);
@@ -222,7 +215,7 @@ static void worker_exited(dispatcher *d, int w, int status)
              * the reply sees the call). */
             double seconds = sock_now() - slot->started;
             stats_record(server_stats, slot->stat_index, code, 0, 0, seconds);
-            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail);
+            server_log_call(d->cfg, slot->routine, 0, 0, seconds, code, detail, NULL);
             err_t err;
             d->conns[c].state = CONN_QUEUED; /* in the dispatcher's hands */
             if (reply_error(conn_writer(d, c), slot->call_id, code, detail, &err) == 0) conn_send(d, c);
@@ -248,8 +241,13 @@ void pool_reap(dispatcher *d)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         if (metajoin_is_helper(pid)) {
             char how[64];
-            pool_describe_exit(status, how, sizeof how);
+            server_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
+        }
+        if (mpi_job_is_supervisor(pid)) {
+            char how[64];
+            server_describe_exit(status, how, sizeof how);
+            server_log(d->cfg, LOG_LEVEL_ERROR, "the MPI job's supervisor ended (%s): MPI routines fail from now on", how);
         }
         handles_worker_gone(server_handles, pid); /* what it was writing stays as it was */
         for (int i = 0; i < d->nworkers_cap; i++)

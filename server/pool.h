@@ -34,7 +34,5 @@ double pool_next_deadline(const dispatcher *d);
 void pool_roll(dispatcher *d);
 /* Ends every worker (SIGTERM) and waits for them. */
 void pool_shutdown(dispatcher *d);
-/* "SIGSEGV" or "exit status 3", from a waitpid status. */
-void pool_describe_exit(int status, char *buf, size_t len);
 
 #endif

@@ -22,6 +22,11 @@ static int add_routine(registry *reg, const uint8_t *blob, size_t len,
     routine r = {0};
     int rc = iface_decode(blob, len, &r.iface, err);
     if (rc != 0) return rc;
+    if (thunk == NULL && r.iface.backend == IFACE_BACKEND_LOCAL) {
+        err_set(err, NUMRPC_ESERVER, "%s has no thunk to call", r.iface.name);
+        iface_free(&r.iface);
+        return err->code;
+    }
     r.blob = malloc(len);
     if (r.blob == NULL) {
         iface_free(&r.iface);

@@ -15,7 +15,7 @@ typedef struct routine {
     iface_t iface;             /* decoded descriptor (owned)                 */
     uint8_t *blob;             /* its encoding, sent to clients (owned)      */
     size_t blob_len;
-    stub_thunk_fn thunk;
+    stub_thunk_fn thunk;       /* NULL for Backend "MPI": mpi_call.c runs it */
     int stat_index;            /* its counters in the shared table, or -1   */
 } routine;
 

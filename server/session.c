@@ -17,6 +17,7 @@
 #include "files_call.h"
 #include "log.h"
 #include "marshal.h"
+#include "mpi_call.h"
 #include "reply.h"
 #include "sock.h"
 #include "stats.h"
@@ -34,6 +35,7 @@ static void record_begin(session *s, uint64_t in0)
 {
     s->rec.r = NULL;
     s->rec.done = 0;
+    s->rec.has_phases = 0;
     s->rec.t0 = sock_now();
     s->rec.in0 = in0;
     s->rec.out0 = wire_writer_bytes(&s->conn.writer);
@@ -51,7 +53,9 @@ static void record_done(session *s, int code, const char *detail)
         out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
     const routine *r = s->rec.r;
     if (r) stats_record(server_stats, r->stat_index, code, in, out, seconds);
-    server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail);
+    if (r && s->rec.has_phases) stats_record_phases(server_stats, r->stat_index, s->rec.phases);
+    server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail,
+                    s->rec.has_phases ? s->rec.phases : NULL);
 }
 
 /* Drops the rest of the request, then answers with the error in *call_err. */
@@ -295,6 +299,22 @@ static int is_cheap(const iface_t *f, void *const *argv)
     return f->complexity.nwords > 0 && marshal_complexity(f, argv) < PROTO_CHEAP_FLOPS;
 }
 
+/* A routine of Backend "MPI" runs on the server's job (mpi_call.c); its
+ * failure ends the call as a routine's own (stub_services.fail) would. */
+static void run_on_mpi_job(session *s, const routine *r, call_args *a)
+{
+    msg_mpi_phases ph;
+    err_t e;
+    if (mpi_call_run(s->slot, &r->iface, r->blob, r->blob_len, a->argv, a->shapes, &ph, &e) != 0) {
+        server_stub_services.fail(e.code, e.detail);
+        return;
+    }
+    s->rec.has_phases = 1;
+    s->rec.phases[0] = ph.scatter_s;
+    s->rec.phases[1] = ph.compute_s;
+    s->rec.phases[2] = ph.gather_s;
+}
+
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a, double deadline,
                        double *compute_s)
 {
@@ -317,7 +337,10 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     /* The dispatcher's loop wakes at least every 200 ms and then waits for
      * the soonest deadline: only one nearer than that needs a word. */
     if (deadline > 0 && deadline - t0 < SESSION_DEADLINE_NEAR && s->deadline_set) s->deadline_set(s);
-    r->thunk(a->argv);
+    if (r->iface.backend == IFACE_BACKEND_MPI)
+        run_on_mpi_job(s, r, a);
+    else
+        r->thunk(a->argv);
     /* The dispatcher may be writing a keepalive packet: wait for it.  A
      * remote-file exchange a routine's child left cut short (it died) left
      * the slot reading files: the exchange is over, and marked broken. */

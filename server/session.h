@@ -19,6 +19,8 @@ typedef struct call_record {
     int done;           /* recorded already                             */
     double t0;          /* monotonic seconds when its header arrived    */
     uint64_t in0, out0; /* reader bytes consumed / writer bytes framed  */
+    int has_phases;     /* an MPI routine: its job's phases below       */
+    double phases[3];   /* scatter, compute, gather seconds (rank 0's)  */
 } call_record;
 
 /* A worker's one session, reused across its loans (worker.c owns it). */

@@ -36,6 +36,9 @@ typedef struct worker_slot {
      * --max-server-memory, and the arena kept between calls; 0 once dead. */
     _Atomic uint64_t call_bytes;
     _Atomic uint64_t kept_bytes;
+    /* Rank 0 of the MPI job has taken this worker's call (mpi_call.c): a
+     * worker that dies so may leave the job computing for nobody. */
+    _Atomic int mpi_serving;
 } worker_slot;
 
 /* Every worker's slot (shared memory, n of them), from which each CALL

@@ -23,6 +23,9 @@ typedef struct routine_stats {
     _Atomic uint64_t calls, errors, bytes_in, bytes_out, nanos;
     _Atomic uint64_t buckets[STATS_BUCKETS];
     _Atomic uint64_t by_code[STATS_CODES];
+    /* Routines of the MPI job: nanoseconds of its phases (scatter, compute,
+     * gather, as rank 0 timed them) over their successful calls. */
+    _Atomic uint64_t mpi_nanos[3];
 } routine_stats;
 
 /* The dispatcher's own figures, stored by its loop (handles at each tick)
@@ -52,6 +55,8 @@ int stats_register(stats_table *t, const iface_t *f, unsigned generation);
 /* One call of entry index (ignored when index < 0) that ended with code
  * (NUMRPC_OK or an error). */
 void stats_record(stats_table *t, int index, int code, uint64_t bytes_in, uint64_t bytes_out, double seconds);
+/* The phases of one MPI call of entry index: scatter, compute, gather s. */
+void stats_record_phases(stats_table *t, int index, const double phases[3]);
 /* The calls of an entry that took at most 2^k microseconds, for k = 0 ..
  * n - 1 (cumulative, from the buckets: exact at those edges); returns
  * their total over every bucket. */

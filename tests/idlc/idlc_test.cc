@@ -206,7 +206,7 @@ TEST_F(IdlcTest, HashIsStable) {
 // ---- (b) the project's stub modules ----
 
 TEST_F(IdlcTest, StubModulesCompile) {
-    for (const char *name : {"linpack.idl", "blas.idl", "lapack.idl"}) {
+    for (const char *name : {"linpack.idl", "blas.idl", "lapack.idl", "scalapack.idl"}) {
         RunResult r = Idlc({"-o", dir_ + "/out.c", kStubs + name});
         EXPECT_EQ(r.status, 0) << name << ": " << r.err;
         EXPECT_EQ(r.err, "");
@@ -656,6 +656,118 @@ TEST_F(IdlcTest, ModeWordsAreNamesWhereNoModeCanStand) {
           "OUT int *mode_out", "CalcOrder in*In", "Calls \"C\" f(in, out, Inout, In, work, mode_out);",
           "OUT double *out"})
         EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+}
+
+// ---- (d) Backend "MPI" (docs/idl.md, "Backend") ----
+
+// The backend part of a descriptor is written only for an MPI routine: a
+// local routine's bytes, and so its hash, are what they were before it.
+TEST_F(IdlcTest, BackendLeavesLocalHashesAlone) {
+    iface_t f;
+    Decode(kStubs + "lapack.idl", "dgesv", &f);
+    EXPECT_EQ(f.backend, static_cast<uint32_t>(IFACE_BACKEND_LOCAL));
+    EXPECT_EQ(f.hash, 0x7243d3e9af2a3facULL);  // dgesv's hash before the Backend clause existed
+    iface_free(&f);
+    RunResult r = Idlc({"--dump", kStubs + "lapack.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("Backend"), std::string::npos);
+}
+
+// An MPI routine carries its backend and rank count through encode, decode
+// and --dump, and its module entry has no thunk.
+TEST_F(IdlcTest, MpiRoutineRoundTrips) {
+    iface_t f;
+    Decode(kCases + "mpi.idl", "pdgesv", &f);
+    EXPECT_EQ(f.backend, static_cast<uint32_t>(IFACE_BACKEND_MPI));
+    EXPECT_EQ(f.ranks, 0u);
+    EXPECT_STREQ(f.symbol, "pdgesv");
+    ASSERT_EQ(f.nparams, 8u);
+    uint64_t h = f.hash;
+    err_t err;
+    ASSERT_EQ(iface_compute_hash(&f, &err), 0);
+    EXPECT_EQ(f.hash, h);
+    iface_free(&f);
+    Decode(kCases + "mpi.idl", "pdfour", &f);
+    EXPECT_EQ(f.backend, static_cast<uint32_t>(IFACE_BACKEND_MPI));
+    EXPECT_EQ(f.ranks, 4u);
+    // The same routine without its backend part is another routine.
+    uint64_t with = f.hash;
+    f.backend = IFACE_BACKEND_LOCAL;
+    f.ranks = 0;
+    ASSERT_EQ(iface_compute_hash(&f, &err), 0);
+    EXPECT_NE(f.hash, with);
+    iface_free(&f);
+    RunResult r = Idlc({"--dump", kCases + "mpi.idl"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char *want : {"Backend \"MPI\";\nCalls \"MPI\" pdgesv(n, nrhs, a, lda, ipiv, b, ldb, info);",
+                             "Backend \"MPI\" 4;\nCalls \"MPI\" pdfour(n, x);"})
+        EXPECT_NE(r.out.find(want), std::string::npos) << want << " not in\n" << r.out;
+    const stub_module *m = LoadModule("mpi.idl", "int unused_symbol;\n");
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->count, 2u);
+    EXPECT_EQ(m->entries[0].thunk, nullptr);
+    EXPECT_EQ(m->entries[1].thunk, nullptr);
+}
+
+// A decoder refuses an unknown backend and a rank count without MPI.
+TEST_F(IdlcTest, BackendPartIsValidated) {
+    iface_t f;
+    Decode(kCases + "mpi.idl", "pdfour", &f);
+    err_t err;
+    f.backend = 7;
+    EXPECT_NE(iface_validate(&f, &err), 0);
+    EXPECT_NE(std::string(err.detail).find("unknown backend 7"), std::string::npos) << err.detail;
+    f.backend = IFACE_BACKEND_LOCAL;
+    EXPECT_NE(iface_validate(&f, &err), 0);
+    f.backend = IFACE_BACKEND_MPI;
+    f.ranks = IFACE_MAX_RANKS + 1;
+    EXPECT_NE(iface_validate(&f, &err), 0);
+    f.ranks = 4;
+    EXPECT_EQ(iface_validate(&f, &err), 0);
+    iface_free(&f);
+}
+
+TEST_F(IdlcTest, BackendErrorsHaveExactPositions) {
+    std::string path = kCases + "err_backend.idl";
+    RunResult r = Idlc({"-o", dir_ + "/never.c", path});
+    EXPECT_EQ(r.status, 1);
+    const char *want[] = {
+        ":1:47: error: unknown backend \"PVM\" (the one backend is \"MPI\")\n",
+        ":2:53: error: Backend \"MPI\" 0: the job's ranks are at least 1 (leave the number out for the "
+        "server's configured job)\n",
+        ":3:56: error: c: Backend given twice (first at line 3)\n",
+        ":4:60: error: 'd' runs on the MPI job: its Calls names the engine's routine, Calls \"MPI\" d(...)\n",
+        ":5:45: error: Calls \"MPI\" of 'e' needs Backend \"MPI\" in its Define\n",
+        ":6:68: error: Calls \"MPI\" passes the parameters in the Define's order: 'n' here, not 'x'\n",
+        ":7:47: error: Backend \"MPI\" -2: the job's ranks are at least 1",
+        ":7:13: error: 's' is a string: an MPI routine takes numbers and chars only\n",
+    };
+    for (const char *w : want) EXPECT_NE(r.err.find(path + w), std::string::npos) << w << " not in\n" << r.err;
+}
+
+// scalapack.idl's routines take exactly the parameters of their LAPACK and
+// BLAS twins: the rendered parameter lists are equal.
+TEST_F(IdlcTest, ScalapackMirrorsLapackAndBlas) {
+    auto params = [](const std::string &dump, const std::string &name) {
+        size_t at = dump.find("Define " + name + "(");
+        if (at == std::string::npos) return std::string("(missing)");
+        size_t open = dump.find('(', at), close = dump.find(")\n", open);
+        return dump.substr(open, close - open);
+    };
+    RunResult sp = Idlc({"--dump", kStubs + "scalapack.idl"});
+    RunResult la = Idlc({"--dump", kStubs + "lapack.idl"});
+    RunResult bl = Idlc({"--dump", kStubs + "blas.idl"});
+    ASSERT_EQ(sp.status, 0) << sp.err;
+    for (const char *twin : {"dgesv", "dgetrf", "dgetrs", "dposv", "dsyev"})
+        EXPECT_EQ(params(sp.out, std::string("p") + twin), params(la.out, twin)) << twin;
+    EXPECT_EQ(params(sp.out, "pdgemm"), params(bl.out, "dgemm"));
+    for (const char *name : {"pdgesv", "pdgetrf", "pdgetrs", "pdposv", "pdsyev", "pdgemm"}) {
+        iface_t f;
+        Decode(kStubs + "scalapack.idl", name, &f);
+        EXPECT_EQ(f.backend, static_cast<uint32_t>(IFACE_BACKEND_MPI)) << name;
+        EXPECT_STREQ(f.symbol, name);
+        iface_free(&f);
+    }
 }
 
 }  // namespace

@@ -1,0 +1,173 @@
+/* engine_main.c -- numrpc-mpi-engine, the resident MPI job a server starts
+ * with mpirun: the grid once, then rank 0 takes calls and every rank runs them. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "engine.h"
+#include "engine_grid.h"
+#include "engine_serve.h"
+
+typedef struct engine_options {
+    const char *socket_path;  /* --socket: where workers connect (rank 0) */
+    const char *serving_path; /* --serving: the pid of the worker served  */
+    int nprow, npcol;         /* --grid PxQ (0x0: the squarest)           */
+    int nb;                   /* --block                                   */
+    uint64_t max_bytes;       /* --max-bytes: arrays of one call at most   */
+} engine_options;
+
+static int parse_options(int argc, char **argv, engine_options *o, char *why, size_t len)
+{
+    *o = (engine_options){NULL, "", 0, 0, 64, (uint64_t)1 << 30};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (v == NULL) {
+            snprintf(why, len, "%s needs a value", a);
+            return -1;
+        }
+        i++;
+        if (strcmp(a, "--socket") == 0) o->socket_path = v;
+        else if (strcmp(a, "--serving") == 0) o->serving_path = v;
+        else if (strcmp(a, "--grid") == 0) {
+            if (sscanf(v, "%dx%d", &o->nprow, &o->npcol) != 2 || o->nprow < 0 || o->npcol < 0) {
+                snprintf(why, len, "--grid %s: want PxQ", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--block") == 0) o->nb = (int)strtol(v, &end, 10);
+        else if (strcmp(a, "--max-bytes") == 0) o->max_bytes = strtoull(v, &end, 10);
+        else {
+            snprintf(why, len, "unknown option %s", a);
+            return -1;
+        }
+        if (end != NULL && (*end != '\0' || end == v)) {
+            snprintf(why, len, "%s %s: want a number", a, v);
+            return -1;
+        }
+    }
+    if (o->socket_path == NULL) {
+        snprintf(why, len, "--socket PATH is required");
+        return -1;
+    }
+    return 0;
+}
+
+/* What rank 0 broadcasts for each call: the routine and the scalars. */
+typedef struct call_header {
+    int32_t routine; /* index in engine_routines */
+    int32_t nargs;
+    int32_t is_array[IFACE_MAX_PARAMS];
+    stub_scalar scalars[IFACE_MAX_PARAMS];
+} call_header;
+
+/* A broadcast from rank 0 that waits without spinning: idle ranks sleep
+ * (20 us growing to 2 ms) between tests, so a resident job costs no CPU. */
+static void bcast_politely(void *buf, int bytes, MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibcast(buf, bytes, MPI_BYTE, 0, comm, &req);
+    long ns = 20000;
+    for (;;) {
+        int done = 0;
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+        if (ns < 2000000) ns *= 2;
+    }
+}
+
+/* Rank 0: the routine of call c, or a reason it cannot run on this job. */
+static int find_routine(const engine_grid *g, const msg_mpi_call *c, err_t *why)
+{
+    const engine_routine *r = engine_routine_find(c->f.symbol);
+    if (r == NULL)
+        return err_set(why, NUMRPC_ENOENT, "%s: the MPI job has no routine %s", c->f.name, c->f.symbol);
+    if ((uint32_t)r->nargs != c->f.nparams)
+        return err_set(why, NUMRPC_EINVAL, "%s: the MPI job's %s takes %d arguments, the interface has %u",
+                       c->f.name, r->name, r->nargs, c->f.nparams);
+    if (c->f.ranks != 0 && (int)c->f.ranks != g->size)
+        return err_set(why, NUMRPC_EINVAL, "%s runs on %u ranks; this server's MPI job has %d", c->f.name,
+                       c->f.ranks, g->size);
+    return (int)(r - engine_routines);
+}
+
+/* Rank 0's turn: the next call that can run, as a header for every rank. */
+static void next_call(const engine_grid *g, engine_server *s, msg_mpi_call *c, call_header *h)
+{
+    for (;;) {
+        if (engine_serve_next(s, c) != 0) {
+            fprintf(stderr, "numrpc-mpi-engine: rank 0 can take no more calls\n");
+            MPI_Abort(g->comm, 3); /* the server's supervisor restarts the job */
+        }
+        err_t why;
+        int index = find_routine(g, c, &why);
+        if (index >= 0) {
+            memset(h, 0, sizeof *h);
+            h->routine = index;
+            h->nargs = (int32_t)c->f.nparams;
+            for (uint32_t i = 0; i < c->f.nparams; i++) {
+                h->is_array[i] = c->f.params[i].rank > 0;
+                if (!h->is_array[i]) h->scalars[i] = c->scalars[i];
+            }
+            return;
+        }
+        msg_mpi_phases none = {0, 0, 0};
+        engine_serve_reply(s, c, why.code, why.detail, &none);
+        msg_mpi_call_free(c);
+    }
+}
+
+/* Every rank, for ever: a call from rank 0, run together. */
+static void serve(const engine_grid *g, engine_server *s)
+{
+    for (;;) {
+        call_header h;
+        msg_mpi_call c;
+        if (g->rank == 0) next_call(g, s, &c, &h);
+        bcast_politely(&h, (int)sizeof h, g->comm);
+        void *argv[IFACE_MAX_PARAMS];
+        for (int i = 0; i < h.nargs; i++)
+            argv[i] = g->rank == 0 ? c.argv[i] : h.is_array[i] ? NULL : &h.scalars[i];
+        engine_call call = {argv, h.nargs, 0, 0, 0, 0, ""};
+        const engine_routine *r = &engine_routines[h.routine];
+        int rc = r->run(g, &call);
+        if (g->rank != 0) continue;
+        if (rc != 0 && call.code == 0) call.code = NUMRPC_ESERVER;
+        if (rc != 0 && call.detail[0] == '\0') snprintf(call.detail, sizeof call.detail, "%s failed", r->name);
+        msg_mpi_phases ph = {call.scatter_s, call.compute_s, call.gather_s};
+        engine_serve_reply(s, &c, rc == 0 ? 0 : call.code, call.detail, &ph);
+        msg_mpi_call_free(&c);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a rank dies with its mpirun or orted */
+    signal(SIGPIPE, SIG_IGN);
+    MPI_Init(&argc, &argv);
+    engine_options o;
+    engine_grid g = {0};
+    engine_server s;
+    char why[256] = "";
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rc = parse_options(argc, argv, &o, why, sizeof why);
+    if (rc == 0) rc = engine_grid_setup(&g, o.nprow, o.npcol, o.nb, why, sizeof why);
+    /* Rank 0 listens last: the socket's appearance tells the server the
+     * whole job is up. */
+    if (rc == 0 && rank == 0 && engine_serve_open(&s, o.socket_path, o.serving_path, o.max_bytes, why, sizeof why) != 0)
+        rc = -1;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc != 0) {
+        if (rank == 0) fprintf(stderr, "numrpc-mpi-engine: %s\n", why);
+        MPI_Finalize();
+        return 2;
+    }
+    serve(&g, &s);
+    return 0; /* not reached: mpirun's SIGTERM ends the job */
+}

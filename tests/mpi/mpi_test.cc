@@ -1,0 +1,217 @@
+// mpi_test.cc -- MPI routines through one real server and its resident job
+// of 4 ranks: pdgesv against dgesv, the descriptor, live registration, the
+// job's phases in /metrics, and a rank killed, a cancel and a deadline.
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "../support/admin_socket.h"
+#include "../support/http_probe.h"
+#include "../support/server_proc.h"
+#include "mpi_support.h"
+
+extern "C" {
+#include "msg.h"
+}
+
+namespace {
+
+// One server for the whole program: the job starts once (about 1 s).
+struct Job {
+    TempDir dir{"numrpc-mpi-test"};
+    std::unique_ptr<ServerProc> server;
+    int http_port = 0;
+    std::string admin;
+    Job()
+    {
+        setenv("TMPDIR", dir.path.c_str(), 1); /* the job's files go there */
+        admin = dir.path + "/admin.sock";
+        std::vector<std::string> args = MpiArgs();
+        args.insert(args.end(), {"--http-port", "0", "--http-port-file", dir.path + "/http.port", "--admin-socket",
+                                 admin, "--workers", "3"});
+        server = std::make_unique<ServerProc>(args);
+        unsetenv("TMPDIR");
+        http_port = ReadPortFile(dir.path + "/http.port");
+    }
+    std::string job_dir() const { return JobDir(dir.path); }
+    std::string metrics() const { return "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"; }
+};
+
+Job *job;
+
+class Mpi : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite()
+    {
+        if (job == nullptr) job = new Job();
+    }
+    void SetUp() override
+    {
+        UseServer(job->server->address());
+        numrpc_set_timeout(0);
+    }
+};
+
+TEST_F(Mpi, PdgesvEqualsDgesv)
+{
+    struct Size {
+        int n, nrhs, lda, ldb;
+    } sizes[] = {{1, 1, 1, 1}, {1, 2, 3, 2}, {2, 1, 5, 4}, {7, 3, 9, 8}, {63, 1, 64, 70},
+                 {64, 2, 66, 65}, {65, 5, 65, 67}, {130, 1, 131, 133}, {257, 4, 260, 258}};
+    unsigned seed = 1;
+    for (const Size &s : sizes) ExpectPdgesvEqualsDgesv("pdgesv", s.n, s.nrhs, s.lda, s.ldb, seed++);
+    EXPECT_TRUE(job->server->alive());
+}
+
+// A bad argument is the routine's error, from the engine, for this call only.
+TEST_F(Mpi, BadArgumentsAreTheCallsError)
+{
+    std::vector<double> a(4), b(2);
+    std::vector<int> ipiv(2);
+    int info = 0;
+    EXPECT_EQ(numrpc_call("pdgesv", 2, 1, a.data(), 2, ipiv.data(), b.data(), 2, &info), NUMRPC_OK) << Detail();
+    // lda < n is caught by the shape check before the job sees it.
+    EXPECT_EQ(numrpc_call("pdgesv", 2, 1, a.data(), 1, ipiv.data(), b.data(), 2, &info), NUMRPC_EINVAL);
+    ExpectPdgesvEqualsDgesv("pdgesv", 5, 1, 5, 5, 99);
+}
+
+// The descriptor a client fetches says where the routine runs; a local
+// routine's says nothing new.
+TEST_F(Mpi, DescriptorCarriesTheBackend)
+{
+    msg_conn c;
+    err_t err;
+    ASSERT_EQ(msg_conn_open(&c, "127.0.0.1", job->server->port(), 2000, 5000, 4096, &err), 0) << err.detail;
+    for (const char *name : {"pdgesv", "dgesv"}) {
+        uint32_t id = msg_conn_next_id(&c), len = 0;
+        uint8_t *blob = nullptr;
+        ASSERT_EQ(msg_write_get_iface(&c.writer, id, name, &err), 0) << err.detail;
+        ASSERT_EQ(msg_read_iface_reply(&c.reader, id, c.label, &blob, &len, &err), 0) << err.detail;
+        iface_t f;
+        ASSERT_EQ(iface_decode(blob, len, &f, &err), 0) << err.detail;
+        free(blob);
+        bool mpi = std::string(name) == "pdgesv";
+        EXPECT_EQ(f.backend, static_cast<uint32_t>(mpi ? IFACE_BACKEND_MPI : IFACE_BACKEND_LOCAL)) << name;
+        EXPECT_EQ(f.ranks, 0u);
+        EXPECT_EQ(f.nparams, 8u);
+        iface_free(&f);
+    }
+    msg_conn_free(&c);
+}
+
+// A module of MPI routines registered while the server runs is served by
+// the same job; a routine asking for 2 ranks is refused by the 4-rank job.
+TEST_F(Mpi, LiveRegisteredMpiRoutines)
+{
+    std::string reply = Admin(job->admin, "register " TOP_BUILDDIR "/tests/mpi/.libs/mpilive.so");
+    ASSERT_EQ(reply.rfind("ok", 0), 0u) << reply;
+    ExpectPdgesvEqualsDgesv("pdgesv_live", 40, 2, 41, 42, 7);
+    std::vector<double> a(4), b(2);
+    std::vector<int> ipiv(2);
+    int info = 0;
+    EXPECT_EQ(numrpc_call("pdgesv_two", 2, 1, a.data(), 2, ipiv.data(), b.data(), 2, &info), NUMRPC_EINVAL);
+    EXPECT_TRUE(Contains(Detail(), "pdgesv_two runs on 2 ranks; this server's MPI job has 4")) << Detail();
+}
+
+// The engine's scatter, compute and gather seconds reach /metrics.
+TEST_F(Mpi, PhasesReachMetrics)
+{
+    if (!HavePrometheusParser() || job->http_port == 0) GTEST_SKIP() << "no Prometheus parser or HTTP port";
+    ExpectPdgesvEqualsDgesv("pdgesv", 200, 1, 200, 200, 3);
+    Scrape s = Fetch(job->metrics());
+    ASSERT_EQ(s.status, 200) << s.body;
+    ASSERT_EQ(s.error, "") << s.body;
+    for (const char *phase : {"scatter", "compute", "gather"})
+        EXPECT_GT(s.Value("numrpc_mpi_phase_seconds_total", {{"routine", "pdgesv"}, {"phase", phase}}), 0.0)
+            << phase;
+    EXPECT_EQ(s.Value("numrpc_mpi_job_up"), 1.0);
+    EXPECT_GE(s.Value("numrpc_mpi_job_starts_total"), 1.0);
+    EXPECT_EQ(s.Value("numrpc_mpi_phase_seconds_total", {{"routine", "dgesv"}, {"phase", "compute"}}), -1.0);
+}
+
+// The job's starts as /metrics counts them (-1 without a parser).
+double Starts()
+{
+    if (!HavePrometheusParser() || job->http_port == 0) return -1;
+    return Fetch(job->metrics()).Value("numrpc_mpi_job_starts_total");
+}
+
+// An asynchronous pdgesv of order n, started; its system stays alive.
+struct Started {
+    System sys;
+    std::vector<int> ipiv;
+    int info = -1, id = -1;
+    explicit Started(int n) : sys(n, 1, n, n, 11), ipiv(n)
+    {
+        EXPECT_EQ(numrpc_call_async(&id, "pdgesv", n, 1, sys.a.data(), n, ipiv.data(), sys.b.data(), n, &info),
+                  NUMRPC_OK)
+            << Detail();
+    }
+};
+
+// A rank killed mid-call fails that call with a clear error naming the MPI
+// job; the job is restarted and the next call succeeds.
+TEST_F(Mpi, RankKilledMidCall)
+{
+    std::string dir = job->job_dir();
+    ASSERT_NE(dir, "");
+    ExpectPdgesvEqualsDgesv("pdgesv", 3, 1, 3, 3, 5); /* the job is up */
+    std::vector<pid_t> ranks = EnginePids(dir);
+    ASSERT_EQ(ranks.size(), 4u);
+    Started call(1500);
+    ASSERT_TRUE(WaitUntilServing(dir));
+    ASSERT_EQ(kill(ranks[2], SIGKILL), 0);
+    EXPECT_EQ(numrpc_wait(call.id), NUMRPC_ECRASHED);
+    std::string detail = Detail();
+    EXPECT_TRUE(Contains(detail, "pdgesv: the MPI job died during the call")) << detail;
+    EXPECT_TRUE(Contains(detail, "mpirun")) << detail;
+    ExpectPdgesvEqualsDgesv("pdgesv", 50, 2, 52, 51, 6);
+    EXPECT_EQ(EnginePids(dir).size(), 4u);
+    EXPECT_TRUE(job->server->alive());
+}
+
+// A cancelled call ends as any call does; the job, computing for nobody, is
+// restarted (so the next call does not wait for it) and the next call works.
+TEST_F(Mpi, CancelRestartsTheJob)
+{
+    std::string dir = job->job_dir();
+    ExpectPdgesvEqualsDgesv("pdgesv", 3, 1, 3, 3, 5);
+    double before = Starts();
+    Started call(3000); /* about a second of work on 4 ranks sharing 2 cores */
+    ASSERT_TRUE(WaitUntilServing(dir));
+    ASSERT_EQ(numrpc_cancel(call.id), NUMRPC_OK);
+    EXPECT_EQ(numrpc_wait(call.id), NUMRPC_ECANCELLED) << Detail();
+    ExpectPdgesvEqualsDgesv("pdgesv", 30, 1, 30, 30, 8);
+    double after = Starts();
+    for (int i = 0; i < 50 && before >= 0 && after < before + 1; i++) { /* the supervisor's tick */
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        after = Starts();
+    }
+    if (before >= 0) EXPECT_EQ(after, before + 1);
+}
+
+// A deadline ends the call with NUMRPC_ETIMEDOUT (0.2 s for a call that
+// takes seconds here: 72 MB each way and 18 Gflop); the next call works.
+TEST_F(Mpi, DeadlineEndsTheCall)
+{
+    const int n = 3000;
+    System sys(n, 1, n, n, 12);
+    std::vector<int> ipiv(n);
+    int info = 0;
+    ExpectPdgesvEqualsDgesv("pdgesv", 3, 1, 3, 3, 5);
+    numrpc_set_timeout(0.2);
+    EXPECT_EQ(numrpc_call("pdgesv", n, 1, sys.a.data(), n, ipiv.data(), sys.b.data(), n, &info), NUMRPC_ETIMEDOUT);
+    EXPECT_TRUE(Contains(Detail(), "deadline")) << Detail();
+    numrpc_set_timeout(0);
+    ExpectPdgesvEqualsDgesv("pdgesv", 20, 1, 20, 20, 9);
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    ::testing::InitGoogleTest(&argc, argv);
+    int rc = RUN_ALL_TESTS();
+    delete job; /* the server, and with it the job, stops */
+    return rc;
+}
