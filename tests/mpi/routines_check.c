@@ -170,6 +170,9 @@ static double lu_residual(int m, int n, const double *a, int lda, const double *
                           const int *ipiv)
 {
     int r = m < n ? m : n;
+    for (int i = 0; i < r; i++)
+        if (ipiv[i] < 1 || ipiv[i] > m)
+            return INFINITY; /* not a row: no LAPACK pivots */
     double *pa = mat_copy(a, lda, n), *l = mat_new(m, r), *u = mat_new(r, n), *prod = mat_new(m, n);
     for (int i = 0; i < r; i++) /* P A: the interchanges in order */
         for (int j = 0; j < n; j++) {
