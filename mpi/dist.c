@@ -54,29 +54,45 @@ void dist_matrix_free(dist_matrix *d)
     d->local = NULL;
 }
 
-/* Rank 0's whole block seen as one block of a 1 x 1 grid (ctxt_root is -1
- * on the other ranks, which tells pdgemr2d they hold none of it). */
-static void describe_root(const engine_grid *g, int *desc, int m, int n, int lda)
+/* Cpdgemr2d indexes rank 0's block with C ints: a block of more elements
+ * than this moves in panels of whole columns that stay under it. */
+static long long panel_limit = INT_MAX;
+
+void dist_set_panel_limit(long long elements)
 {
-    describe(desc, g->ctxt_root, m, n, m, n, lda);
+    panel_limit = elements > 0 && elements < INT_MAX ? elements : INT_MAX;
+}
+
+/* Columns j0.. of the matrix between rank 0's block (the one block of a
+ * 1 x 1 grid; ctxt_root is -1 on the other ranks, which hold none of it)
+ * and the grid, one panel at a time. */
+static void move(const engine_grid *g, const dist_matrix *d, double *global, int lda,
+                 int to_grid)
+{
+    int root[DESC_LEN];
+    if (d->m == 0 || d->n == 0)
+        return;
+    long long fit = panel_limit / lda;
+    int width = fit < 1 ? 1 : fit < d->n ? (int)fit : d->n;
+    for (int j = 0; j < d->n; j += width) {
+        int cols = d->n - j < width ? d->n - j : width;
+        double *panel = global != NULL ? global + (size_t)j * (size_t)lda : NULL;
+        describe(root, g->ctxt_root, d->m, cols, d->m, cols, lda);
+        if (to_grid)
+            Cpdgemr2d(d->m, cols, panel, 1, 1, root, d->local, 1, j + 1, (int *)d->desc, g->ctxt);
+        else
+            Cpdgemr2d(d->m, cols, d->local, 1, j + 1, (int *)d->desc, panel, 1, 1, root, g->ctxt);
+    }
 }
 
 void dist_scatter(const engine_grid *g, const double *global, int lda, dist_matrix *d)
 {
-    int root[DESC_LEN];
-    if (d->m == 0 || d->n == 0)
-        return;
-    describe_root(g, root, d->m, d->n, lda);
-    Cpdgemr2d(d->m, d->n, (double *)global, 1, 1, root, d->local, 1, 1, d->desc, g->ctxt);
+    move(g, d, (double *)global, lda, 1);
 }
 
 void dist_gather(const engine_grid *g, const dist_matrix *d, double *global, int lda)
 {
-    int root[DESC_LEN];
-    if (d->m == 0 || d->n == 0)
-        return;
-    describe_root(g, root, d->m, d->n, lda);
-    Cpdgemr2d(d->m, d->n, d->local, 1, 1, (int *)d->desc, global, 1, 1, root, g->ctxt);
+    move(g, d, global, lda, 0);
 }
 
 /* ---- Pivots ----
@@ -165,6 +181,6 @@ double dist_clock(const engine_grid *g)
 void dist_lap(const engine_grid *g, double *since, double *phase_s)
 {
     double now = dist_clock(g);
-    *phase_s += now - *since;
+    *phase_s = now - *since;
     *since = now;
 }

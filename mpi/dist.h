@@ -27,6 +27,9 @@ void dist_matrix_free(dist_matrix *d);
  * lda >= max(1, m) (ignored on other ranks); rows m..lda-1 are never touched. */
 void dist_scatter(const engine_grid *g, const double *global, int lda, dist_matrix *d);
 void dist_gather(const engine_grid *g, const dist_matrix *d, double *global, int lda);
+/* Rank 0's blocks move in panels of at most this many elements (default and
+ * most INT_MAX, what pdgemr2d can index); smaller only to test the panels. */
+void dist_set_panel_limit(long long elements);
 
 /* ---- Pivots: ScaLAPACK's ipiv, split over process rows as A's rows are and
  *      the same in every process column; global 1-based row numbers ---- */
@@ -57,8 +60,8 @@ int dist_agree(const engine_grid *g, int ok);
 /* Collective: waits for every rank, then rank 0's MPI_Wtime(), so that a
  * phase between two clocks is the slowest rank's. */
 double dist_clock(const engine_grid *g);
-/* Collective: ends a phase begun at *since, adding its seconds to *phase_s,
- * and begins the next one now. */
+/* Collective: ends a phase begun at *since, setting *phase_s to its
+ * seconds, and begins the next one now. */
 void dist_lap(const engine_grid *g, double *since, double *phase_s);
 
 #endif
