@@ -86,3 +86,18 @@ int args_check_char(engine_call *c, const char *routine, const char *name, char 
     return args_fail(c, NUMRPC_EINVAL, "%s: %s = %s must be one of '%s' (either case)", routine,
                      name, shown, allowed);
 }
+
+int args_fail_memory(engine_call *c, const char *routine, int m, int n)
+{
+    return args_fail(c, NUMRPC_ENOMEM,
+                     "%s: a rank cannot hold its part of a %d x %d matrix (out of memory, or "
+                     "over 2^31 elements on one rank)",
+                     routine, m, n);
+}
+
+int args_check_info(engine_call *c, const char *routine, int info)
+{
+    if (info >= 0)
+        return 0;
+    return args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused its argument %d", routine, -info);
+}

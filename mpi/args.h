@@ -32,6 +32,13 @@ int args_check_ld(engine_call *c, const char *routine, const char *name, int32_t
 int args_check_char(engine_call *c, const char *routine, const char *name, char ch,
                     const char *allowed);
 
+/* A rank could not hold its part of an m x n matrix (NUMRPC_ENOMEM). */
+int args_fail_memory(engine_call *c, const char *routine, int m, int n);
+/* ScaLAPACK's info: 0 when it accepted the call (info >= 0, a result for
+ * the caller), or -1 with NUMRPC_EINTERNAL when it refused an argument the
+ * checks above let through. */
+int args_check_info(engine_call *c, const char *routine, int info);
+
 /* Sets c->code and c->detail (printf-style); returns -1.  Called alike on
  * every rank, from scalars every rank has, so that all return together. */
 int args_fail(engine_call *c, int code, const char *fmt, ...)

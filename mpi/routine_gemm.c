@@ -2,7 +2,6 @@
  * + beta C with op N or T ('C' is T for real matrices); C gathered to rank 0. */
 #include "args.h"
 #include "dist.h"
-#include "numrpc.h"
 #include "routine.h"
 
 enum { TRANSA, TRANSB, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC };
@@ -33,8 +32,7 @@ int routine_pdgemm(const engine_grid *g, engine_call *c)
     ok &= dist_matrix_init(g, &cm, m, n) == 0;
     int rc = -1, one = 1;
     if (!dist_agree(g, ok)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of %d x %d x %d", me,
-                  m, n, k);
+        args_fail_memory(c, me, m > k ? m : k, n > k ? n : k);
         goto done;
     }
     double t = dist_clock(g);

@@ -2,7 +2,6 @@
  * partial pivoting; LU factors, X and LAPACK's pivots gathered to rank 0. */
 #include "args.h"
 #include "dist.h"
-#include "numrpc.h"
 #include "routine.h"
 
 enum { N, NRHS, A, LDA, IPIV, B, LDB, INFO };
@@ -26,7 +25,7 @@ int routine_pdgesv(const engine_grid *g, engine_call *c)
     ok &= dist_pivots_init(g, &ipiv, n) == 0;
     int rc = -1, info = 0, one = 1;
     if (!dist_agree(g, ok)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of n = %d", me, n);
+        args_fail_memory(c, me, n, n);
         goto done;
     }
     double t = dist_clock(g);
@@ -41,8 +40,7 @@ int routine_pdgesv(const engine_grid *g, engine_call *c)
     dist_pivots_gather(g, &ipiv, args_ints(c, IPIV), n);
     dist_lap(g, &t, &c->gather_s);
     args_set_int(c, INFO, info);
-    rc = info < 0 ? args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused argument %d", me, -info)
-                  : 0;
+    rc = args_check_info(c, me, info);
 done:
     dist_matrix_free(&a);
     dist_matrix_free(&b);

@@ -24,8 +24,7 @@ int routine_pdgetrf(const engine_grid *g, engine_call *c)
     ok &= dist_pivots_init(g, &ipiv, m) == 0;
     int rc = -1, info = 0, one = 1;
     if (!dist_agree(g, ok)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of %d x %d", me, m,
-                  n);
+        args_fail_memory(c, me, m, n);
         goto done;
     }
     double t = dist_clock(g);
@@ -37,8 +36,7 @@ int routine_pdgetrf(const engine_grid *g, engine_call *c)
     dist_pivots_gather(g, &ipiv, args_ints(c, RF_IPIV), m < n ? m : n);
     dist_lap(g, &t, &c->gather_s);
     args_set_int(c, RF_INFO, info);
-    rc = info < 0 ? args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused argument %d", me, -info)
-                  : 0;
+    rc = args_check_info(c, me, info);
 done:
     dist_matrix_free(&a);
     dist_pivots_free(&ipiv);
@@ -74,7 +72,7 @@ int routine_pdgetrs(const engine_grid *g, engine_call *c)
     ok &= dist_pivots_init(g, &ipiv, n) == 0;
     int rc = -1, info = 0, one = 1;
     if (!dist_agree(g, ok)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of n = %d", me, n);
+        args_fail_memory(c, me, n, n);
         goto done;
     }
     double t = dist_clock(g);
@@ -88,8 +86,7 @@ int routine_pdgetrs(const engine_grid *g, engine_call *c)
     dist_gather(g, &b, args_doubles(c, RS_B), ldb);
     dist_lap(g, &t, &c->gather_s);
     args_set_int(c, RS_INFO, info);
-    rc = info < 0 ? args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused argument %d", me, -info)
-                  : 0;
+    rc = args_check_info(c, me, info);
 done:
     dist_matrix_free(&a);
     dist_matrix_free(&b);

@@ -2,7 +2,6 @@
  * positive definite A by Cholesky (uplo's triangle); factor and X to rank 0. */
 #include "args.h"
 #include "dist.h"
-#include "numrpc.h"
 #include "routine.h"
 
 enum { UPLO, N, NRHS, A, LDA, B, LDB, INFO };
@@ -26,7 +25,7 @@ int routine_pdposv(const engine_grid *g, engine_call *c)
     ok &= dist_matrix_init(g, &b, n, nrhs) == 0;
     int rc = -1, info = 0, one = 1;
     if (!dist_agree(g, ok)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of n = %d", me, n);
+        args_fail_memory(c, me, n, n);
         goto done;
     }
     double t = dist_clock(g);
@@ -39,8 +38,7 @@ int routine_pdposv(const engine_grid *g, engine_call *c)
     dist_gather(g, &b, args_doubles(c, B), ldb);
     dist_lap(g, &t, &c->gather_s);
     args_set_int(c, INFO, info);
-    rc = info < 0 ? args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused argument %d", me, -info)
-                  : 0;
+    rc = args_check_info(c, me, info);
 done:
     dist_matrix_free(&a);
     dist_matrix_free(&b);

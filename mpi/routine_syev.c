@@ -70,7 +70,7 @@ int routine_pdsyev(const engine_grid *g, engine_call *c)
     if (ok && w != NULL)
         work = workspace(jobz, uplo, n, &a, w, vectors ? &z : &a, &work_len);
     if (!dist_agree(g, ok && w != NULL && work != NULL)) {
-        args_fail(c, NUMRPC_ENOMEM, "%s: a rank has no memory for its part of n = %d", me, n);
+        args_fail_memory(c, me, n, n);
         goto done;
     }
     double t = dist_clock(g);
@@ -87,8 +87,7 @@ int routine_pdsyev(const engine_grid *g, engine_call *c)
         memcpy(args_doubles(c, W), w, (size_t)n * sizeof *w);
     dist_lap(g, &t, &c->gather_s);
     args_set_int(c, INFO, info);
-    rc = info < 0 ? args_fail(c, NUMRPC_EINTERNAL, "%s: ScaLAPACK refused argument %d", me, -info)
-                  : 0;
+    rc = args_check_info(c, me, info);
 done:
     dist_matrix_free(&a);
     dist_matrix_free(&z);
