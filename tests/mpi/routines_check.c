@@ -200,6 +200,19 @@ static double lu_residual(int m, int n, const double *a, int lda, const double *
     return res;
 }
 
+/* The engine's factors lu of a (both leading dimension lda) and its pivots:
+ * the pivots are LAPACK's (ref, from routine) and P A = L U. */
+static void check_lu(int m, int n, const double *a, int lda, const double *lu, const int *ipiv,
+                     const int *ref, const char *routine)
+{
+    int r = m < n ? m : n, differ = 0;
+    for (int i = 0; i < r; i++)
+        differ += ipiv[i] != ref[i];
+    check(differ == 0, "%d of %d pivots differ from %s's", differ, r, routine);
+    double res = lu_residual(m, n, a, lda, lu, lda, ipiv);
+    check(res < THRESH, "|PA - LU| scaled %.3g", res);
+}
+
 /* ---- One engine call, argv as engine.h has it ---- */
 
 static int run(const engine_grid *g, const char *name, void **argv, int nargs, engine_call *c)
@@ -270,12 +283,7 @@ static void test_gesv(const engine_grid *g, int n, int nrhs, int singular_col)
     if (g->rank == 0) {
         check(rc == 0, "rc %d: %s", rc, c.detail);
         check(info == inforef, "info %d, dgesv's %d", info, inforef);
-        int differ = 0;
-        for (int i = 0; i < n; i++)
-            differ += ipiv[i] != ipref[i];
-        check(differ == 0, "%d of %d pivots differ from dgesv's", differ, n);
-        double lu = lu_residual(n, n, a0, lda, a, lda, ipiv);
-        check(lu < THRESH, "|PA - LU| scaled %.3g", lu);
+        check_lu(n, n, a0, lda, a, ipiv, ipref, "dgesv");
         if (inforef == 0) {
             double res = solve_residual('N', n, nrhs, a0, lda, b, ldb, b0, ldb);
             double err = solution_error(n, nrhs, b, ldb, bref, ldb,
@@ -520,12 +528,7 @@ static void test_getrf(const engine_grid *g, int m, int n)
     if (g->rank == 0) {
         check(rc == 0, "rc %d: %s", rc, c.detail);
         check(info == inforef, "info %d, dgetrf's %d", info, inforef);
-        int differ = 0;
-        for (int i = 0; i < r; i++)
-            differ += ipiv[i] != ipref[i];
-        check(differ == 0, "%d of %d pivots differ from dgetrf's", differ, r);
-        double lu = lu_residual(m, n, a0, lda, a, lda, ipiv);
-        check(lu < THRESH, "|PA - LU| scaled %.3g", lu);
+        check_lu(m, n, a0, lda, a, ipiv, ipref, "dgetrf");
         check(padding_intact(a, lda, m, n), "rows past m of a were written");
     }
     free(a), free(a0), free(aref), free(ipiv), free(ipref);
