@@ -746,6 +746,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     int blacs_rank, blacs_size;
     Cblacs_pinfo(&blacs_rank, &blacs_size);
+    if (world_rank == 0) {
+        snprintf(case_name, sizeof case_name, "the table");
+        int count = 0;
+        for (const engine_routine *r = engine_routines; r->name != NULL; r++)
+            count++;
+        check(count == 6, "%d routines, not 6", count);
+        check(engine_routine_find("dgesv") == NULL, "dgesv found among the engine's routines");
+    }
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int nprow = shapes[s][0], npcol = shapes[s][1];
         if (nprow * npcol > world_size)

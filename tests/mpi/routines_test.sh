@@ -3,6 +3,7 @@
 # local LAPACK) under mpirun on 1, 2 and 4 ranks, 4 oversubscribed if need be.
 set -uo pipefail
 check=${ROUTINES_CHECK:?set ROUTINES_CHECK to the routines_check program}
+command -v mpirun >/dev/null || { echo "routines_test: no mpirun, skipped"; exit 77; }
 args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
 [[ $(id -u) == 0 ]] && args+=(--allow-run-as-root)
 # In the sanitizer build, OpenMPI's own allocations left at exit are not ours.
