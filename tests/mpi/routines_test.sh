@@ -2,7 +2,8 @@
 # routines_test.sh -- routines_check (the engine's ScaLAPACK routines against
 # local LAPACK) under mpirun on 1, 2 and 4 ranks, 4 oversubscribed if need be.
 set -uo pipefail
-check=${ROUTINES_CHECK:?set ROUTINES_CHECK to the routines_check program}
+: "${TOP_BUILDDIR:?}"
+check=$TOP_BUILDDIR/tests/mpi/routines_check
 command -v mpirun >/dev/null || { echo "routines_test: no mpirun, skipped"; exit 77; }
 args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
 [[ $(id -u) == 0 ]] && args+=(--allow-run-as-root)
