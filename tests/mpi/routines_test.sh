@@ -5,7 +5,8 @@ set -uo pipefail
 : "${TOP_BUILDDIR:?}"
 check=$TOP_BUILDDIR/tests/mpi/routines_check
 command -v mpirun >/dev/null || { echo "routines_test: no mpirun, skipped"; exit 77; }
-args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
+args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo
+      --mca mpi_yield_when_idle 1)
 [[ $(id -u) == 0 ]] && args+=(--allow-run-as-root)
 # In the sanitizer build, OpenMPI's own allocations left at exit are not ours.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
