@@ -1,0 +1,16 @@
+/* routine.h -- the engine's ScaLAPACK routines (mpi/routine_*.c), each with
+ * its LAPACK counterpart's arguments; the table in routines.c lists them. */
+#ifndef NUMRPC_MPI_ROUTINE_H
+#define NUMRPC_MPI_ROUTINE_H
+
+#include "engine.h"
+
+/* Each is an engine_routine_fn (engine.h): collective, returns 0 or -1. */
+int routine_pdgesv(const engine_grid *g, engine_call *c);
+int routine_pdposv(const engine_grid *g, engine_call *c);
+int routine_pdgemm(const engine_grid *g, engine_call *c);
+int routine_pdsyev(const engine_grid *g, engine_call *c);
+int routine_pdgetrf(const engine_grid *g, engine_call *c);
+int routine_pdgetrs(const engine_grid *g, engine_call *c);
+
+#endif

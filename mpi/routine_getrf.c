@@ -1,0 +1,73 @@
+/* routine_getrf.c -- pdgetrf and pdgetrs behind dgetrf's and dgetrs's
+ * arguments: the LU factors and pivots in LAPACK's form on rank 0, and back. */
+#include "args.h"
+#include "numrpc.h"
+#include "plan.h"
+#include "routine.h"
+
+enum { RF_M, RF_N, RF_A, RF_LDA, RF_IPIV, RF_INFO };
+
+static int factor(const engine_grid *g, engine_call *c, plan *p)
+{
+    int m = args_int(c, RF_M), n = args_int(c, RF_N), one = 1, info = 0;
+    dist_matrix *a = &p->arrays[0].d;
+    (void)g;
+    pdgetrf_(&m, &n, a->local, &one, &one, a->desc, p->pivots.local, &info);
+    return info;
+}
+
+int routine_pdgetrf(const engine_grid *g, engine_call *c)
+{
+    static const char me[] = "pdgetrf";
+    int m = args_int(c, RF_M), n = args_int(c, RF_N);
+    if (args_check_count(c, me, "m", m) || args_check_count(c, me, "n", n) ||
+        args_check_ld(c, me, "lda", args_int(c, RF_LDA), m))
+        return -1;
+    args_set_int(c, RF_INFO, 0);
+    if (m == 0 || n == 0)
+        return 0;
+    plan p;
+    plan_begin(&p, me, RF_INFO);
+    plan_array_add(&p, RF_A, RF_LDA, m, n, PLAN_IN | PLAN_OUT);
+    plan_pivots(&p, RF_IPIV, m, m < n ? m : n, PLAN_OUT);
+    return plan_run(g, c, &p, factor);
+}
+
+enum { RS_TRANS, RS_N, RS_NRHS, RS_A, RS_LDA, RS_IPIV, RS_B, RS_LDB, RS_INFO };
+
+static int solve(const engine_grid *g, engine_call *c, plan *p)
+{
+    char trans = args_char(c, RS_TRANS);
+    int n = args_int(c, RS_N), nrhs = args_int(c, RS_NRHS), one = 1, info = 0;
+    dist_matrix *a = &p->arrays[0].d, *b = &p->arrays[1].d;
+    (void)g;
+    pdgetrs_(&trans, &n, &nrhs, a->local, &one, &one, a->desc, p->pivots.local, b->local, &one,
+             &one, b->desc, &info, 1);
+    return info;
+}
+
+int routine_pdgetrs(const engine_grid *g, engine_call *c)
+{
+    static const char me[] = "pdgetrs";
+    int n = args_int(c, RS_N), nrhs = args_int(c, RS_NRHS);
+    if (args_check_char(c, me, "trans", args_char(c, RS_TRANS), "NTC") ||
+        args_check_count(c, me, "n", n) || args_check_count(c, me, "nrhs", nrhs) ||
+        args_check_ld(c, me, "lda", args_int(c, RS_LDA), n) ||
+        args_check_ld(c, me, "ldb", args_int(c, RS_LDB), n))
+        return -1;
+    args_set_int(c, RS_INFO, 0);
+    if (n == 0 || nrhs == 0)
+        return 0;
+    /* The pivots come from the caller: a row outside A would be a wild access. */
+    int32_t bad_value;
+    int bad = dist_pivots_check(g, args_ints(c, RS_IPIV), n, &bad_value);
+    if (bad >= 0)
+        return args_fail(c, NUMRPC_EINVAL, "%s: ipiv[%d] = %d is not a row of A (1 to n = %d)",
+                         me, bad, (int)bad_value, n);
+    plan p;
+    plan_begin(&p, me, RS_INFO);
+    plan_array_add(&p, RS_A, RS_LDA, n, n, PLAN_IN);
+    plan_array_add(&p, RS_B, RS_LDB, n, nrhs, PLAN_IN | PLAN_OUT);
+    plan_pivots(&p, RS_IPIV, n, n, PLAN_IN);
+    return plan_run(g, c, &p, solve);
+}
