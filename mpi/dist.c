@@ -1,5 +1,5 @@
 /* dist.c -- rank 0's global blocks to the grid's block-cyclic layout and back
- * through pdgemr2d between the 1 x 1 context of rank 0 and the grid (dist.h). */
+ * (packed and sent by rank 0, received in place), pivots through pigemr2d (dist.h). */
 #include "dist.h"
 
 #include <limits.h>
@@ -32,6 +32,30 @@ static int at_least_one(int x)
     return x > 1 ? x : 1;
 }
 
+enum { DEFAULT_CHUNK = 1 << 19, DIST_TAG = 7401 }; /* 4 MiB of doubles */
+static int chunk_elements = DEFAULT_CHUNK;
+
+void dist_set_chunk_limit(int elements)
+{
+    chunk_elements = elements > 0 ? elements : DEFAULT_CHUNK;
+}
+
+/* Where rank r's part lies: its grid coordinates and local extents. */
+typedef struct part {
+    int prow, pcol, mloc, nloc;
+    int cols_per_chunk; /* local columns per message */
+} part;
+
+static part part_of(const engine_grid *g, const dist_matrix *d, int r)
+{
+    part p;
+    Cblacs_pcoord(g->ctxt, r, &p.prow, &p.pcol);
+    p.mloc = local_count(d->m, g->nb, p.prow, g->nprow);
+    p.nloc = local_count(d->n, g->nb, p.pcol, g->npcol);
+    p.cols_per_chunk = p.mloc > 0 && p.mloc < chunk_elements ? chunk_elements / p.mloc : 1;
+    return p;
+}
+
 int dist_matrix_init(const engine_grid *g, dist_matrix *d, int m, int n)
 {
     memset(d, 0, sizeof *d);
@@ -45,54 +69,124 @@ int dist_matrix_init(const engine_grid *g, dist_matrix *d, int m, int n)
     if (count > (size_t)INT_MAX)
         return -1;
     d->local = calloc(count, sizeof *d->local);
-    return d->local != NULL ? 0 : -1;
+    if (d->local == NULL)
+        return -1;
+    if (g->rank == 0 && g->size > 1) { /* staging for the other ranks' chunks */
+        size_t stage = 0;
+        for (int r = 1; r < g->size; r++) {
+            part p = part_of(g, d, r);
+            size_t chunk = (size_t)p.mloc * (size_t)(p.nloc < p.cols_per_chunk ? p.nloc : p.cols_per_chunk);
+            stage = chunk > stage ? chunk : stage;
+        }
+        for (int k = 0; k < 2 && stage > 0; k++)
+            if ((d->stage[k] = malloc(stage * sizeof(double))) == NULL)
+                return -1;
+    }
+    return 0;
 }
 
 void dist_matrix_free(dist_matrix *d)
 {
     free(d->local);
-    d->local = NULL;
+    free(d->stage[0]);
+    free(d->stage[1]);
+    d->local = d->stage[0] = d->stage[1] = NULL;
 }
 
-/* Cpdgemr2d indexes rank 0's block with C ints: a block of more elements
- * than this moves in panels of whole columns that stay under it. */
-static long long panel_limit = INT_MAX;
+/* ---- Matrices: rank 0 packs each rank's part as that rank's local array
+ * (its blocks in local order, lld = mloc) and sends it in chunks of whole
+ * local columns; the rank receives straight into d->local.  Gathering is
+ * the same backwards.  (pdgemr2d does this too, several times slower.) ---- */
 
-void dist_set_panel_limit(long long elements)
+/* The global index of local index k on the process at coordinate mine of procs. */
+static size_t global_index(int k, int nb, int mine, int procs)
 {
-    panel_limit = elements > 0 && elements < INT_MAX ? elements : INT_MAX;
+    return ((size_t)(k / nb) * (size_t)procs + (size_t)mine) * (size_t)nb + (size_t)(k % nb);
 }
 
-/* Columns j0.. of the matrix between rank 0's block (the one block of a
- * 1 x 1 grid; ctxt_root is -1 on the other ranks, which hold none of it)
- * and the grid, one panel at a time. */
-static void move(const engine_grid *g, const dist_matrix *d, double *global, int lda,
-                 int to_grid)
+/* Copies local columns j0..j1-1 of part p between rank 0's global array and
+ * packed (the part's columns from j0 on, lld p->mloc); to_packed says which way. */
+static void copy_part(const engine_grid *g, const part *p, double *global, int lda, double *packed, int j0, int j1,
+                      int to_packed)
 {
-    int root[DESC_LEN];
-    if (d->m == 0 || d->n == 0)
-        return;
-    long long fit = panel_limit / lda;
-    int width = fit < 1 ? 1 : fit < d->n ? (int)fit : d->n;
-    for (int j = 0; j < d->n; j += width) {
-        int cols = d->n - j < width ? d->n - j : width;
-        double *panel = global != NULL ? global + (size_t)j * (size_t)lda : NULL;
-        describe(root, g->ctxt_root, d->m, cols, d->m, cols, lda);
-        if (to_grid)
-            Cpdgemr2d(d->m, cols, panel, 1, 1, root, d->local, 1, j + 1, (int *)d->desc, g->ctxt);
-        else
-            Cpdgemr2d(d->m, cols, d->local, 1, j + 1, (int *)d->desc, panel, 1, 1, root, g->ctxt);
+    for (int lj = j0; lj < j1; lj++) {
+        double *col = global + global_index(lj, g->nb, p->pcol, g->npcol) * (size_t)lda;
+        double *mine = packed + (size_t)(lj - j0) * (size_t)p->mloc;
+        for (int li = 0; li < p->mloc; li += g->nb) {
+            size_t i = global_index(li, g->nb, p->prow, g->nprow);
+            size_t bytes = (size_t)(p->mloc - li < g->nb ? p->mloc - li : g->nb) * sizeof(double);
+            if (to_packed)
+                memcpy(mine + li, col + i, bytes);
+            else
+                memcpy(col + i, mine + li, bytes);
+        }
     }
+}
+
+static int chunk_end(const part *p, int j0)
+{
+    return p->nloc - j0 < p->cols_per_chunk ? p->nloc : j0 + p->cols_per_chunk;
 }
 
 void dist_scatter(const engine_grid *g, const double *global, int lda, dist_matrix *d)
 {
-    move(g, d, (double *)global, lda, 1);
+    if (d->m == 0 || d->n == 0)
+        return;
+    if (g->rank != 0) {
+        part p = part_of(g, d, g->rank);
+        for (int j0 = 0; j0 < p.nloc && p.mloc > 0; j0 = chunk_end(&p, j0))
+            MPI_Recv(d->local + (size_t)j0 * (size_t)p.mloc, (chunk_end(&p, j0) - j0) * p.mloc, MPI_DOUBLE, 0,
+                     DIST_TAG, g->comm, MPI_STATUS_IGNORE);
+        return;
+    }
+    /* Rank 0: its own part in place, the others' through two staging
+     * buffers, one filling while the other is sent. */
+    MPI_Request sent[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int k = 0;
+    for (int r = 0; r < g->size; r++) {
+        part p = part_of(g, d, r);
+        if (p.mloc == 0)
+            continue; /* nothing, and no messages: its loop above skips alike */
+        for (int j0 = 0; j0 < p.nloc; j0 = chunk_end(&p, j0)) {
+            int j1 = chunk_end(&p, j0);
+            if (r == 0) {
+                copy_part(g, &p, (double *)global, lda, d->local + (size_t)j0 * (size_t)p.mloc, j0, j1, 1);
+                continue;
+            }
+            MPI_Wait(&sent[k], MPI_STATUS_IGNORE);
+            copy_part(g, &p, (double *)global, lda, d->stage[k], j0, j1, 1);
+            MPI_Isend(d->stage[k], (j1 - j0) * p.mloc, MPI_DOUBLE, r, DIST_TAG, g->comm, &sent[k]);
+            k ^= 1;
+        }
+    }
+    MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
 }
 
 void dist_gather(const engine_grid *g, const dist_matrix *d, double *global, int lda)
 {
-    move(g, d, global, lda, 0);
+    if (d->m == 0 || d->n == 0)
+        return;
+    if (g->rank != 0) {
+        part p = part_of(g, d, g->rank);
+        for (int j0 = 0; j0 < p.nloc && p.mloc > 0; j0 = chunk_end(&p, j0))
+            MPI_Send(d->local + (size_t)j0 * (size_t)p.mloc, (chunk_end(&p, j0) - j0) * p.mloc, MPI_DOUBLE, 0,
+                     DIST_TAG, g->comm);
+        return;
+    }
+    for (int r = 0; r < g->size; r++) {
+        part p = part_of(g, d, r);
+        if (p.mloc == 0)
+            continue;
+        for (int j0 = 0; j0 < p.nloc; j0 = chunk_end(&p, j0)) {
+            int j1 = chunk_end(&p, j0);
+            double *packed = d->local + (size_t)j0 * (size_t)p.mloc;
+            if (r != 0) {
+                packed = d->stage[0];
+                MPI_Recv(packed, (j1 - j0) * p.mloc, MPI_DOUBLE, r, DIST_TAG, g->comm, MPI_STATUS_IGNORE);
+            }
+            copy_part(g, &p, global, lda, packed, j0, j1, 0);
+        }
+    }
 }
 
 /* ---- Pivots ----

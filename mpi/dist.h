@@ -1,5 +1,5 @@
 /* dist.h -- moving a routine's arrays between rank 0's global column-major
- * blocks and the grid's 2-D block-cyclic layout (pdgemr2d), and the phases' clock. */
+ * blocks and the grid's 2-D block-cyclic layout, and the phases' clock. */
 #ifndef NUMRPC_MPI_DIST_H
 #define NUMRPC_MPI_DIST_H
 
@@ -15,6 +15,8 @@ typedef struct dist_matrix {
     int mloc, nloc; /* this rank's rows and columns              */
     double *local;  /* this rank's part, lld = max(1, mloc); owned:
                        dist_matrix_free releases it              */
+    double *stage[2]; /* rank 0 of several: two buffers a chunk of
+                         another rank's part is packed in; owned   */
 } dist_matrix;
 
 /* Describes and allocates (zeroed) this rank's part.  Returns 0, or -1 when
@@ -27,9 +29,10 @@ void dist_matrix_free(dist_matrix *d);
  * lda >= max(1, m) (ignored on other ranks); rows m..lda-1 are never touched. */
 void dist_scatter(const engine_grid *g, const double *global, int lda, dist_matrix *d);
 void dist_gather(const engine_grid *g, const dist_matrix *d, double *global, int lda);
-/* Rank 0's blocks move in panels of at most this many elements (default and
- * most INT_MAX, what pdgemr2d can index); smaller only to test the panels. */
-void dist_set_panel_limit(long long elements);
+/* A part travels in messages of whole local columns, at most this many
+ * elements when a column fits (0: the default, 4 MiB of doubles); smaller
+ * only to test the chunks.  Set it alike on every rank, between calls. */
+void dist_set_chunk_limit(int elements);
 
 /* ---- Pivots: ScaLAPACK's ipiv, split over process rows as A's rows are and
  *      the same in every process column; global 1-based row numbers ---- */

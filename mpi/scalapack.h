@@ -18,6 +18,7 @@ void Cfree_blacs_system_handle(int handle);
 void Cblacs_gridinit(int *context, const char *order, int nprow, int npcol);
 void Cblacs_gridmap(int *context, int *usermap, int ldumap, int nprow, int npcol);
 void Cblacs_gridinfo(int context, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_pcoord(int context, int pnum, int *prow, int *pcol);
 void Cblacs_gridexit(int context);
 
 /* ---- Redistribution between two layouts (context gctxt holds both) ---- */

@@ -762,12 +762,12 @@ int main(int argc, char **argv)
         for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
             test_grid t;
             if (grid_open(&t, nprow, npcol, blocks[b])) {
-                /* at nb 3, rank 0's blocks move in panels of a few columns,
-                 * as those over 2^31 elements do */
-                dist_set_panel_limit(blocks[b] == 3 ? 97 : 0);
+                /* at nb 3, parts move in chunks of a few columns, as those
+                 * over 4 MiB do */
+                dist_set_chunk_limit(blocks[b] == 3 ? 97 : 0);
                 test_sizes(&t.g);
                 test_special(&t.g);
-                dist_set_panel_limit(0);
+                dist_set_chunk_limit(0);
                 if (blocks[b] == 64)
                     test_large(&t.g);
                 grid_close(&t);
