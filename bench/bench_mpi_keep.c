@@ -76,14 +76,15 @@ int main(int argc, char **argv)
         if (gesv_round(n, k, a, x, &gesv[r])) return 1;
         for (size_t i = 0; i < (size_t)n * k; i++) diff = fmax(diff, fabs(b[i] - x[i]));
     }
+    double kept_lo = bench_min(kept, ROUNDS), kept_hi = bench_max(kept, ROUNDS);
+    double gesv_lo = bench_min(gesv, ROUNDS), gesv_hi = bench_max(gesv, ROUNDS);
+    double kept_med = bench_median(kept, ROUNDS), gesv_med = bench_median(gesv, ROUNDS);
+    double rs_med = bench_median(rs, ROUNDS);
     printf("n %d, %d solves, medians of %d rounds (min-max)\n", n, k, ROUNDS);
-    printf("handles: %.3f s (%.3f-%.3f) = put %.3f + pdgetrf %.3f + %d pdgetrs %.3f (%.4f each)\n",
-           bench_median(kept, ROUNDS), kept[0], kept[ROUNDS - 1], bench_median(put, ROUNDS),
-           bench_median(rf, ROUNDS), k, bench_median(rs, ROUNDS), bench_median(rs, ROUNDS) / k);
-    printf("pdgesv:  %.3f s (%.3f-%.3f), %.3f each\n", bench_median(gesv, ROUNDS), gesv[0], gesv[ROUNDS - 1],
-           bench_median(gesv, ROUNDS) / k);
-    printf("ratio pdgesv / handles: %.2f; largest |x_handles - x_pdgesv| %.2e\n",
-           bench_median(gesv, ROUNDS) / bench_median(kept, ROUNDS), diff);
+    printf("handles: %.3f s (%.3f-%.3f) = put %.3f + pdgetrf %.3f + %d pdgetrs %.3f (%.4f each)\n", kept_med,
+           kept_lo, kept_hi, bench_median(put, ROUNDS), bench_median(rf, ROUNDS), k, rs_med, rs_med / k);
+    printf("pdgesv:  %.3f s (%.3f-%.3f), %.3f each\n", gesv_med, gesv_lo, gesv_hi, gesv_med / k);
+    printf("ratio pdgesv / handles: %.2f; largest |x_handles - x_pdgesv| %.2e\n", gesv_med / kept_med, diff);
     free(a), free(b), free(b0), free(x);
     return 0;
 }
