@@ -364,6 +364,14 @@ int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
                   const iface_shape *shapes, marshal_dir dir, err_t *err)
 {
     int rc = write_scalars(w, f, argv, dir, err);
+    if (rc == 0) rc = marshal_write_arrays(w, f, argv, shapes, dir, err);
+    return rc;
+}
+
+int marshal_write_arrays(wire_writer *w, const iface_t *f, void *const *argv,
+                         const iface_shape *shapes, marshal_dir dir, err_t *err)
+{
+    int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->rank == 0 || shapes[i].held || !marshal_travels(p, dir)) continue;

@@ -32,6 +32,9 @@ double marshal_complexity(const iface_t *f, void *const *argv);
  * message of w (the caller has begun it and ends it). */
 int marshal_write(wire_writer *w, const iface_t *f, void *const *argv,
                   const iface_shape *shapes, marshal_dir dir, err_t *err);
+/* The arrays alone (the second half of marshal_write). */
+int marshal_write_arrays(wire_writer *w, const iface_t *f, void *const *argv,
+                         const iface_shape *shapes, marshal_dir dir, err_t *err);
 /* Reads the scalar section of direction dir into argv's storage; shapes may
  * be NULL for a request (they are not known before its scalars). */
 int marshal_read_scalars(wire_reader *r, const iface_t *f, void *const *argv,

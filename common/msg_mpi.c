@@ -1,5 +1,6 @@
-/* msg_mpi.c -- the writers and readers of MPI_START, MPI_CALL and MPI_REPLY
- * (worker <-> rank 0 of the MPI job); every field from the peer checked here. */
+/* msg_mpi.c -- the writers and readers of MPI_START, MPI_CALL, MPI_HELD,
+ * MPI_ARRAYS and MPI_REPLY (worker <-> rank 0 of the MPI job); every field
+ * from the peer checked here. */
 #include "msg_mpi.h"
 
 #include <math.h>
@@ -30,7 +31,8 @@ int msg_mpi_read_start(wire_reader *r, err_t *err)
 
 /* ---- MPI_CALL ---- */
 
-/* shapes with no array held: on the job every array travels. */
+/* shapes with no array held: on the job every array travels unless rank 0
+ * says it holds it. */
 static void all_travel(const iface_t *f, const iface_shape *shapes, iface_shape *out)
 {
     for (uint32_t i = 0; i < f->nparams; i++) {
@@ -39,16 +41,74 @@ static void all_travel(const iface_t *f, const iface_shape *shapes, iface_shape 
     }
 }
 
-int msg_mpi_write_call(wire_writer *w, uint32_t call_id, const uint8_t *blob, uint32_t len, const iface_t *f,
-                       void *const *argv, const iface_shape *shapes, err_t *err)
+/* Shapes with every array held: the walker writes the scalars alone. */
+static void scalars_only(const iface_t *f, iface_shape *out)
 {
-    iface_shape sent[IFACE_MAX_PARAMS];
-    all_travel(f, shapes, sent);
+    for (uint32_t i = 0; i < f->nparams; i++) out[i] = (iface_shape){.held = f->params[i].rank > 0};
+}
+
+static int write_handles(wire_writer *w, const msg_mpi_handles *hs, err_t *err)
+{
+    uint32_t n = hs ? hs->n : 0;
+    int rc = wire_put_u32(w, n, err);
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        const msg_mpi_handle *h = &hs->h[k];
+        rc = wire_put_u32(w, h->param, err);
+        if (rc == 0) rc = wire_put_u32(w, h->flags, err);
+        if (rc == 0) rc = wire_put(w, h->key.id, sizeof h->key.id, err);
+        if (rc == 0) rc = wire_put_u64(w, h->key.version, err);
+        if (rc == 0) rc = wire_put_u64(w, h->next_version, err);
+    }
+    return rc;
+}
+
+int msg_mpi_write_call(wire_writer *w, uint32_t call_id, const uint8_t *blob, uint32_t len, const iface_t *f,
+                       void *const *argv, const msg_mpi_handles *handles, err_t *err)
+{
+    iface_shape none[IFACE_MAX_PARAMS];
+    scalars_only(f, none);
     int rc = wire_begin(w, PROTO_MPI_CALL, call_id);
     if (rc == 0) rc = wire_put_opaque(w, blob, len, err);
     if (rc == 0) rc = wire_pad8(w, err);
-    if (rc == 0) rc = marshal_write(w, f, argv, sent, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = marshal_write(w, f, argv, none, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = write_handles(w, handles, err);
     if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+/* One handle of MPI_CALL, checked against the routine: an array parameter
+ * after the previous one's, flags its mode allows, versions given. */
+static int check_handle(const iface_t *f, const msg_mpi_handle *h, int64_t previous, err_t *err)
+{
+    if (h->param >= f->nparams || (int64_t)h->param <= previous || f->params[h->param].rank == 0)
+        return err_set(err, NUMRPC_EPROTO, "%s: a handle names parameter %u, not a next array", f->name, h->param);
+    const iface_param *p = &f->params[h->param];
+    int reads = p->mode == IFACE_IN || p->mode == IFACE_INOUT, writes = p->mode == IFACE_OUT || p->mode == IFACE_INOUT;
+    int now = (h->flags & MSG_MPI_KEY_NOW) != 0, next = (h->flags & MSG_MPI_KEY_NEXT) != 0;
+    if (h->flags == 0 || (h->flags & ~(uint32_t)(MSG_MPI_KEY_NOW | MSG_MPI_KEY_NEXT)) || (now && !reads) ||
+        (next && !writes) || (now && h->key.version == 0) || (next && h->next_version == 0) ||
+        (now && next && h->next_version == h->key.version))
+        return err_set(err, NUMRPC_EPROTO, "%s: the handle of %s has flags %#x and versions %llu, %llu", f->name,
+                       p->name, h->flags, (unsigned long long)h->key.version, (unsigned long long)h->next_version);
+    return 0;
+}
+
+static int read_handles(wire_reader *r, const iface_t *f, msg_mpi_handles *hs, err_t *err)
+{
+    int rc = wire_get_u32(r, &hs->n, err);
+    if (rc == 0 && hs->n > f->nparams)
+        return err_set(err, NUMRPC_EPROTO, "%s: %u handles for %u parameters", f->name, hs->n, f->nparams);
+    int64_t previous = -1;
+    for (uint32_t k = 0; rc == 0 && k < hs->n; k++) {
+        msg_mpi_handle *h = &hs->h[k];
+        rc = wire_get_u32(r, &h->param, err);
+        if (rc == 0) rc = wire_get_u32(r, &h->flags, err);
+        if (rc == 0) rc = wire_get(r, h->key.id, sizeof h->key.id, err);
+        if (rc == 0) rc = wire_get_u64(r, &h->key.version, err);
+        if (rc == 0) rc = wire_get_u64(r, &h->next_version, err);
+        if (rc == 0) rc = check_handle(f, h, previous, err);
+        previous = h->param;
+    }
     return rc;
 }
 
@@ -120,10 +180,73 @@ int msg_mpi_read_call(wire_reader *r, uint64_t max_bytes, msg_mpi_call *c, err_t
     if (rc == 0) rc = marshal_read_scalars(r, &c->f, c->argv, NULL, MARSHAL_REQUEST, err);
     if (rc == 0) rc = marshal_eval_shapes(&c->f, c->argv, c->shapes, err);
     if (rc == 0) rc = measure(c, max_bytes, err);
-    if (rc == 0) rc = allocate_blocks(c, err);
-    if (rc == 0) rc = marshal_read_arrays(r, &c->f, c->argv, c->shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = read_handles(r, &c->f, &c->handles, err);
     if (rc == 0) rc = wire_expect_end(r, err);
+    if (rc == 0) rc = allocate_blocks(c, err);
     if (rc != 0) msg_mpi_call_free(c);
+    return rc;
+}
+
+/* ---- MPI_HELD ---- */
+
+int msg_mpi_write_held(wire_writer *w, uint32_t call_id, const msg_mpi_call *c, err_t *err)
+{
+    uint32_t n = 0, nparams = c ? c->f.nparams : 0;
+    for (uint32_t i = 0; i < nparams; i++) n += c->shapes[i].held != 0;
+    int rc = wire_begin(w, PROTO_MPI_HELD, call_id);
+    if (rc == 0) rc = wire_put_u32(w, n, err);
+    for (uint32_t i = 0; rc == 0 && i < nparams; i++)
+        if (c->shapes[i].held) rc = wire_put_u32(w, i, err);
+    if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+/* Whether the call offered param's bytes by key (MSG_MPI_KEY_NOW). */
+static int offered(const msg_mpi_handles *hs, uint32_t param)
+{
+    for (uint32_t k = 0; hs && k < hs->n; k++)
+        if (hs->h[k].param == param) return (hs->h[k].flags & MSG_MPI_KEY_NOW) != 0;
+    return 0;
+}
+
+int msg_mpi_read_held(wire_reader *r, uint32_t want_id, const msg_mpi_handles *handles, iface_shape *shapes,
+                      err_t *err)
+{
+    uint32_t type, id, n = 0;
+    int rc = wire_next_message(r, &type, &id, err);
+    if (rc != 0) return rc;
+    if (type != PROTO_MPI_HELD || id != want_id)
+        return err_set(err, NUMRPC_EPROTO, "the MPI job sent message type %u for call %u, not MPI_HELD for %u",
+                       type, id, want_id);
+    rc = wire_get_u32(r, &n, err);
+    int64_t previous = -1;
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        uint32_t param;
+        rc = wire_get_u32(r, &param, err);
+        if (rc == 0 && ((int64_t)param <= previous || !offered(handles, param)))
+            rc = err_set(err, NUMRPC_EPROTO, "the MPI job holds parameter %u, which the call did not offer", param);
+        if (rc == 0) shapes[param].held = 1;
+        previous = param;
+    }
+    if (rc == 0) rc = wire_expect_end(r, err);
+    return rc;
+}
+
+/* ---- MPI_ARRAYS ---- */
+
+int msg_mpi_write_arrays(wire_writer *w, uint32_t call_id, const iface_t *f, void *const *argv,
+                         const iface_shape *shapes, err_t *err)
+{
+    int rc = wire_begin(w, PROTO_MPI_ARRAYS, call_id);
+    if (rc == 0) rc = marshal_write_arrays(w, f, argv, shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = wire_end(w, err);
+    return rc;
+}
+
+int msg_mpi_read_arrays(wire_reader *r, msg_mpi_call *c, err_t *err)
+{
+    int rc = marshal_read_arrays(r, &c->f, c->argv, c->shapes, MARSHAL_REQUEST, err);
+    if (rc == 0) rc = wire_expect_end(r, err);
     return rc;
 }
 

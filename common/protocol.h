@@ -71,11 +71,13 @@ enum proto_meta_type {
 #define PROTO_DATA_PULL 45u  /* source, ticket, shape -> id, lease: the
                                 server fetches the handle from source    */
 
-/* The MPI job (48-50, docs/protocol.md "The MPI job"): between a server's
+/* The MPI job (48-52, docs/protocol.md "The MPI job"): between a server's
  * worker and rank 0 of its resident job, on a Unix socket (msg_mpi.h). */
-#define PROTO_MPI_START 48u /* rank 0 -> worker, empty: the call is taken */
-#define PROTO_MPI_CALL 49u  /* descriptor, request arguments              */
-#define PROTO_MPI_REPLY 50u /* status, detail, phase seconds, results     */
+#define PROTO_MPI_START 48u  /* rank 0 -> worker, empty: the call is taken */
+#define PROTO_MPI_CALL 49u   /* descriptor, scalars, the handles' keys     */
+#define PROTO_MPI_REPLY 50u  /* status, detail, phase seconds, results     */
+#define PROTO_MPI_HELD 51u   /* rank 0 -> worker: arguments it holds       */
+#define PROTO_MPI_ARRAYS 52u /* worker -> rank 0: the other arrays         */
 
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */

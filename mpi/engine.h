@@ -4,6 +4,7 @@
 #define NUMRPC_MPI_ENGINE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 /* ---- The grid (set up once when the job starts; read-only afterwards) ---- */
 typedef struct engine_grid {
@@ -16,6 +17,27 @@ typedef struct engine_grid {
                              global arrays live there (-1 on other ranks)        */
     int nb;               /* block size of the 2-D block-cyclic layout          */
 } engine_grid;
+
+/* ---- Data handles (docs/mpi.md "Handles: factors kept on the grid") ----
+ * A handle's bytes are named by its id (16 random bytes) and a version the
+ * server gives each of its contents once: equal keys, equal bytes. */
+typedef struct engine_key {
+    uint8_t id[16];
+    uint64_t version;
+} engine_key;
+enum {
+    ENGINE_KEY_NOW = 0x1,  /* the argument's bytes are key's                       */
+    ENGINE_KEY_NEXT = 0x2, /* its result becomes the handle at next_version       */
+    ENGINE_KEY_HELD = 0x4, /* the job keeps key's bytes on the grid: rank 0's block
+                              did not come (zeros); the routine must not read it */
+};
+typedef struct engine_arg_key {
+    int flags; /* ENGINE_KEY_*, 0: not a handle */
+    engine_key key;
+    uint64_t next_version;
+} engine_arg_key;
+/* The arrays kept between calls (mpi/keep.h). */
+typedef struct keep_store keep_store;
 
 /* ---- One call ----
  * argv has one entry per parameter of the routine's interface, in IDL order.
@@ -35,6 +57,10 @@ typedef struct engine_call {
      * caller; set on rank 0 (other ranks may leave it alone). */
     int code;
     char detail[256];
+    /* The handles among the arguments (NULL: none), as rank 0 broadcast
+     * them, and the arrays the job keeps (NULL: none kept). */
+    const engine_arg_key *keys;
+    keep_store *keep;
 } engine_call;
 
 /* Runs a routine collectively: every rank calls it with the same scalars.
@@ -42,10 +68,18 @@ typedef struct engine_call {
  * MPI_Abort or exit: a failing input is an error for this call only. */
 typedef int (*engine_routine_fn)(const engine_grid *g, engine_call *c);
 
+/* The routine's plan (mpi/plan.h) from the scalars alone, with no array
+ * read: rank 0 learns from it, before the arrays travel, which of the
+ * call's handles it keeps in the layout the routine wants.  Returns 0, or
+ * -1 for a call the routine refuses (then nothing is held). */
+struct plan;
+typedef int (*engine_layout_fn)(engine_call *c, struct plan *p);
+
 typedef struct engine_routine {
     const char *name;  /* the routine's name in the IDL ("pdgesv")       */
     int nargs;         /* its parameters in the interface                */
     engine_routine_fn run;
+    engine_layout_fn layout; /* NULL: the routine keeps nothing between calls */
 } engine_routine;
 
 /* The table of routines (mpi/routines.c), ended by a { NULL } entry. */

@@ -11,6 +11,8 @@
 #include "engine.h"
 #include "engine_grid.h"
 #include "engine_serve.h"
+#include "keep.h"
+#include "plan.h"
 
 typedef struct engine_options {
     const char *socket_path;  /* --socket: where workers connect (rank 0) */
@@ -18,11 +20,12 @@ typedef struct engine_options {
     int nprow, npcol;         /* --grid PxQ (0x0: the squarest)           */
     int nb;                   /* --block                                   */
     uint64_t max_bytes;       /* --max-bytes: arrays of one call at most   */
+    uint64_t keep_bytes;      /* --keep-bytes: kept between calls at most  */
 } engine_options;
 
 static int parse_options(int argc, char **argv, engine_options *o, char *why, size_t len)
 {
-    *o = (engine_options){NULL, "", 0, 0, 64, (uint64_t)1 << 30};
+    *o = (engine_options){NULL, "", 0, 0, 64, (uint64_t)1 << 30, (uint64_t)1 << 30};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -40,6 +43,7 @@ static int parse_options(int argc, char **argv, engine_options *o, char *why, si
             }
         } else if (strcmp(a, "--block") == 0) o->nb = (int)strtol(v, &end, 10);
         else if (strcmp(a, "--max-bytes") == 0) o->max_bytes = strtoull(v, &end, 10);
+        else if (strcmp(a, "--keep-bytes") == 0) o->keep_bytes = strtoull(v, &end, 10);
         else {
             snprintf(why, len, "unknown option %s", a);
             return -1;
@@ -56,13 +60,19 @@ static int parse_options(int argc, char **argv, engine_options *o, char *why, si
     return 0;
 }
 
-/* What rank 0 broadcasts for each call: the routine and the scalars. */
+/* What rank 0 broadcasts for each call: the routine, the scalars, and the
+ * handles' keys with what it holds of them (every rank's keep store then
+ * does the same). */
 typedef struct call_header {
     int32_t routine; /* index in engine_routines */
     int32_t nargs;
     int32_t is_array[IFACE_MAX_PARAMS];
     stub_scalar scalars[IFACE_MAX_PARAMS];
+    engine_arg_key keys[IFACE_MAX_PARAMS];
 } call_header;
+
+/* The arrays kept between calls: each rank's part (keep.h). */
+static keep_store kept;
 
 /* A broadcast from rank 0 that waits without spinning: idle ranks sleep
  * (20 us growing to 2 ms) between tests, so a resident job costs no CPU. */
@@ -96,6 +106,36 @@ static int find_routine(const engine_grid *g, const msg_mpi_call *c, err_t *why)
     return (int)(r - engine_routines);
 }
 
+/* The call's handle keys as the job takes them. */
+static void take_keys(const msg_mpi_call *c, engine_arg_key *keys)
+{
+    for (uint32_t k = 0; k < c->handles.n; k++) {
+        const msg_mpi_handle *h = &c->handles.h[k];
+        engine_arg_key *e = &keys[h->param];
+        e->flags = (h->flags & MSG_MPI_KEY_NOW ? ENGINE_KEY_NOW : 0) | (h->flags & MSG_MPI_KEY_NEXT ? ENGINE_KEY_NEXT : 0);
+        memcpy(e->key.id, h->key.id, sizeof e->key.id);
+        e->key.version = h->key.version;
+        e->next_version = h->next_version;
+    }
+}
+
+/* Rank 0: the store of a routine that keeps arrays (NULL: none). */
+static keep_store *store_for(const engine_routine *r)
+{
+    return r->layout != NULL && kept.budget > 0 ? &kept : NULL;
+}
+
+/* Rank 0: marks in h and c the arguments whose bytes the job holds in the
+ * layout routine r wants (its plan from the scalars), so they do not travel. */
+static void mark_held(const engine_routine *r, msg_mpi_call *c, call_header *h)
+{
+    engine_call probe = {.argv = c->argv, .nargs = (int)c->f.nparams, .keys = h->keys, .keep = store_for(r)};
+    plan p;
+    if (probe.keep == NULL || r->layout(&probe, &p) != 0) return;
+    plan_mark_held(&p, &probe, h->keys);
+    for (uint32_t i = 0; i < c->f.nparams; i++) c->shapes[i].held = (h->keys[i].flags & ENGINE_KEY_HELD) != 0;
+}
+
 /* Rank 0's turn: the next call that can run, as a header for every rank. */
 static void next_call(const engine_grid *g, engine_server *s, msg_mpi_call *c, call_header *h)
 {
@@ -106,16 +146,22 @@ static void next_call(const engine_grid *g, engine_server *s, msg_mpi_call *c, c
         }
         err_t why;
         int index = find_routine(g, c, &why);
+        memset(h, 0, sizeof *h);
         if (index >= 0) {
-            memset(h, 0, sizeof *h);
             h->routine = index;
             h->nargs = (int32_t)c->f.nparams;
             for (uint32_t i = 0; i < c->f.nparams; i++) {
                 h->is_array[i] = c->f.params[i].rank > 0;
                 if (!h->is_array[i]) h->scalars[i] = c->scalars[i];
             }
-            return;
+            take_keys(c, h->keys);
+            mark_held(&engine_routines[index], c, h);
         }
+        if (engine_serve_arrays(s, c) != 0) {
+            msg_mpi_call_free(c);
+            continue;
+        }
+        if (index >= 0) return;
         msg_mpi_phases none = {0, 0, 0};
         engine_serve_reply(s, c, why.code, why.detail, &none);
         msg_mpi_call_free(c);
@@ -133,8 +179,8 @@ static void serve(const engine_grid *g, engine_server *s)
         void *argv[IFACE_MAX_PARAMS];
         for (int i = 0; i < h.nargs; i++)
             argv[i] = g->rank == 0 ? c.argv[i] : h.is_array[i] ? NULL : &h.scalars[i];
-        engine_call call = {argv, h.nargs, 0, 0, 0, 0, ""};
         const engine_routine *r = &engine_routines[h.routine];
+        engine_call call = {.argv = argv, .nargs = h.nargs, .keys = h.keys, .keep = store_for(r)};
         int rc = r->run(g, &call);
         if (g->rank != 0) continue;
         if (rc != 0 && call.code == 0) call.code = NUMRPC_ESERVER;
@@ -158,6 +204,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int rc = parse_options(argc, argv, &o, why, sizeof why);
     if (rc == 0) rc = engine_grid_setup(&g, o.nprow, o.npcol, o.nb, why, sizeof why);
+    keep_init(&kept, o.keep_bytes);
     /* Rank 0 listens last: the socket's appearance tells the server the
      * whole job is up. */
     if (rc == 0 && rank == 0 && engine_serve_open(&s, o.socket_path, o.serving_path, o.max_bytes, why, sizeof why) != 0)

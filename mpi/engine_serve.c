@@ -1,5 +1,6 @@
 /* engine_serve.c -- rank 0's socket: accepts one worker at a time, tells it
- * its call is taken, reads the call, answers it; records whom it serves. */
+ * its call is taken, reads the call, says which arrays it holds, reads the
+ * others, answers it; records whom it serves. */
 #define _GNU_SOURCE
 #include "engine_serve.h"
 
@@ -76,13 +77,28 @@ static void drop(engine_server *s)
     note_serving(s, 0);
 }
 
-/* Answers a call that cannot run (the stream still in step) and drops it. */
-static void refuse(engine_server *s, uint32_t call_id, const err_t *why)
+/* Whether the rest of the message being read could be skipped. */
+static int skip_rest(engine_server *s)
+{
+    err_t ignored;
+    return !wire_reader_broken(&s->conn.reader) &&
+           (!wire_reader_in_message(&s->conn.reader) || wire_skip_message(&s->conn.reader, &ignored) == 0);
+}
+
+/* Answers a call that cannot run (the stream still in step) and drops it;
+ * after_call: its MPI_CALL was read, so MPI_HELD (nothing held) comes
+ * first and its MPI_ARRAYS are skipped, as the worker sends them. */
+static void refuse(engine_server *s, uint32_t call_id, int after_call, const err_t *why)
 {
     msg_mpi_phases none = {0, 0, 0};
     err_t ignored;
-    if (!wire_reader_broken(&s->conn.reader) &&
-        (!wire_reader_in_message(&s->conn.reader) || wire_skip_message(&s->conn.reader, &ignored) == 0))
+    uint32_t type, id;
+    int in_step = skip_rest(s);
+    if (in_step && after_call)
+        in_step = msg_mpi_write_held(&s->conn.writer, call_id, NULL, &ignored) == 0 &&
+                  wire_next_message(&s->conn.reader, &type, &id, &ignored) == 0 && type == PROTO_MPI_ARRAYS &&
+                  id == call_id && skip_rest(s);
+    if (in_step)
         msg_mpi_write_reply(&s->conn.writer, call_id, why->code, why->detail, &none, NULL, NULL, NULL, &ignored);
     drop(s);
 }
@@ -109,16 +125,14 @@ static int take(engine_server *s, int fd, msg_mpi_call *c)
     }
     if (type != PROTO_MPI_CALL) {
         err_set(&err, NUMRPC_EPROTO, "the MPI job takes MPI_CALL, not message type %u", type);
-        refuse(s, s->call_id, &err);
+        refuse(s, s->call_id, 0, &err);
         return -1;
     }
     if (msg_mpi_read_call(&s->conn.reader, s->max_bytes, c, &err) != 0) {
-        refuse(s, s->call_id, &err);
+        refuse(s, s->call_id, 1, &err);
         return -1;
     }
-    /* From here the job works for this worker: if it dies, nobody reads the
-     * result (a worker that dies before sees its call dropped at once). */
-    note_serving(s, who.pid);
+    s->worker = who.pid;
     return 0;
 }
 
@@ -133,6 +147,30 @@ int engine_serve_next(engine_server *s, msg_mpi_call *c)
         }
         if (take(s, fd, c) == 0) return 0;
     }
+}
+
+int engine_serve_arrays(engine_server *s, msg_mpi_call *c)
+{
+    err_t err;
+    uint32_t type = 0, id = 0;
+    int rc = msg_mpi_write_held(&s->conn.writer, s->call_id, c, &err);
+    if (rc == 0) rc = wire_next_message(&s->conn.reader, &type, &id, &err);
+    if (rc != 0) {
+        drop(s); /* the worker left (cancelled, timed out) before its arrays */
+        return -1;
+    }
+    if (type != PROTO_MPI_ARRAYS || id != s->call_id)
+        rc = err_set(&err, NUMRPC_EPROTO, "the MPI job takes MPI_ARRAYS for call %u, not message type %u for %u",
+                     s->call_id, type, id);
+    if (rc == 0) rc = msg_mpi_read_arrays(&s->conn.reader, c, &err);
+    if (rc != 0) {
+        refuse(s, s->call_id, 0, &err);
+        return -1;
+    }
+    /* From here the job works for this worker: if it dies, nobody reads the
+     * result (a worker that dies before sees its call dropped at once). */
+    note_serving(s, s->worker);
+    return 0;
 }
 
 void engine_serve_reply(engine_server *s, const msg_mpi_call *c, int code, const char *detail,

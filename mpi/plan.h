@@ -12,9 +12,16 @@ enum { PLAN_MAX_ARRAYS = 4 };
 /* What a computation returns when a rank lacks memory (after dist_agree). */
 #define PLAN_NO_MEMORY (-1000000)
 
+/* Where an array's parts come from: allocated and scattered, or kept on
+ * the grid from an earlier call (keep.h): lent (an IN array, which the
+ * computation must only read) or taken (INOUT: overwritten). */
+enum { PLAN_FRESH = 0, PLAN_LENT = 1, PLAN_TAKEN = 2 };
+
 typedef struct plan_array {
     int arg, ld_arg; /* argv positions of rank 0's block and its leading dimension */
-    int moves;       /* PLAN_IN | PLAN_OUT, or 0: on the grid only          */
+    int moves;       /* PLAN_IN | PLAN_OUT, or 0: on the grid only.  An array
+                        with PLAN_IN alone is never written by the computation */
+    int source;      /* PLAN_FRESH, PLAN_LENT or PLAN_TAKEN */
     dist_matrix d;
 } plan_array;
 
@@ -24,7 +31,7 @@ typedef struct plan {
     plan_array arrays[PLAN_MAX_ARRAYS];
     int count;
     /* The pivots, when the routine has some (arg -1: none). */
-    int pivots_arg, pivots_m, pivots_count, pivots_moves;
+    int pivots_arg, pivots_m, pivots_count, pivots_moves, pivots_source;
     dist_pivots pivots;
 } plan;
 
@@ -40,8 +47,19 @@ void plan_pivots(plan *p, int arg, int m, int count, int moves);
  * PLAN_NO_MEMORY when dist_agree found a rank short of memory. */
 typedef int (*plan_compute_fn)(const engine_grid *g, engine_call *c, plan *p);
 
-/* Collective: allocates the parts, scatters, computes, gathers, sets info
- * and the phases' seconds, frees.  Returns 0, or -1 with c->code set. */
+/* Rank 0, before the arrays travel: marks ENGINE_KEY_HELD in keys (c's,
+ * writable) for each IN array and IN pivots of p whose handle key the
+ * store holds in p's layout.  A key two arguments share is never held. */
+void plan_mark_held(const plan *p, const engine_call *c, engine_arg_key *keys);
+
+/* Collective: allocates the parts (or finds the held ones in c->keep; a
+ * routine with c->keep promises that its PLAN_IN-only arrays stay as
+ * scattered: engine_routine's layout),
+ * checks IN pivots that came from rank 0, scatters what is not held,
+ * computes, gathers, sets info and the phases' seconds; on success keeps
+ * what the call's handles now hold (results under their next version,
+ * IN arrays scattered under their version), frees the rest.  Returns 0,
+ * or -1 with c->code set. */
 int plan_run(const engine_grid *g, engine_call *c, plan *p, plan_compute_fn compute);
 
 #endif

@@ -13,4 +13,9 @@ int routine_pdsyev(const engine_grid *g, engine_call *c);
 int routine_pdgetrf(const engine_grid *g, engine_call *c);
 int routine_pdgetrs(const engine_grid *g, engine_call *c);
 
+/* engine_layout_fn's (engine.h): the routines that keep arrays between
+ * calls.  Also 1 when the call has nothing to compute. */
+int layout_pdgetrf(engine_call *c, struct plan *p);
+int layout_pdgetrs(engine_call *c, struct plan *p);
+
 #endif

@@ -16,21 +16,31 @@ static int factor(const engine_grid *g, engine_call *c, plan *p)
     return info;
 }
 
-int routine_pdgetrf(const engine_grid *g, engine_call *c)
+/* pdgetrf's plan from its scalars: 0, 1 when there is nothing to do, or
+ * -1 refused.  A and its pivots stay on the grid for a pdgetrs (keep.h). */
+int layout_pdgetrf(engine_call *c, plan *p)
 {
     static const char me[] = "pdgetrf";
     int m = args_int(c, RF_M), n = args_int(c, RF_N);
+    plan_begin(p, me, RF_INFO);
     if (args_check_count(c, me, "m", m) || args_check_count(c, me, "n", n) ||
         args_check_ld(c, me, "lda", args_int(c, RF_LDA), m))
         return -1;
-    args_set_int(c, RF_INFO, 0);
     if (m == 0 || n == 0)
-        return 0;
+        return 1;
+    plan_array_add(p, RF_A, RF_LDA, m, n, PLAN_IN | PLAN_OUT);
+    plan_pivots(p, RF_IPIV, m, m < n ? m : n, PLAN_OUT);
+    return 0;
+}
+
+int routine_pdgetrf(const engine_grid *g, engine_call *c)
+{
     plan p;
-    plan_begin(&p, me, RF_INFO);
-    plan_array_add(&p, RF_A, RF_LDA, m, n, PLAN_IN | PLAN_OUT);
-    plan_pivots(&p, RF_IPIV, m, m < n ? m : n, PLAN_OUT);
-    return plan_run(g, c, &p, factor);
+    int rc = layout_pdgetrf(c, &p);
+    if (rc < 0)
+        return -1;
+    args_set_int(c, RF_INFO, 0);
+    return rc > 0 ? 0 : plan_run(g, c, &p, factor);
 }
 
 enum { RS_TRANS, RS_N, RS_NRHS, RS_A, RS_LDA, RS_IPIV, RS_B, RS_LDB, RS_INFO };
@@ -46,28 +56,32 @@ static int solve(const engine_grid *g, engine_call *c, plan *p)
     return info;
 }
 
-int routine_pdgetrs(const engine_grid *g, engine_call *c)
+/* pdgetrs's plan: A and the pivots only read (a pdgetrf's, kept, or
+ * scattered and kept for the next solve); the pivots checked by plan_run. */
+int layout_pdgetrs(engine_call *c, plan *p)
 {
     static const char me[] = "pdgetrs";
     int n = args_int(c, RS_N), nrhs = args_int(c, RS_NRHS);
+    plan_begin(p, me, RS_INFO);
     if (args_check_char(c, me, "trans", args_char(c, RS_TRANS), "NTC") ||
         args_check_count(c, me, "n", n) || args_check_count(c, me, "nrhs", nrhs) ||
         args_check_ld(c, me, "lda", args_int(c, RS_LDA), n) ||
         args_check_ld(c, me, "ldb", args_int(c, RS_LDB), n))
         return -1;
-    args_set_int(c, RS_INFO, 0);
     if (n == 0 || nrhs == 0)
-        return 0;
-    /* The pivots come from the caller: a row outside A would be a wild access. */
-    int32_t bad_value;
-    int bad = dist_pivots_check(g, args_ints(c, RS_IPIV), n, &bad_value);
-    if (bad >= 0)
-        return args_fail(c, NUMRPC_EINVAL, "%s: ipiv[%d] = %d is not a row of A (1 to n = %d)",
-                         me, bad, (int)bad_value, n);
+        return 1;
+    plan_array_add(p, RS_A, RS_LDA, n, n, PLAN_IN);
+    plan_array_add(p, RS_B, RS_LDB, n, nrhs, PLAN_IN | PLAN_OUT);
+    plan_pivots(p, RS_IPIV, n, n, PLAN_IN);
+    return 0;
+}
+
+int routine_pdgetrs(const engine_grid *g, engine_call *c)
+{
     plan p;
-    plan_begin(&p, me, RS_INFO);
-    plan_array_add(&p, RS_A, RS_LDA, n, n, PLAN_IN);
-    plan_array_add(&p, RS_B, RS_LDB, n, nrhs, PLAN_IN | PLAN_OUT);
-    plan_pivots(&p, RS_IPIV, n, n, PLAN_IN);
-    return plan_run(g, c, &p, solve);
+    int rc = layout_pdgetrs(c, &p);
+    if (rc < 0)
+        return -1;
+    args_set_int(c, RS_INFO, 0);
+    return rc > 0 ? 0 : plan_run(g, c, &p, solve);
 }

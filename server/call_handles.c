@@ -69,6 +69,38 @@ int call_handles_bind(call_handles *ch, const char *owner, const iface_t *f, ifa
     return 0;
 }
 
+/* Keeps out ascending by parameter as k is added at its end. */
+static void insert_sorted(msg_mpi_handles *out, const msg_mpi_handle *h)
+{
+    uint32_t at = out->n++;
+    while (at > 0 && out->h[at - 1].param > h->param) {
+        out->h[at] = out->h[at - 1];
+        at--;
+    }
+    out->h[at] = *h;
+}
+
+void call_handles_keys(const call_handles *ch, const iface_t *f, msg_mpi_handles *out)
+{
+    out->n = 0;
+    for (uint32_t k = 0; k < ch->n; k++) {
+        const call_handle *b = &ch->bound[k];
+        uint32_t param = ch->named[k].param;
+        int reads = f->params[param].mode != IFACE_OUT;
+        msg_mpi_handle h = {.param = param};
+        memcpy(h.key.id, b->ref.id.b, sizeof h.key.id);
+        if (reads && b->ref.version != 0) {
+            h.flags |= MSG_MPI_KEY_NOW;
+            h.key.version = b->ref.version;
+        }
+        if (b->writes) {
+            h.flags |= MSG_MPI_KEY_NEXT;
+            h.next_version = b->ref.next_version;
+        }
+        if (h.flags != 0) insert_sorted(out, &h);
+    }
+}
+
 int call_handles_commit(call_handles *ch, err_t *err)
 {
     for (uint32_t k = 0; k < ch->n; k++) {

@@ -9,6 +9,7 @@
 #include "handles.h"
 #include "iface.h"
 #include "msg_data.h"
+#include "msg_mpi.h"
 #include "wire.h"
 
 /* One handle a call names, once bound. */
@@ -41,6 +42,11 @@ int call_handles_read(call_handles *ch, wire_reader *r, uint32_t nargs, err_t *e
  * is marked held (the walker skips it). */
 int call_handles_bind(call_handles *ch, const char *owner, const iface_t *f, iface_shape *shapes, void **argv,
                       err_t *err);
+/* The keys of the bound handles for the MPI job (ascending by parameter):
+ * an argument read from a handle is named by its id and the version of
+ * the bytes mapped (none if unsure), one written by the version its result
+ * takes if the call succeeds and commits. */
+void call_handles_keys(const call_handles *ch, const iface_t *f, msg_mpi_handles *out);
 /* The routine succeeded: each INOUT and OUT handle takes its result. */
 int call_handles_commit(call_handles *ch, err_t *err);
 /* Unmaps and lets go every handle (claims end); safe to repeat. */

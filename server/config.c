@@ -157,14 +157,16 @@ void config_usage(FILE *out)
             "the address clients reach this server at (default: --bind, else as the metaserver sees it)",
             "--metaserver-token-file F", "the token (`name secret`, a 0600 file) proven to a metaserver with tokens");
     fprintf(out, "  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n  %-24s %s\n"
-                 "  %-24s %s\n",
+                 "  %-24s %s\n  %-24s %s\n",
             "--mpi-ranks N", "run Backend \"MPI\" routines on a resident job of N ranks (docs/mpi.md)",
             "--mpi-hostfile F", "mpirun's host file (its first host must be this machine)", "--mpi-grid PxQ",
             "the process grid (default: the squarest)", "--mpi-block NB", "ScaLAPACK block size (default 64)",
             "--mpirun PATH", "the mpirun to start the job with", "--mpi-agent PATH",
             "OpenMPI's plm_rsh_agent (ssh, or a namespace script)", "--mpi-args \"...\"",
             "more mpirun arguments, split on blanks (e.g. --oversubscribe)", "--mpi-engine PATH",
-            "the engine executable (default: numrpc-mpi-engine beside numrpc-server)", "--mpi-start-timeout S",
+            "the engine executable (default: numrpc-mpi-engine beside numrpc-server)", "--mpi-keep-bytes B",
+            "data handles' arrays the job keeps on its ranks between calls (default 1 GiB; 0: none)",
+            "--mpi-start-timeout S",
             "seconds the job may take to start (default 60)");
     fprintf(out, "Sizes take a K, M or G suffix (powers of 1024).  A configuration file holds\n"
                  "the same options as `name = value` lines; the command line wins.\n");
@@ -198,6 +200,14 @@ static int parse_number(const char *key, const char *text, int sized, unsigned l
         return err_set(err, NUMRPC_EINVAL, "%s wants a non-negative number, got \"%s\"", key, text);
     *out = v * mul;
     return 0;
+}
+
+int config_parse_size(const char *key, const char *text, uint64_t *out, err_t *err)
+{
+    unsigned long long v = 0;
+    int rc = parse_number(key, text, 1, &v, err);
+    if (rc == 0) *out = v;
+    return rc;
 }
 
 int config_set(server_config *cfg, const char *key, const char *value, err_t *err)

@@ -85,6 +85,8 @@ typedef struct server_config {
 void config_defaults(server_config *cfg);
 /* Sets option key (a long option name without "--") from its text. */
 int config_set(server_config *cfg, const char *key, const char *value, err_t *err);
+/* A size as the options take them (a K, M or G suffix): 0 or NUMRPC_EINVAL. */
+int config_parse_size(const char *key, const char *text, uint64_t *out, err_t *err);
 /* Reads "key = value" lines ('#' starts a comment). */
 int config_load_file(server_config *cfg, const char *path, err_t *err);
 /* Defaults, then the file named by --config (if any), then the command line

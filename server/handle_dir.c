@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -94,6 +95,11 @@ int handles_open(server_config *cfg, handle_store **out, err_t *err)
     pthread_mutexattr_destroy(&a);
     s->capacity = cfg->max_handles;
     s->map_len = len;
+    /* Versions start at random (62 bits: they never wrap), so that no
+     * other run of the server hands out the same (id, version). */
+    if (getrandom(&s->last_version, sizeof s->last_version, 0) != (ssize_t)sizeof s->last_version)
+        s->last_version = (uint64_t)getpid() << 32;
+    s->last_version = (s->last_version >> 2) | 1;
     memcpy(s->dir, dir, sizeof dir);
     handles_configure(s, cfg);
     *out = s;

@@ -30,6 +30,8 @@ typedef struct handle_entry {
     double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
     uint32_t readers; /* LIVE: calls reading one of its files (handles_map);
                          while any does, no file of it becomes a spare */
+    uint64_t version; /* LIVE: names its current bytes; a commit gives it the
+                         version its claim reserved (handles_version_next) */
 } handle_entry;
 
 /* A one-time ticket for a DATA_GET of handle id (free when expires == 0). */
@@ -50,6 +52,8 @@ struct handle_store {
     handle_ticket tickets[TICKETS];
     uint64_t pulled_bytes, lent_bytes; /* moved in by DATA_PULL, out on tickets */
     spare_pool spares; /* with the handles' bytes, within max_bytes */
+    uint64_t last_version; /* versions are handed out once each, upwards from
+                              a random start (handles_open) */
     handle_entry items[];
 };
 

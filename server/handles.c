@@ -96,6 +96,14 @@ static void copy_ref(const handle_store *s, uint32_t i, handle_ref *ref)
     ref->id = s->items[i].id;
     ref->shape = s->items[i].shape;
     ref->bytes = s->items[i].bytes;
+    ref->version = s->items[i].version;
+    ref->next_version = 0;
+}
+
+/* A version never handed out before (with the lock held). */
+static uint64_t fresh_version(handle_store *s)
+{
+    return ++s->last_version;
 }
 
 static int no_handle(const msg_data_id *id, err_t *err)
@@ -184,6 +192,7 @@ void handles_publish(handle_store *s, const handle_ref *ref)
     if (still(s, ref, ENTRY_FILLING)) {
         s->items[ref->index].state = ENTRY_LIVE;
         s->items[ref->index].writer = 0;
+        s->items[ref->index].version = fresh_version(s);
         s->items[ref->index].lease_end = lease_end(s);
     }
     unlock(s);
@@ -245,6 +254,7 @@ int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, han
         s->items[i].writer = getpid();
         s->items[i].lease_end = lease_end(s);
         copy_ref(s, (uint32_t)i, ref);
+        ref->next_version = fresh_version(s);
     }
     unlock(s);
     if (i < 0) return no_handle(id, err);
@@ -330,6 +340,7 @@ int handles_commit(handle_store *s, const handle_ref *ref, err_t *err)
      * now holds the result, and <id>.new its old file, kept as a spare. */
     int rc = mine ? renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) : 0;
     int saved = errno;
+    if (mine && rc == 0) s->items[ref->index].version = ref->next_version; /* new bytes, new name */
     int kept = mine && rc == 0 && !read && keep_spare(s, from, ref->bytes);
     unlock(s);
     if (!kept) read && rc == 0 ? unlink(from) : remove_file(from); /* a call reading the old file keeps it */
@@ -402,9 +413,20 @@ static int start_reading(handle_store *s, handle_ref *ref, err_t *err)
     lock(s);
     int live = still(s, ref, ENTRY_LIVE);
     if (live) s->items[ref->index].readers++;
+    if (live) ref->version = s->items[ref->index].version;
     unlock(s);
     ref->reading = live;
     return live ? 0 : no_handle(&ref->id, err);
+}
+
+/* The file opened after start_reading holds ref->version's bytes if no
+ * commit came between (a commit renames and changes the version under the
+ * lock); else the version is not known (0). */
+static void confirm_version(handle_store *s, handle_ref *ref)
+{
+    lock(s);
+    if (!still(s, ref, ENTRY_LIVE) || s->items[ref->index].version != ref->version) ref->version = 0;
+    unlock(s);
 }
 
 static void stop_reading(handle_store *s, handle_ref *ref)
@@ -456,6 +478,7 @@ void *handles_map(handle_store *s, handle_ref *ref, int how, err_t *err)
     if (how == HANDLE_MAP_FILL) return map_path(ref, path, 1, err);
     if (start_reading(s, ref, err) != 0) return NULL;
     void *map = map_path(ref, path, 0, err);
+    if (map != NULL) confirm_version(s, ref);
     if (map != NULL && how == HANDLE_MAP_NEXT) {
         void *next = map_next(s, ref, map, err);
         handle_maps_put(map);

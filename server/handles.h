@@ -24,6 +24,12 @@ typedef struct handle_ref {
     msg_data_shape shape;
     uint64_t bytes; /* ld x cols x element size: the file's size */
     int reading;    /* handles_map counted this call as reading it */
+    /* Names the bytes: a number the store hands out once, given to the
+     * handle when it is published and again each time a commit changes it,
+     * so (id, version) never names two contents.  0: not known (a commit
+     * came between handles_find and handles_map). */
+    uint64_t version;
+    uint64_t next_version; /* a claim's: what a commit of its result gives */
 } handle_ref;
 
 /* ---- The dispatcher ---- */
@@ -68,7 +74,8 @@ int handles_find(handle_store *s, const char *owner, const msg_data_id *id, hand
 int handles_free(handle_store *s, const char *owner, const msg_data_id *id);
 int handles_renew(handle_store *s, const char *owner, const msg_data_id *id);
 /* handles_find, and the handle is marked as written by this process:
- * NUMRPC_EBUSY while another call writes it. */
+ * NUMRPC_EBUSY while another call writes it.  ref->next_version is the
+ * fresh version handles_commit will give the handle. */
 int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, handle_ref *ref, err_t *err);
 /* The call that claimed ref succeeded: its result, written in place in
  * <id>.new (HANDLE_MAP_NEXT), replaces the handle's file at once (rename)
@@ -94,7 +101,8 @@ void handles_count_moved(handle_store *s, uint64_t pulled, uint64_t lent);
  * (a spare holds old data of anyone's) -- else zeros (sparse). */
 int handles_create_file(handle_store *s, const handle_ref *ref, int recycle, err_t *err);
 /* ref's file mapped whole, its pages populated (the mapping may be one this
- * worker kept from an earlier call): HANDLE_MAP_READ (shared, read-only: an
+ * worker kept from an earlier call); ref->version is then the version of
+ * the bytes mapped (read, or copied into <id>.new), or 0 if unsure: HANDLE_MAP_READ (shared, read-only: an
  * IN argument, a GET), HANDLE_MAP_FILL (shared, writable: a PUT) or
  * HANDLE_MAP_NEXT (the handle's next contents: a copy in <id>.new, shared
  * and writable; the handle's file never changes until handles_commit, and

@@ -43,13 +43,15 @@ static int ready(const routine_stats *r)
     return atomic_load(&r->state) == 2;
 }
 
-/* One counter family over every routine: the field at offset in each entry. */
-static void routine_counter(strbuf *b, const stats_table *t, const char *name, const char *help, size_t offset)
+/* One counter family over every routine (mpi_only: those that ran on the
+ * MPI job, which sent it bytes): the field at offset in each entry. */
+static void routine_counter(strbuf *b, const stats_table *t, const char *name, const char *help, size_t offset,
+                            int mpi_only)
 {
     prom_family(b, name, "counter", help);
     for (int i = 0; i < STATS_MAX_ROUTINES; i++) {
         const routine_stats *r = &t->items[i];
-        if (!ready(r)) continue;
+        if (!ready(r) || (mpi_only && atomic_load(&r->mpi_sent_bytes) == 0)) continue;
         prom_label l[3];
         char version[20];
         int n = routine_labels(r, l, version, sizeof version);
@@ -118,6 +120,13 @@ static void mpi_phases(strbuf *b, const stats_table *t)
             prom_sample(b, name, l, n, (double)ns[k] * 1e-9);
         }
     }
+    routine_counter(b, t, "numrpc_mpi_kept_hits_total",
+                    "Arguments of a routine's calls whose bytes the MPI job held from an earlier call (not sent).",
+                    offsetof(routine_stats, mpi_kept), 1);
+    routine_counter(b, t, "numrpc_mpi_kept_bytes_total", "Bytes of those arguments.",
+                    offsetof(routine_stats, mpi_kept_bytes), 1);
+    routine_counter(b, t, "numrpc_mpi_sent_bytes_total", "Framed bytes workers sent to the MPI job's rank 0.",
+                    offsetof(routine_stats, mpi_sent_bytes), 1);
     const mpi_job_state *st = mpi_job_state_get();
     if (st == NULL) return;
     prom_family(b, "numrpc_mpi_job_up", "gauge", "1 while the MPI job takes calls.");
@@ -163,12 +172,12 @@ static int render(void *owner, strbuf *b)
     const stats_table *t = server_stats;
     if (t == NULL) return -1;
     routine_counter(b, t, "numrpc_server_calls_total", "Calls of a routine, whatever their outcome.",
-                    offsetof(routine_stats, calls));
+                    offsetof(routine_stats, calls), 0);
     routine_errors(b, t);
     routine_counter(b, t, "numrpc_server_received_bytes_total", "Framed bytes of a routine's requests.",
-                    offsetof(routine_stats, bytes_in));
+                    offsetof(routine_stats, bytes_in), 0);
     routine_counter(b, t, "numrpc_server_sent_bytes_total", "Framed bytes of a routine's replies.",
-                    offsetof(routine_stats, bytes_out));
+                    offsetof(routine_stats, bytes_out), 0);
     routine_latency(b, t);
     mpi_phases(b, t);
     dispatcher_figures(b, &t->gauges);

@@ -1,5 +1,6 @@
 /* mpi_call.c -- a worker's side of an MPI routine: connect to rank 0's
- * socket, wait for MPI_START, send MPI_CALL, read MPI_REPLY into the call. */
+ * socket, wait for MPI_START, send MPI_CALL, learn what rank 0 holds
+ * (MPI_HELD), send the rest (MPI_ARRAYS), read MPI_REPLY into the call. */
 #define _GNU_SOURCE
 #include "mpi_call.h"
 
@@ -72,12 +73,37 @@ static void why_it_ended(unsigned ends_before, char *text, size_t len)
     else mpi_job_text(text, len);
 }
 
+/* The request in two steps: scalars and keys, then the arrays rank 0 does
+ * not hold (MPI_HELD said which); the figures of what was held and sent. */
+static int send_request(const iface_t *f, const uint8_t *blob, size_t blob_len, void **argv,
+                        const iface_shape *shapes, const msg_mpi_handles *handles, mpi_call_figures *fig,
+                        err_t *err)
+{
+    iface_shape sent[IFACE_MAX_PARAMS];
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        sent[i] = shapes[i];
+        sent[i].held = 0; /* a data handle's array travels unless rank 0 holds it */
+    }
+    uint64_t before = wire_writer_bytes(&conn.writer);
+    int rc = msg_mpi_write_call(&conn.writer, 1, blob, (uint32_t)blob_len, f, argv, handles, err);
+    if (rc == 0) rc = msg_mpi_read_held(&conn.reader, 1, handles, sent, err);
+    if (rc == 0) rc = msg_mpi_write_arrays(&conn.writer, 1, f, argv, sent, err);
+    fig->sent_bytes = wire_writer_bytes(&conn.writer) - before;
+    for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
+        if (sent[i].held) {
+            fig->kept++;
+            fig->kept_bytes += sent[i].mem_elems * iface_type_size(f->params[i].type);
+        }
+    return rc;
+}
+
 int mpi_call_run(worker_slot *slot, const iface_t *f, const uint8_t *blob, size_t blob_len, void **argv,
-                 const iface_shape *shapes, msg_mpi_phases *ph, err_t *call_err)
+                 const iface_shape *shapes, const msg_mpi_handles *handles, mpi_call_figures *fig,
+                 err_t *call_err)
 {
     err_t err;
     err_clear(call_err);
-    memset(ph, 0, sizeof *ph);
+    memset(fig, 0, sizeof *fig);
     if (!mpi_job_configured())
         return err_set(call_err, NUMRPC_ESERVER,
                        "%s runs on an MPI job, and this server was started without --mpi-ranks (docs/mpi.md)",
@@ -89,8 +115,8 @@ int mpi_call_run(worker_slot *slot, const iface_t *f, const uint8_t *blob, size_
     int rc = wait_for_rank0(f, &ends, call_err);
     if (rc != 0) return rc;
     atomic_store(&slot->mpi_serving, 1);
-    rc = msg_mpi_write_call(&conn.writer, 1, blob, (uint32_t)blob_len, f, argv, shapes, &err);
-    if (rc == 0) rc = msg_mpi_read_reply(&conn.reader, 1, f, argv, shapes, ph, call_err, &err);
+    rc = send_request(f, blob, blob_len, argv, shapes, handles, fig, &err);
+    if (rc == 0) rc = msg_mpi_read_reply(&conn.reader, 1, f, argv, shapes, &fig->ph, call_err, &err);
     atomic_store(&slot->mpi_serving, 0);
     msg_conn_close(&conn);
     if (rc != 0 && (err.code == NUMRPC_EIO || err.code == NUMRPC_ETIMEDOUT)) {

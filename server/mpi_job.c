@@ -30,13 +30,15 @@ static struct {
     char socket_path[CONFIG_PATH_MAX + 16];
     pid_t supervisor;
     int cmd_fd;                 /* the dispatcher's end of the pipe          */
-} job = {.o = {.block = 64, .mpirun = NUMRPC_MPIRUN, .engine = NUMRPC_MPI_ENGINE, .start_seconds = 60},
+} job = {.o = {.block = 64, .mpirun = NUMRPC_MPIRUN, .engine = NUMRPC_MPI_ENGINE, .start_seconds = 60,
+               .keep_bytes = MPI_JOB_KEEP_BYTES},
          .cmd_fd = -1};
 
-enum { OPT_RANKS, OPT_HOSTFILE, OPT_GRID, OPT_BLOCK, OPT_MPIRUN, OPT_AGENT, OPT_ARGS, OPT_ENGINE, OPT_START };
+enum { OPT_RANKS, OPT_HOSTFILE, OPT_GRID, OPT_BLOCK, OPT_MPIRUN, OPT_AGENT, OPT_ARGS, OPT_ENGINE, OPT_START,
+       OPT_KEEP };
 static const char *const option_names[] = {"--mpi-ranks", "--mpi-hostfile", "--mpi-grid",  "--mpi-block",
                                            "--mpirun",    "--mpi-agent",    "--mpi-args",  "--mpi-engine",
-                                           "--mpi-start-timeout"};
+                                           "--mpi-start-timeout", "--mpi-keep-bytes"};
 
 static int option_of(const char *a)
 {
@@ -73,6 +75,7 @@ static int set_option(int which, const char *name, const char *v, err_t *err)
     case OPT_RANKS: return number(name, v, 1, 4096, &o->ranks, err);
     case OPT_BLOCK: return number(name, v, 1, 4096, &o->block, err);
     case OPT_START: return number(name, v, 1, 3600, &o->start_seconds, err);
+    case OPT_KEEP: return config_parse_size(name, v, &o->keep_bytes, err);
     case OPT_GRID: {
         int p = 0, q = 0, used = 0;
         if (sscanf(v, "%dx%d%n", &p, &q, &used) != 2 || v[used] || p < 1 || q < 1 || p > 4096 || q > 4096)

@@ -23,7 +23,13 @@ typedef struct mpi_job_options {
     char args[MPI_JOB_TEXT];           /* --mpi-args "..." (split on blanks)   */
     char engine[CONFIG_PATH_MAX];      /* --mpi-engine PATH                    */
     int start_seconds;                 /* --mpi-start-timeout S (default 60)   */
+    uint64_t keep_bytes;               /* --mpi-keep-bytes B: arrays of handles
+                                          the job keeps between calls, over all
+                                          its ranks (0: none)                   */
 } mpi_job_options;
+
+/* --mpi-keep-bytes's default: 1 GiB. */
+#define MPI_JOB_KEEP_BYTES ((uint64_t)1 << 30)
 
 enum mpi_job_phase { MPI_JOB_DOWN = 0, MPI_JOB_STARTING = 1, MPI_JOB_READY = 2 };
 

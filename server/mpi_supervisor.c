@@ -79,11 +79,12 @@ static void log_tail(const char *path, char *out, size_t len)
 static int job_argv(const supervisor *s, char **argv, char *store, size_t store_len)
 {
     const mpi_job_options *o = s->o;
-    static char ranks[16], grid[32], block[16], bytes[32];
+    static char ranks[16], grid[32], block[16], bytes[32], keep[32];
     snprintf(ranks, sizeof ranks, "%d", o->ranks);
     snprintf(grid, sizeof grid, "%dx%d", o->nprow, o->npcol);
     snprintf(block, sizeof block, "%d", o->block);
     snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)s->cfg->max_call_bytes);
+    snprintf(keep, sizeof keep, "%llu", (unsigned long long)o->keep_bytes);
     int n = 0;
     argv[n++] = (char *)o->mpirun;
     if (geteuid() == 0) argv[n++] = "--allow-run-as-root";
@@ -100,6 +101,7 @@ static int job_argv(const supervisor *s, char **argv, char *store, size_t store_
     argv[n++] = "--grid", argv[n++] = grid;
     argv[n++] = "--block", argv[n++] = block;
     argv[n++] = "--max-bytes", argv[n++] = bytes;
+    argv[n++] = "--keep-bytes", argv[n++] = keep;
     argv[n] = NULL;
     return n;
 }

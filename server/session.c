@@ -53,7 +53,9 @@ static void record_done(session *s, int code, const char *detail)
         out += PROTO_HEADER_SIZE + 4 + 4 + ((strlen(detail) + 3) & ~(size_t)3) + 8;
     const routine *r = s->rec.r;
     if (r) stats_record(server_stats, r->stat_index, code, in, out, seconds);
-    if (r && s->rec.has_phases) stats_record_phases(server_stats, r->stat_index, s->rec.phases);
+    if (r && s->rec.has_phases)
+        stats_record_mpi(server_stats, r->stat_index, s->rec.phases, s->rec.mpi_kept, s->rec.mpi_kept_bytes,
+                         s->rec.mpi_sent_bytes);
     server_log_call(s->cfg, r ? r->iface.name : "?", in, out, seconds, code, detail,
                     s->rec.has_phases ? s->rec.phases : NULL);
 }
@@ -136,6 +138,7 @@ typedef struct call_args {
     void *argv[IFACE_MAX_PARAMS];
     stub_scalar scalars[IFACE_MAX_PARAMS];
     iface_shape shapes[IFACE_MAX_PARAMS];
+    const call_handles *handles; /* the data handles the call names */
 } call_args;
 
 static void free_call_args(const iface_t *f, call_args *a)
@@ -303,16 +306,21 @@ static int is_cheap(const iface_t *f, void *const *argv)
  * failure ends the call as a routine's own (stub_services.fail) would. */
 static void run_on_mpi_job(session *s, const routine *r, call_args *a)
 {
-    msg_mpi_phases ph;
+    mpi_call_figures fig;
+    msg_mpi_handles keys;
     err_t e;
-    if (mpi_call_run(s->slot, &r->iface, r->blob, r->blob_len, a->argv, a->shapes, &ph, &e) != 0) {
+    call_handles_keys(a->handles, &r->iface, &keys);
+    if (mpi_call_run(s->slot, &r->iface, r->blob, r->blob_len, a->argv, a->shapes, &keys, &fig, &e) != 0) {
         server_stub_services.fail(e.code, e.detail);
         return;
     }
     s->rec.has_phases = 1;
-    s->rec.phases[0] = ph.scatter_s;
-    s->rec.phases[1] = ph.compute_s;
-    s->rec.phases[2] = ph.gather_s;
+    s->rec.phases[0] = fig.ph.scatter_s;
+    s->rec.phases[1] = fig.ph.compute_s;
+    s->rec.phases[2] = fig.ph.gather_s;
+    s->rec.mpi_kept = fig.kept;
+    s->rec.mpi_kept_bytes = fig.kept_bytes;
+    s->rec.mpi_sent_bytes = fig.sent_bytes;
 }
 
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a, double deadline,
@@ -415,6 +423,7 @@ static int serve_call_within(session *s, uint32_t call_id, double began, double 
         err_set(&call_err, NUMRPC_ENOMEM, "%s: argument table", f->name);
         return refuse(s, call_id, &call_err, err);
     }
+    a->handles = &ch;
     files_call fc; /* the call's files (files.c) */
     fc.f = NULL;
     for (uint32_t i = 0; i < f->nparams; i++) a->argv[i] = &a->scalars[i];

@@ -21,6 +21,8 @@ typedef struct call_record {
     uint64_t in0, out0; /* reader bytes consumed / writer bytes framed  */
     int has_phases;     /* an MPI routine: its job's phases below       */
     double phases[3];   /* scatter, compute, gather seconds (rank 0's)  */
+    uint32_t mpi_kept;  /* arguments the job held already (not sent)    */
+    uint64_t mpi_kept_bytes, mpi_sent_bytes; /* theirs; the worker's to rank 0 */
 } call_record;
 
 /* A worker's one session, reused across its loans (worker.c owns it). */

@@ -93,13 +93,17 @@ void stats_record(stats_table *t, int index, int code, uint64_t bytes_in, uint64
     atomic_fetch_add_explicit(&r->buckets[bucket_of(seconds)], 1, memory_order_release);
 }
 
-void stats_record_phases(stats_table *t, int index, const double phases[3])
+void stats_record_mpi(stats_table *t, int index, const double phases[3], uint32_t kept, uint64_t kept_bytes,
+                      uint64_t sent_bytes)
 {
     if (t == NULL || index < 0 || index >= STATS_MAX_ROUTINES) return;
     routine_stats *r = &t->items[index];
     for (int k = 0; k < 3; k++)
         atomic_fetch_add_explicit(&r->mpi_nanos[k], (uint64_t)(phases[k] > 0 ? phases[k] * 1e9 : 0),
                                   memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->mpi_kept, kept, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->mpi_kept_bytes, kept_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->mpi_sent_bytes, sent_bytes, memory_order_relaxed);
 }
 
 uint64_t stats_cumulative(const routine_stats *r, uint64_t *at_most, int n)

@@ -26,6 +26,9 @@ typedef struct routine_stats {
     /* Routines of the MPI job: nanoseconds of its phases (scatter, compute,
      * gather, as rank 0 timed them) over their successful calls. */
     _Atomic uint64_t mpi_nanos[3];
+    /* And their arguments rank 0 held already (not sent), those bytes, and
+     * the bytes workers sent to rank 0 (docs/mpi.md "Handles"). */
+    _Atomic uint64_t mpi_kept, mpi_kept_bytes, mpi_sent_bytes;
 } routine_stats;
 
 /* The dispatcher's own figures, stored by its loop (handles at each tick)
@@ -55,8 +58,11 @@ int stats_register(stats_table *t, const iface_t *f, unsigned generation);
 /* One call of entry index (ignored when index < 0) that ended with code
  * (NUMRPC_OK or an error). */
 void stats_record(stats_table *t, int index, int code, uint64_t bytes_in, uint64_t bytes_out, double seconds);
-/* The phases of one MPI call of entry index: scatter, compute, gather s. */
-void stats_record_phases(stats_table *t, int index, const double phases[3]);
+/* One successful MPI call of entry index: its phases (scatter, compute,
+ * gather s), the arguments the job held already and their bytes, the
+ * bytes sent to rank 0. */
+void stats_record_mpi(stats_table *t, int index, const double phases[3], uint32_t kept, uint64_t kept_bytes,
+                      uint64_t sent_bytes);
 /* The calls of an entry that took at most 2^k microseconds, for k = 0 ..
  * n - 1 (cumulative, from the buckets: exact at those edges); returns
  * their total over every bucket. */

@@ -103,29 +103,55 @@ struct Reader {
         wire_reader_attach(&r, transport_memory(keep.data(), keep.size()));
     }
     ~Reader() { wire_reader_free(&r); }
-    // Reads bytes as an MPI_CALL: the reader's code, and its detail.
-    int Call(uint64_t max_bytes, msg_mpi_call *c, err_t *err)
+    // Reads bytes as an MPI_CALL and its MPI_ARRAYS (held: the parameters
+    // rank 0 holds): the reader's code, and its detail.
+    int Call(uint64_t max_bytes, msg_mpi_call *c, err_t *err, const std::vector<uint32_t> &held = {})
     {
         uint32_t type, id;
         int rc = wire_next_message(&r, &type, &id, err);
         if (rc == 0 && type != PROTO_MPI_CALL) return err_set(err, NUMRPC_EPROTO, "type %u", type);
-        return rc ? rc : msg_mpi_read_call(&r, max_bytes, c, err);
+        if (rc == 0) rc = msg_mpi_read_call(&r, max_bytes, c, err);
+        if (rc != 0) return rc;
+        for (uint32_t k : held) c->shapes[k].held = 1;
+        rc = wire_next_message(&r, &type, &id, err);
+        if (rc == 0 && type != PROTO_MPI_ARRAYS) rc = err_set(err, NUMRPC_EPROTO, "type %u", type);
+        if (rc == 0) rc = msg_mpi_read_arrays(&r, c, err);
+        if (rc != 0) msg_mpi_call_free(c);
+        return rc;
     }
 };
 
-std::vector<uint8_t> CallBytes(const Routine &rt, Args &a)
+// MPI_CALL (with handles, if any) then MPI_ARRAYS, as a worker sends them
+// when rank 0 holds nothing.
+std::vector<uint8_t> CallBytes(const Routine &rt, Args &a, const msg_mpi_handles *handles = nullptr)
 {
     return Framed([&](wire_writer *w, err_t *err) {
-        return msg_mpi_write_call(w, 12, rt.blob.data(), static_cast<uint32_t>(rt.blob.size()), &rt.f, a.argv,
-                                  a.shapes, err);
+        int rc = msg_mpi_write_call(w, 12, rt.blob.data(), static_cast<uint32_t>(rt.blob.size()), &rt.f, a.argv,
+                                    handles, err);
+        iface_shape sent[5];
+        for (int i = 0; i < 5; i++) sent[i] = a.shapes[i], sent[i].held = 0;
+        return rc ? rc : msg_mpi_write_arrays(w, 12, &rt.f, a.argv, sent, err);
     });
+}
+
+// The handle of a (INOUT): its bytes at version 7, its result at 8.
+msg_mpi_handles HandleOfA(uint32_t flags = MSG_MPI_KEY_NOW | MSG_MPI_KEY_NEXT, uint64_t now = 7, uint64_t next = 8)
+{
+    msg_mpi_handles hs{};
+    hs.n = 1;
+    hs.h[0].param = 1;
+    hs.h[0].flags = flags;
+    for (int i = 0; i < 16; i++) hs.h[0].key.id[i] = static_cast<uint8_t>(0xa0 + i);
+    hs.h[0].key.version = now;
+    hs.h[0].next_version = next;
+    return hs;
 }
 
 TEST(MpiMessages, CallRoundTripsWithEveryArrayAsAThunkGetsIt)
 {
     Routine rt;
     Args a(&rt.f);
-    a.shapes[1].held = 1;  // a data handle's array still travels to the job
+    a.shapes[1].held = 1;  // a data handle's array still travels to the job unless rank 0 holds it
     Reader rd(CallBytes(rt, a));
     msg_mpi_call c;
     err_t err;
@@ -304,6 +330,90 @@ TEST(MpiMessages, LyingRepliesAreRefused)
         EXPECT_NE(msg_mpi_read_reply(&cut.r, 12, &rt.f, worker.argv, worker.shapes, &ph, &call_err, &err), 0)
             << "cut at " << k;
     }
+}
+
+// The keys of a call's handles reach rank 0 as the worker sent them; rank 0
+// says it holds a, and the worker's MPI_ARRAYS then carries the rest only.
+TEST(MpiMessages, HandlesKeysAndHeldArraysRoundTrip)
+{
+    Routine rt;
+    Args a(&rt.f);
+    msg_mpi_handles hs = HandleOfA();
+    std::vector<uint8_t> call = Framed([&](wire_writer *w, err_t *err) {
+        return msg_mpi_write_call(w, 12, rt.blob.data(), static_cast<uint32_t>(rt.blob.size()), &rt.f, a.argv, &hs,
+                                  err);
+    });
+    Reader rd(call);
+    msg_mpi_call c;
+    err_t err;
+    uint32_t type, id;
+    ASSERT_EQ(wire_next_message(&rd.r, &type, &id, &err), 0);
+    ASSERT_EQ(msg_mpi_read_call(&rd.r, 1 << 20, &c, &err), 0) << err.detail;
+    ASSERT_EQ(c.handles.n, 1u);
+    EXPECT_EQ(c.handles.h[0].param, 1u);
+    EXPECT_EQ(c.handles.h[0].flags, unsigned{MSG_MPI_KEY_NOW | MSG_MPI_KEY_NEXT});
+    EXPECT_EQ(memcmp(c.handles.h[0].key.id, hs.h[0].key.id, 16), 0);
+    EXPECT_EQ(c.handles.h[0].key.version, 7u);
+    EXPECT_EQ(c.handles.h[0].next_version, 8u);
+    c.shapes[1].held = 1;
+    Reader held(Framed([&](wire_writer *w, err_t *e) { return msg_mpi_write_held(w, 12, &c, e); }));
+    iface_shape sent[5];
+    for (int i = 0; i < 5; i++) sent[i] = a.shapes[i], sent[i].held = 0;
+    ASSERT_EQ(msg_mpi_read_held(&held.r, 12, &hs, sent, &err), 0) << err.detail;
+    EXPECT_EQ(sent[1].held, 1);
+    EXPECT_EQ(sent[3].held, 0);
+    std::vector<uint8_t> arrays =
+        Framed([&](wire_writer *w, err_t *e) { return msg_mpi_write_arrays(w, 12, &rt.f, a.argv, sent, e); });
+    iface_shape every[5];
+    for (int i = 0; i < 5; i++) every[i] = a.shapes[i], every[i].held = 0;
+    std::vector<uint8_t> all =
+        Framed([&](wire_writer *w, err_t *e) { return msg_mpi_write_arrays(w, 12, &rt.f, a.argv, every, e); });
+    EXPECT_EQ(arrays.size() + 8 + 9 * 8, all.size());  // a's count and 9 doubles did not travel
+    Reader ra(arrays);
+    ASSERT_EQ(wire_next_message(&ra.r, &type, &id, &err), 0);
+    ASSERT_EQ(type, PROTO_MPI_ARRAYS);
+    ASSERT_EQ(msg_mpi_read_arrays(&ra.r, &c, &err), 0) << err.detail;
+    EXPECT_EQ(static_cast<const double *>(c.argv[1])[0], 0.0);  // held: rank 0's block stays zero
+    msg_mpi_call_free(&c);
+}
+
+// Keys that do not fit the routine, and an MPI_HELD naming an argument the
+// call did not offer, are refused.
+TEST(MpiMessages, LyingHandlesAndHeldListsAreRefused)
+{
+    Routine rt;
+    Args a(&rt.f);
+    msg_mpi_handles bad[6];
+    bad[0] = HandleOfA(), bad[0].h[0].param = 0;                          // a scalar
+    bad[1] = HandleOfA(), bad[1].h[0].param = 9;                          // beyond the routine
+    bad[2] = HandleOfA(MSG_MPI_KEY_NOW, 0);                               // version 0
+    bad[3] = HandleOfA(0x10);                                             // an unknown flag
+    bad[4] = HandleOfA(MSG_MPI_KEY_NOW | MSG_MPI_KEY_NEXT, 7, 7);         // next is now
+    bad[5] = HandleOfA(), bad[5].h[0].param = 3;                          // ipiv is OUT: nothing to read
+    bad[5].h[0].flags = MSG_MPI_KEY_NOW;
+    for (msg_mpi_handles &hs : bad) {
+        Reader rd(CallBytes(rt, a, &hs));
+        msg_mpi_call c;
+        err_t err;
+        EXPECT_EQ(rd.Call(1 << 20, &c, &err), NUMRPC_EPROTO) << hs.h[0].param << " " << hs.h[0].flags;
+    }
+    msg_mpi_handles two = HandleOfA();
+    two.n = 2;
+    two.h[1] = two.h[0];  // the same parameter twice
+    Reader rd(CallBytes(rt, a, &two));
+    msg_mpi_call c;
+    err_t err;
+    EXPECT_EQ(rd.Call(1 << 20, &c, &err), NUMRPC_EPROTO);
+    // Rank 0 says it holds ipiv, which no handle offered.
+    msg_mpi_handles hs = HandleOfA();
+    Reader good(CallBytes(rt, a, &hs));
+    ASSERT_EQ(good.Call(1 << 20, &c, &err), 0) << err.detail;
+    c.shapes[3].held = 1;
+    Reader held(Framed([&](wire_writer *w, err_t *e) { return msg_mpi_write_held(w, 12, &c, e); }));
+    iface_shape sent[5] = {};
+    EXPECT_EQ(msg_mpi_read_held(&held.r, 12, &hs, sent, &err), NUMRPC_EPROTO);
+    EXPECT_NE(std::string(err.detail).find("did not offer"), std::string::npos) << err.detail;
+    msg_mpi_call_free(&c);
 }
 
 TEST(MpiMessages, StartIsAnEmptyMessage)
