@@ -2,28 +2,28 @@
 # netns_cluster.sh -- several "machines" on one host: network namespaces joined
 # by veth pairs to a bridge of their own, made and removed as one set (root).
 #
-#   netns_cluster.sh up [-n NODES] [-s SLOTS] [-t TAG] [-d DIR]  make a set, print its tag
-#   netns_cluster.sh down TAG                          stop its processes, remove it
-#   netns_cluster.sh exec NAMESPACE COMMAND...         run COMMAND in a member
-#   netns_cluster.sh list                              the namespaces of every set
+#   netns_cluster.sh up [-n NODES] [-s SLOTS] [-t TAG] [-d DIR]   make a set, print its tag
+#   netns_cluster.sh down TAG                     stop its processes, remove it all
+#   netns_cluster.sh exec NAMESPACE COMMAND...    run COMMAND in a member, named after it
+#   netns_cluster.sh list                         the namespaces of every set
 #
 # A set of tag T is the namespaces numrpc-T-br (the bridge, no address),
 # numrpc-T-meta, numrpc-T-client and numrpc-T-node1..NODES, each member with a
 # veth "nr0" on the private subnet 10.77.0.0/24 (meta .2, client .3, node i
 # .(10+i)) and loopback up.  Every link is made inside the set's namespaces,
 # so the host's own network is never touched and sets of different tags do
-# not see each other.  DIR (default /tmp/numrpc-netns-T) gets an MPI host file
-# naming the nodes, SLOTS each (`hosts`, default 1), and `cluster.env`, a file of shell assignments
-# (NETNS_TAG, NETNS_SUBNET, NETNS_IF, NETNS_NODES, NODE<i>_NS, NODE<i>_ADDR,
-# META_NS, META_ADDR, CLIENT_NS, CLIENT_ADDR, NETNS_HOSTFILE); `down` removes
-# it.  The host file names each node by its namespace, which is what
-# scripts/mpi_netns_agent.sh (OpenMPI's plm_rsh_agent) expects.
+# not see each other.  DIR (default /tmp/numrpc-netns-T, which `down`
+# removes) gets `hosts`, an MPI host file naming the nodes by their
+# namespaces with SLOTS each (default 1), as scripts/mpi_netns_agent.sh
+# (OpenMPI's plm_rsh_agent) expects, and `cluster.env`, shell assignments of
+# NETNS_TAG, NETNS_SUBNET, NETNS_IF, NETNS_NODES, NETNS_HOSTFILE, META_NS,
+# META_ADDR, CLIENT_NS, CLIENT_ADDR, NODE<i>_NS and NODE<i>_ADDR.
 set -euo pipefail
 
 readonly SUBNET_PREFIX=10.77.0 SUBNET=10.77.0.0/24 IFNAME=nr0
 
 usage() {
-    sed -n '4,7s/^# \{0,1\}//p' "$0" >&2
+    sed -n '5,8s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -161,6 +161,6 @@ case ${1-} in
     up) shift && cmd_up "$@" ;;
     down) shift && cmd_down "$@" ;;
     exec) shift && cmd_exec "$@" ;;
-    list) ip netns list | awk '$1 ~ /^numrpc-/ { print $1 }' ;;
+    list) ip netns list | awk '$1 ~ /^numrpc-[a-z0-9]+-(br|meta|client|node[0-9]+)$/ { print $1 }' ;;
     *) usage ;;
 esac
