@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # netns_test.sh -- machines simulated with network namespaces (scripts/netns_cluster.sh):
 # MPI ranks placed on three nodes by the launch agent, their data counted on the veth
-# links; a server on node1 joined to a metaserver in its own namespace, called from a
-# client's; the host's network untouched and nothing left behind.  Skips (77) without
-# root, namespaces or OpenMPI.
+# links; a server on node1 (its MPI job on node1 and node2) joined to a metaserver in
+# its own namespace, called from a client's (dgesv, pdgesv); the host's network
+# untouched and nothing left behind.  Skips (77) without root or namespaces.
 set -euo pipefail
 : "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 skip() {
