@@ -13,4 +13,8 @@ int routine_pdsyev(const engine_grid *g, engine_call *c);
 int routine_pdgetrf(const engine_grid *g, engine_call *c);
 int routine_pdgetrs(const engine_grid *g, engine_call *c);
 
+/* Collective: pdgetrf's info for the m-row matrix whose global copy is
+ * argv[a_arg] on rank 0, made dgetrf's where ScaLAPACK's differs. */
+int routine_getrf_info(const engine_grid *g, const engine_call *c, int m, int a_arg, int info);
+
 #endif
