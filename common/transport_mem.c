@@ -22,7 +22,8 @@ static ssize_t mem_recv(transport *t, void *buf, size_t n)
         return -1;
     }
     size_t k = n < m->left ? n : m->left;
-    memcpy(buf, m->p, k);
+    if (k > 0) /* an empty stream may have no buffer (NULL) */
+        memcpy(buf, m->p, k);
     m->p += k;
     m->left -= k;
     return (ssize_t)k; /* 0 once every byte is read: the peer closed */

@@ -17,5 +17,8 @@ int routine_pdgetrs(const engine_grid *g, engine_call *c);
  * calls.  Also 1 when the call has nothing to compute. */
 int layout_pdgetrf(engine_call *c, struct plan *p);
 int layout_pdgetrs(engine_call *c, struct plan *p);
+/* Collective: pdgetrf's info for the m-row matrix whose global copy is
+ * argv[a_arg] on rank 0, made dgetrf's where ScaLAPACK's differs. */
+int routine_getrf_info(const engine_grid *g, const engine_call *c, int m, int a_arg, int info);
 
 #endif

@@ -6,13 +6,17 @@
 
 enum { N, NRHS, A, LDA, IPIV, B, LDB, INFO };
 
+/* pdgesv's own course (pdgetrf, then pdgetrs when A is not singular), with
+ * pdgetrf's info corrected as for pdgetrf alone (routine.h). */
 static int compute(const engine_grid *g, engine_call *c, plan *p)
 {
     int n = args_int(c, N), nrhs = args_int(c, NRHS), one = 1, info = 0;
     dist_matrix *a = &p->arrays[0].d, *b = &p->arrays[1].d;
-    (void)g;
-    pdgesv_(&n, &nrhs, a->local, &one, &one, a->desc, p->pivots.local, b->local, &one, &one,
-            b->desc, &info);
+    pdgetrf_(&n, &n, a->local, &one, &one, a->desc, p->pivots.local, &info);
+    info = routine_getrf_info(g, c, n, A, info);
+    if (info == 0)
+        pdgetrs_("N", &n, &nrhs, a->local, &one, &one, a->desc, p->pivots.local, b->local, &one,
+                 &one, b->desc, &info, 1);
     return info;
 }
 

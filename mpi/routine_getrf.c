@@ -7,13 +7,23 @@
 
 enum { RF_M, RF_N, RF_A, RF_LDA, RF_IPIV, RF_INFO };
 
+int routine_getrf_info(const engine_grid *g, const engine_call *c, int m, int a_arg, int info)
+{
+    if (m != 1 || info != 0)
+        return info;
+    /* ScaLAPACK 2.2.1's pdgetrf answers 0 for a one-row matrix whose pivot
+     * (its first element) is zero; dgetrf answers 1.  Rank 0 holds the
+     * element and tells the others. */
+    int zero_pivot = g->rank == 0 && args_doubles(c, a_arg)[0] == 0.0;
+    return dist_agree(g, !zero_pivot) ? 0 : 1;
+}
+
 static int factor(const engine_grid *g, engine_call *c, plan *p)
 {
     int m = args_int(c, RF_M), n = args_int(c, RF_N), one = 1, info = 0;
     dist_matrix *a = &p->arrays[0].d;
-    (void)g;
     pdgetrf_(&m, &n, a->local, &one, &one, a->desc, p->pivots.local, &info);
-    return info;
+    return routine_getrf_info(g, c, m, RF_A, info);
 }
 
 /* pdgetrf's plan from its scalars: 0, 1 when there is nothing to do, or

@@ -1,6 +1,7 @@
-# conftest.py -- two real numrpc-servers on free ports of 127.0.0.1 for the
-# session (the build tree's stub modules, plus the test module faults), stopped by pid.
+# conftest.py -- two real numrpc-servers on free ports of 127.0.0.1 for the session (the build
+# tree's stub modules, plus the test module faults), and one with an MPI job when asked; stopped by pid.
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -15,19 +16,21 @@ MODULES = [BUILD / "stubs" / ".libs" / f"{m}.so" for m in ("blas", "lapack", "li
 FAULTS = BUILD / "tests" / "server" / ".libs" / "faults.so"  # make -C build/tests server/faults.la
 SDPA = BUILD / "stubs" / ".libs" / "sdpa.so"  # built when Debian's libsdpa-dev is there
 FFT, SPARSE = (BUILD / "stubs" / ".libs" / f"{m}.so" for m in ("fft", "sparse"))  # libfftw3-dev, libsuperlu-dev
+# Built when configure finds ScaLAPACK and OpenMPI (docs/mpi.md).
+SCALAPACK, MPI_ENGINE = BUILD / "stubs" / ".libs" / "scalapack.so", BUILD / "mpi" / "numrpc-mpi-engine"
 
 
 class Server:
     """One numrpc-server process on a free port (--port 0, --port-file)."""
 
-    def __init__(self, stubs, workers=3):
+    def __init__(self, stubs, workers=3, extra=()):
         self.dir = tempfile.mkdtemp(prefix="numrpc-pytest-")
         port_file = os.path.join(self.dir, "port")
         self.log = open(os.path.join(self.dir, "log"), "w")
         self.proc = subprocess.Popen(
             [str(BUILD / "server" / "numrpc-server"), "--port", "0", "--bind", "127.0.0.1", "--stubs", stubs,
              "--port-file", port_file, "--quiet", "--workers", str(workers), "--blas-threads", "1",
-             "--admin-socket", "none"], stdout=self.log, stderr=subprocess.STDOUT)
+             "--admin-socket", "none", *extra], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         port = ""
         while not port and time.monotonic() < deadline and self.proc.poll() is None:
@@ -57,7 +60,7 @@ def stub_dir(tmp_path_factory):
     if missing:
         pytest.exit(f"build numrpc first (./scripts/build.sh build): missing {missing}", returncode=2)
     path = tmp_path_factory.mktemp("stubs")
-    for module in MODULES + [m for m in (FAULTS, SDPA, FFT, SPARSE) if m.exists()]:
+    for module in MODULES + [m for m in (FAULTS, SDPA, FFT, SPARSE, SCALAPACK) if m.exists()]:
         (path / module.name).symlink_to(module)
     return str(path)
 
@@ -72,6 +75,21 @@ def servers(stub_dir):
     finally:
         for s in started:
             s.stop()
+
+
+@pytest.fixture(scope="session")
+def mpi_server(stub_dir):
+    """A third server with a resident MPI job of 2 ranks, started for the first
+    test that asks (mpirun's start-up is paid then, once); skips the test when
+    the build has no MPI engine. Its address ("host:port")."""
+    if not (SCALAPACK.exists() and MPI_ENGINE.exists()) or shutil.which("mpirun") is None:
+        pytest.skip("no MPI engine in this build (configure found no ScaLAPACK/OpenMPI)")
+    server = Server(stub_dir, workers=2, extra=["--mpi-ranks", "2", "--mpi-args", "--oversubscribe",
+                                                "--mpi-engine", str(MPI_ENGINE)])
+    try:
+        yield server.address
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -102,7 +102,11 @@ struct Reader {
         EXPECT_EQ(wire_reader_init(&r, -1, MSG_MPI_PACKET, &err), 0);
         wire_reader_attach(&r, transport_memory(keep.data(), keep.size()));
     }
-    ~Reader() { wire_reader_free(&r); }
+    ~Reader()
+    {
+        r.tp.ops->close(&r.tp); /* the memory stream transport_memory allocated */
+        wire_reader_free(&r);
+    }
     // Reads bytes as an MPI_CALL and its MPI_ARRAYS (held: the parameters
     // rank 0 holds): the reader's code, and its detail.
     int Call(uint64_t max_bytes, msg_mpi_call *c, err_t *err, const std::vector<uint32_t> &held = {})

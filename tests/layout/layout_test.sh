@@ -13,7 +13,7 @@ passed=0; failed=0
 # umbrella header hides circles from the includes; the linker's view does
 # not.  tsort names a loop when the graph has one.
 module_of() { local m=${1##*/}; m=${m%.o}; echo "${m##*-}"; }
-for dir in common client cli server metaserver idlc bench apps/linpack apps/sdpa apps/corba; do
+for dir in common client cli server metaserver idlc mpi bench apps/linpack apps/sdpa apps/corba; do
     objs=$(find "$TOP_BUILDDIR/$dir" -maxdepth 1 -name '*.o' 2>/dev/null)
     [[ -n $objs ]] || continue
     defs=$(for o in $objs; do

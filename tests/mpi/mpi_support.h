@@ -1,5 +1,5 @@
 // mpi_support.h -- what the MPI tests share: a server with a resident job
-// whose files sit in a directory of the test's, and pdgesv against dgesv.
+// whose files sit in a directory of the test's, random matrices, pdgesv against dgesv.
 #ifndef NUMRPC_TESTS_MPI_SUPPORT_H
 #define NUMRPC_TESTS_MPI_SUPPORT_H
 
@@ -11,16 +11,16 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../stubs/local_lapack.h"
+#include "../support/server_proc.h"
 #include "../support/test_util.h"
 #include "numrpc.h"
-
-extern "C" void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv, double *b,
-                       const int *ldb, int *info);
 
 const std::string kEngine = TOP_BUILDDIR "/mpi/numrpc-mpi-engine";
 
@@ -30,23 +30,76 @@ inline std::vector<std::string> MpiArgs(int ranks = 4)
     return {"--mpi-ranks", std::to_string(ranks), "--mpi-args", "--oversubscribe", "--mpi-engine", kEngine};
 }
 
+// The MPI job's private directory under dir (the server's TMPDIR), or "".
+inline std::string JobDir(const std::string &dir)
+{
+    std::string found;
+    DIR *d = opendir(dir.c_str());
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (std::string(e->d_name).rfind("numrpc-mpi-", 0) == 0) found = dir + "/" + e->d_name;
+    if (d) closedir(d);
+    return found;
+}
+
+// A server whose MPI job (the --mpi-* arguments among args) keeps its
+// files in dir: the server starts with TMPDIR set to it.
+struct MpiServer {
+    TempDir dir{"numrpc-mpi-test"};
+    std::unique_ptr<ServerProc> server;
+    void Start(const std::vector<std::string> &args)
+    {
+        setenv("TMPDIR", dir.path.c_str(), 1);
+        server = std::make_unique<ServerProc>(args);
+        unsetenv("TMPDIR");
+    }
+    std::string job_dir() const { return JobDir(dir.path); }
+};
+
+// A rows x cols column-major matrix of leading dimension ld, uniform in
+// [-1, 1) from gen, with -7 in the rows beyond rows that must never change.
+inline std::vector<double> RandomMatrix(int rows, int cols, int ld, std::mt19937 &gen)
+{
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> m(static_cast<size_t>(ld) * cols, -7.0);
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++) m[static_cast<size_t>(j) * ld + i] = u(gen);
+    return m;
+}
+
 // A system A X = B of order n (leading dimensions lda, ldb), random, with
-// -7 in the rows beyond n that must never change.
+// -7 in the rows beyond n.
 struct System {
     int n, nrhs, lda, ldb;
     std::vector<double> a, b;
     System(int n_, int nrhs_, int lda_, int ldb_, unsigned seed) : n(n_), nrhs(nrhs_), lda(lda_), ldb(ldb_)
     {
         std::mt19937 gen(seed);
-        std::uniform_real_distribution<double> u(-1.0, 1.0);
-        a.assign(static_cast<size_t>(lda) * n, -7.0);
-        b.assign(static_cast<size_t>(ldb) * nrhs, -7.0);
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < n; i++) a[j * lda + i] = u(gen);
-        for (int j = 0; j < nrhs; j++)
-            for (int i = 0; i < n; i++) b[j * ldb + i] = u(gen);
+        a = RandomMatrix(n, n, lda, gen);
+        b = RandomMatrix(n, nrhs, ldb, gen);
     }
 };
+
+// remote equals local (rows x cols of leading dimension ld) within tol
+// relative to local's largest element (or 1), and the rows beyond rows
+// are exactly local's (the caller's, untouched).
+inline void ExpectMatrixNear(const std::vector<double> &remote, const std::vector<double> &local, int rows,
+                             int cols, int ld, double tol, const std::string &what)
+{
+    ASSERT_EQ(remote.size(), local.size()) << what;
+    double scale = 1.0, err = 0.0;
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < ld; i++) {
+            size_t at = static_cast<size_t>(j) * ld + i;
+            if (i >= rows) {
+                EXPECT_EQ(remote[at], local[at]) << what << ": row " << i << " beyond " << rows;
+                continue;
+            }
+            double diff = std::fabs(remote[at] - local[at]);
+            scale = std::max(scale, std::fabs(local[at]));
+            if (!(diff <= err)) err = diff; /* a NaN stays, and fails */
+        }
+    EXPECT_LE(err, tol * scale) << what << " (" << rows << " x " << cols << ", ld " << ld << ")";
+}
 
 // pdgesv through the server equals dgesv here on the same system: the
 // solution within 1e-9 relative (well within a random system's
@@ -64,35 +117,13 @@ inline void ExpectPdgesvEqualsDgesv(const std::string &routine, int n, int nrhs,
     dgesv_(&n, &nrhs, local.a.data(), &lda, ipiv_l.data(), local.b.data(), &ldb, &info_l);
     EXPECT_EQ(info_r, info_l);
     EXPECT_EQ(ipiv_r, ipiv_l) << "n " << n;
-    double xmax = 0, err = 0;
-    for (int j = 0; j < nrhs; j++)
-        for (int i = 0; i < ldb; i++) {
-            double r = remote.b[j * ldb + i], l = local.b[j * ldb + i];
-            if (i >= n) {
-                EXPECT_EQ(r, -7.0) << "b row " << i << " beyond n";
-                continue;
-            }
-            xmax = std::max(xmax, std::fabs(l));
-            err = std::max(err, std::fabs(r - l));
-        }
-    EXPECT_LE(err, 1e-9 * std::max(1.0, xmax)) << "n " << n << " nrhs " << nrhs;
+    ExpectMatrixNear(remote.b, local.b, n, nrhs, ldb, 1e-9, "X of " + routine);
     for (int j = 0; j < n; j++)
         for (int i = 0; i < lda; i++) {
             double r = remote.a[j * lda + i], l = local.a[j * lda + i];
             if (i >= n) EXPECT_EQ(r, -7.0) << "a row " << i << " beyond n";
             else EXPECT_NEAR(r, l, 1e-9 * std::max(1.0, std::fabs(l))) << i << "," << j;
         }
-}
-
-// The MPI job's private directory under dir (the server's TMPDIR), or "".
-inline std::string JobDir(const std::string &dir)
-{
-    std::string found;
-    DIR *d = opendir(dir.c_str());
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (std::string(e->d_name).rfind("numrpc-mpi-", 0) == 0) found = dir + "/" + e->d_name;
-    if (d) closedir(d);
-    return found;
 }
 
 // The worker rank 0 serves now, from its record (0: none).

@@ -3,8 +3,6 @@
 // job's phases in /metrics, and a rank killed, a cancel and a deadline.
 #include <sys/stat.h>
 
-#include <memory>
-
 #include "../support/admin_socket.h"
 #include "../support/http_probe.h"
 #include "../support/server_proc.h"
@@ -17,23 +15,18 @@ extern "C" {
 namespace {
 
 // One server for the whole program: the job starts once (about 1 s).
-struct Job {
-    TempDir dir{"numrpc-mpi-test"};
-    std::unique_ptr<ServerProc> server;
+struct Job : MpiServer {
     int http_port = 0;
     std::string admin;
     Job()
     {
-        setenv("TMPDIR", dir.path.c_str(), 1); /* the job's files go there */
         admin = dir.path + "/admin.sock";
         std::vector<std::string> args = MpiArgs();
         args.insert(args.end(), {"--http-port", "0", "--http-port-file", dir.path + "/http.port", "--admin-socket",
                                  admin, "--workers", "3"});
-        server = std::make_unique<ServerProc>(args);
-        unsetenv("TMPDIR");
+        Start(args);
         http_port = ReadPortFile(dir.path + "/http.port");
     }
-    std::string job_dir() const { return JobDir(dir.path); }
     std::string metrics() const { return "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"; }
 };
 
