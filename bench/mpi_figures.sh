@@ -2,7 +2,7 @@
 # mpi_figures.sh -- issue 19's figures in one run: dgesv through the MPI path (pdgesv on 1, 2 and 4 ranks)
 # against the single-process LAPACK path and local LAPACK, split and beside the model (bench/mpi_figures.py).
 # usage: bench/mpi_figures.sh [BUILD_DIR=build] [ROUNDS=3] [SIZES=1000,2000,4000,6000,8000]
-#   (about 3 minutes a round at these sizes on 2 cores)
+#   (about 80 s a round at these sizes on 2 cores; sizes up to 2000 are called 5 times a round)
 #   Starts on 127.0.0.1: two servers of the LAPACK path (--blas-threads 1 and 2) and three with resident
 #   MPI jobs of 1, 2 and 4 ranks (--oversubscribe; grids 1x1, 1x2, 2x2; block 64), every BLAS on one
 #   thread per process (OPENBLAS_NUM_THREADS=1); measures the MPI link with a ping-pong of two ranks and
