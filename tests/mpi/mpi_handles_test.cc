@@ -15,20 +15,8 @@ extern "C" void dgetrs_(const char *trans, const int *n, const int *nrhs, const 
 namespace {
 
 // One server for the whole program: the job starts once.
-struct Job {
-    TempDir dir{"numrpc-mpi-handles"};
-    std::unique_ptr<ServerProc> server;
-    int http_port = 0;
-    Job()
-    {
-        setenv("TMPDIR", dir.path.c_str(), 1); /* the job's files go there */
-        std::vector<std::string> args = MpiArgs();
-        args.insert(args.end(), {"--http-port", "0", "--http-port-file", dir.path + "/http.port", "--workers", "3"});
-        server = std::make_unique<ServerProc>(args);
-        unsetenv("TMPDIR");
-        http_port = ReadPortFile(dir.path + "/http.port");
-    }
-    std::string metrics() const { return "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"; }
+struct Job : MpiServer {
+    Job() { StartWithMetrics({}); }
 };
 
 Job *job;

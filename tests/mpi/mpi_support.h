@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../stubs/local_lapack.h"
+#include "../support/http_probe.h"
 #include "../support/server_proc.h"
 #include "../support/test_util.h"
 #include "numrpc.h"
@@ -53,6 +54,18 @@ struct MpiServer {
         unsetenv("TMPDIR");
     }
     std::string job_dir() const { return JobDir(dir.path); }
+    // Starts the server with a 4-rank job, 3 workers, /metrics on a free
+    // port, and extra arguments.
+    void StartWithMetrics(const std::vector<std::string> &extra)
+    {
+        std::vector<std::string> args = MpiArgs();
+        args.insert(args.end(), {"--http-port", "0", "--http-port-file", dir.path + "/http.port", "--workers", "3"});
+        args.insert(args.end(), extra.begin(), extra.end());
+        Start(args);
+        http_port = ReadPortFile(dir.path + "/http.port");
+    }
+    std::string metrics() const { return "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"; }
+    int http_port = 0;
 };
 
 // A rows x cols column-major matrix of leading dimension ld, uniform in

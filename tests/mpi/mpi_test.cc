@@ -16,18 +16,12 @@ namespace {
 
 // One server for the whole program: the job starts once (about 1 s).
 struct Job : MpiServer {
-    int http_port = 0;
     std::string admin;
     Job()
     {
         admin = dir.path + "/admin.sock";
-        std::vector<std::string> args = MpiArgs();
-        args.insert(args.end(), {"--http-port", "0", "--http-port-file", dir.path + "/http.port", "--admin-socket",
-                                 admin, "--workers", "3"});
-        Start(args);
-        http_port = ReadPortFile(dir.path + "/http.port");
+        StartWithMetrics({"--admin-socket", admin});
     }
-    std::string metrics() const { return "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"; }
 };
 
 Job *job;
