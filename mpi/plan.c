@@ -231,3 +231,14 @@ done:
     free_parts(p);
     return rc;
 }
+
+int plan_run_layout(const engine_grid *g, engine_call *c, engine_layout_fn layout, plan_compute_fn compute)
+{
+    plan p;
+    int rc = layout(c, &p);
+    if (rc < 0)
+        return -1;
+    if (p.info_arg >= 0)
+        args_set_int(c, p.info_arg, 0);
+    return rc > 0 ? 0 : plan_run(g, c, &p, compute);
+}

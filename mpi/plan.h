@@ -62,4 +62,9 @@ void plan_mark_held(const plan *p, const engine_call *c, engine_arg_key *keys);
  * or -1 with c->code set. */
 int plan_run(const engine_grid *g, engine_call *c, plan *p, plan_compute_fn compute);
 
+/* A routine whose plan its layout function makes (engine_layout_fn): -1 on
+ * a refused argument; else info zeroed, and plan_run unless the layout said
+ * there is nothing to compute. */
+int plan_run_layout(const engine_grid *g, engine_call *c, engine_layout_fn layout, plan_compute_fn compute);
+
 #endif

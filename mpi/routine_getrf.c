@@ -45,12 +45,7 @@ int layout_pdgetrf(engine_call *c, plan *p)
 
 int routine_pdgetrf(const engine_grid *g, engine_call *c)
 {
-    plan p;
-    int rc = layout_pdgetrf(c, &p);
-    if (rc < 0)
-        return -1;
-    args_set_int(c, RF_INFO, 0);
-    return rc > 0 ? 0 : plan_run(g, c, &p, factor);
+    return plan_run_layout(g, c, layout_pdgetrf, factor);
 }
 
 enum { RS_TRANS, RS_N, RS_NRHS, RS_A, RS_LDA, RS_IPIV, RS_B, RS_LDB, RS_INFO };
@@ -88,10 +83,5 @@ int layout_pdgetrs(engine_call *c, plan *p)
 
 int routine_pdgetrs(const engine_grid *g, engine_call *c)
 {
-    plan p;
-    int rc = layout_pdgetrs(c, &p);
-    if (rc < 0)
-        return -1;
-    args_set_int(c, RS_INFO, 0);
-    return rc > 0 ? 0 : plan_run(g, c, &p, solve);
+    return plan_run_layout(g, c, layout_pdgetrs, solve);
 }
