@@ -63,14 +63,19 @@ static int wait_for_rank0(const iface_t *f, unsigned *ends, err_t *call_err)
     }
 }
 
-/* The job's end as the supervisor tells it (it may take a moment). */
-static void why_it_ended(unsigned ends_before, char *text, size_t len)
+/* The job's end as the supervisor tells it (it may take a moment); 1 when
+ * it was stopped for another worker's abandoned call, not for this one. */
+static int why_it_ended(unsigned ends_before, char *text, size_t len)
 {
     const mpi_job_state *st = mpi_job_state_get();
     double until = sock_now() + END_NOTICE_S;
     while (atomic_load(&st->ends) == ends_before && sock_now() < until) usleep(RETRY_US);
-    if (atomic_load(&st->ends) == ends_before) snprintf(text, len, "no word from its supervisor yet");
-    else mpi_job_text(text, len);
+    if (atomic_load(&st->ends) == ends_before) {
+        snprintf(text, len, "no word from its supervisor yet");
+        return 0;
+    }
+    mpi_job_text(text, len);
+    return atomic_load(&st->ends) == ends_before + 1 && atomic_load(&st->ended_for_abandoned);
 }
 
 /* The request in two steps: scalars and keys, then the arrays rank 0 does
@@ -111,17 +116,28 @@ int mpi_call_run(worker_slot *slot, const iface_t *f, const uint8_t *blob, size_
     if (!conn_made && msg_conn_init(&conn, MSG_MPI_PACKET, &err) != 0)
         return err_set(call_err, err.code, "%s: %s", f->name, err.detail);
     conn_made = 1;
-    unsigned ends = 0;
-    int rc = wait_for_rank0(f, &ends, call_err);
-    if (rc != 0) return rc;
-    atomic_store(&slot->mpi_serving, 1);
-    rc = send_request(f, blob, blob_len, argv, shapes, handles, fig, &err);
-    if (rc == 0) rc = msg_mpi_read_reply(&conn.reader, 1, f, argv, shapes, &fig->ph, call_err, &err);
-    atomic_store(&slot->mpi_serving, 0);
-    msg_conn_close(&conn);
-    if (rc != 0 && (err.code == NUMRPC_EIO || err.code == NUMRPC_ETIMEDOUT)) {
+    /* A job the supervisor stops for another worker's abandoned call may
+     * have taken this call already (rank 0 finished the abandoned one just
+     * then): the call runs again, once, on the next job -- only while no
+     * byte of its reply has been read, so argv is as the client sent it. */
+    int rc = 0;
+    for (int attempt = 0;; attempt++) {
+        unsigned ends = 0;
+        rc = wait_for_rank0(f, &ends, call_err);
+        if (rc != 0) return rc;
+        atomic_store(&slot->mpi_serving, 1);
+        rc = send_request(f, blob, blob_len, argv, shapes, handles, fig, &err);
+        uint64_t before_reply = wire_reader_bytes(&conn.reader);
+        if (rc == 0) rc = msg_mpi_read_reply(&conn.reader, 1, f, argv, shapes, &fig->ph, call_err, &err);
+        int reply_untouched = wire_reader_bytes(&conn.reader) == before_reply;
+        atomic_store(&slot->mpi_serving, 0);
+        msg_conn_close(&conn);
+        if (rc == 0 || !(err.code == NUMRPC_EIO || err.code == NUMRPC_ETIMEDOUT)) break;
         char text[MPI_JOB_TEXT];
-        why_it_ended(ends, text, sizeof text);
+        if (why_it_ended(ends, text, sizeof text) && reply_untouched && attempt == 0) {
+            memset(fig, 0, sizeof *fig);
+            continue;
+        }
         return err_set(call_err, NUMRPC_ECRASHED, "%s: the MPI job died during the call (%s); it is restarted", f->name,
                        text);
     }

@@ -42,6 +42,9 @@ typedef struct mpi_job_state {
     _Atomic unsigned ends;      /* jobs that ended (died, stopped, failed)   */
     _Atomic unsigned failures;  /* starts in a row that never became ready   */
     _Atomic unsigned seq;
+    _Atomic int ended_for_abandoned; /* the last job was stopped because a worker
+                                        abandoned the call it computed: the calls
+                                        of other workers it held may run again  */
     char text[MPI_JOB_TEXT];    /* why the last job ended, or failed to start */
 } mpi_job_state;
 

@@ -31,6 +31,7 @@ typedef struct supervisor {
     pid_t mpirun;      /* the job's mpirun, or 0            */
     double started;    /* monotonic seconds it was started  */
     double next_start; /* when to start the next one        */
+    int stopping_for_abandoned; /* stop_job's reason: an abandoned call */
 } supervisor;
 
 static volatile sig_atomic_t stop_requested;
@@ -159,6 +160,7 @@ static void job_ended(supervisor *s, int status, const char *why)
     set_text(s->st, text);
     s->mpirun = 0;
     atomic_store(&s->st->phase, MPI_JOB_DOWN);
+    atomic_store(&s->st->ended_for_abandoned, why != NULL && s->stopping_for_abandoned);
     atomic_fetch_add(&s->st->ends, 1);
     server_log(s->cfg, was_ready || why ? LOG_LEVEL_NOTICE : LOG_LEVEL_ERROR, "%s", text);
     if (was_ready || why) {
@@ -208,7 +210,9 @@ static void read_abandoned(supervisor *s, int cmd_fd)
         if (s->mpirun <= 0 || pid <= 0 || serving_pid(s) != pid) continue;
         char why[128];
         snprintf(why, sizeof why, "its call from worker %d was abandoned (cancelled, timed out or crashed)", (int)pid);
+        s->stopping_for_abandoned = 1;
         stop_job(s, why);
+        s->stopping_for_abandoned = 0;
     }
 }
 

@@ -157,6 +157,35 @@ TEST_F(Mpi, RankKilledMidCall)
     EXPECT_TRUE(job->server->alive());
 }
 
+// A call that waits behind one whose deadline passes while the job computes
+// it: the supervisor stops the job for the abandoned call, and may do so
+// just after rank 0 took the waiting one (rank 0 finished the abandoned
+// call in that moment).  The waiting call then runs on the next job: it
+// succeeds, equal to dgesv, whatever the timing (A's order sweeps its
+// compute time across the deadline).
+TEST_F(Mpi, ACallBehindAnAbandonedOneSucceeds)
+{
+    ExpectPdgesvEqualsDgesv("pdgesv", 3, 1, 3, 3, 5);
+    int timed_out = 0;
+    for (int i = 0; i < 8; i++) {
+        numrpc_set_timeout(0.05);
+        Started abandoned(700 + 100 * i);
+        numrpc_set_timeout(0);
+        Started behind(40);
+        int rc = numrpc_wait(abandoned.id);
+        EXPECT_TRUE(rc == NUMRPC_ETIMEDOUT || rc == NUMRPC_OK) << rc << " " << Detail();
+        timed_out += rc == NUMRPC_ETIMEDOUT;
+        ASSERT_EQ(numrpc_wait(behind.id), NUMRPC_OK) << "round " << i << ": " << Detail();
+        EXPECT_EQ(behind.info, 0);
+        System local(40, 1, 40, 40, 11);
+        std::vector<int> ipiv(40);
+        int info = -1, n = 40, one = 1;
+        dgesv_(&n, &one, local.a.data(), &n, ipiv.data(), local.b.data(), &n, &info);
+        ExpectMatrixNear(behind.sys.b, local.b, 40, 1, 40, 1e-9, "the call behind, round " + std::to_string(i));
+    }
+    EXPECT_GT(timed_out, 0) << "no call was abandoned: the test did not test";
+}
+
 // A cancelled call ends as any call does; the job, computing for nobody, is
 // restarted (so the next call does not wait for it) and the next call works.
 TEST_F(Mpi, CancelRestartsTheJob)
