@@ -73,6 +73,14 @@ int args_check_ld(engine_call *c, const char *routine, const char *name, int32_t
                      name, (int)ld, (int)rows, (int)least);
 }
 
+int args_check_system(engine_call *c, const char *routine, int32_t n, int32_t nrhs, int32_t lda, int32_t ldb)
+{
+    return args_check_count(c, routine, "n", n) || args_check_count(c, routine, "nrhs", nrhs) ||
+                   args_check_ld(c, routine, "lda", lda, n) || args_check_ld(c, routine, "ldb", ldb, n)
+               ? -1
+               : 0;
+}
+
 int args_check_char(engine_call *c, const char *routine, const char *name, char ch,
                     const char *allowed)
 {

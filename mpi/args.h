@@ -28,6 +28,9 @@ int args_check_count(engine_call *c, const char *routine, const char *name, int3
 /* A leading dimension: ld >= max(1, rows). */
 int args_check_ld(engine_call *c, const char *routine, const char *name, int32_t ld,
                   int32_t rows);
+/* A system A X = B of order n with nrhs right-hand sides: both counts, and
+ * lda, ldb >= max(1, n). */
+int args_check_system(engine_call *c, const char *routine, int32_t n, int32_t nrhs, int32_t lda, int32_t ldb);
 /* A job character: one of the letters of allowed (either case). */
 int args_check_char(engine_call *c, const char *routine, const char *name, char ch,
                     const char *allowed);

@@ -24,9 +24,7 @@ int routine_pdgesv(const engine_grid *g, engine_call *c)
 {
     static const char me[] = "pdgesv";
     int n = args_int(c, N), nrhs = args_int(c, NRHS);
-    if (args_check_count(c, me, "n", n) || args_check_count(c, me, "nrhs", nrhs) ||
-        args_check_ld(c, me, "lda", args_int(c, LDA), n) ||
-        args_check_ld(c, me, "ldb", args_int(c, LDB), n))
+    if (args_check_system(c, me, n, nrhs, args_int(c, LDA), args_int(c, LDB)))
         return -1;
     args_set_int(c, INFO, 0);
     if (n == 0)

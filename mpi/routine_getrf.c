@@ -69,9 +69,7 @@ int layout_pdgetrs(engine_call *c, plan *p)
     int n = args_int(c, RS_N), nrhs = args_int(c, RS_NRHS);
     plan_begin(p, me, RS_INFO);
     if (args_check_char(c, me, "trans", args_char(c, RS_TRANS), "NTC") ||
-        args_check_count(c, me, "n", n) || args_check_count(c, me, "nrhs", nrhs) ||
-        args_check_ld(c, me, "lda", args_int(c, RS_LDA), n) ||
-        args_check_ld(c, me, "ldb", args_int(c, RS_LDB), n))
+        args_check_system(c, me, n, nrhs, args_int(c, RS_LDA), args_int(c, RS_LDB)))
         return -1;
     if (n == 0 || nrhs == 0)
         return 1;
