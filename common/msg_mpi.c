@@ -209,16 +209,25 @@ static int offered(const msg_mpi_handles *hs, uint32_t param)
     return 0;
 }
 
+/* The worker: the next message from rank 0 must be want_type (its name for
+ * messages) answering call want_id. */
+static int next_answer(wire_reader *r, uint32_t want_type, const char *name, uint32_t want_id, err_t *err)
+{
+    uint32_t type, id;
+    int rc = wire_next_message(r, &type, &id, err);
+    if (rc != 0) return rc;
+    if (type != want_type || id != want_id)
+        return err_set(err, NUMRPC_EPROTO, "the MPI job sent message type %u for call %u, not %s for %u", type, id,
+                       name, want_id);
+    return 0;
+}
+
 int msg_mpi_read_held(wire_reader *r, uint32_t want_id, const msg_mpi_handles *handles, iface_shape *shapes,
                       err_t *err)
 {
-    uint32_t type, id, n = 0;
-    int rc = wire_next_message(r, &type, &id, err);
-    if (rc != 0) return rc;
-    if (type != PROTO_MPI_HELD || id != want_id)
-        return err_set(err, NUMRPC_EPROTO, "the MPI job sent message type %u for call %u, not MPI_HELD for %u",
-                       type, id, want_id);
-    rc = wire_get_u32(r, &n, err);
+    uint32_t n = 0;
+    int rc = next_answer(r, PROTO_MPI_HELD, "MPI_HELD", want_id, err);
+    if (rc == 0) rc = wire_get_u32(r, &n, err);
     int64_t previous = -1;
     for (uint32_t k = 0; rc == 0 && k < n; k++) {
         uint32_t param;
@@ -284,15 +293,11 @@ static int get_seconds(wire_reader *r, double *s, err_t *err)
 int msg_mpi_read_reply(wire_reader *r, uint32_t want_id, const iface_t *f, void *const *argv,
                        const iface_shape *shapes, msg_mpi_phases *ph, err_t *call_err, err_t *err)
 {
-    uint32_t type, id, status = 0;
+    uint32_t status = 0;
     char detail[ERR_DETAIL_MAX];
     err_clear(call_err);
-    int rc = wire_next_message(r, &type, &id, err);
-    if (rc != 0) return rc;
-    if (type != PROTO_MPI_REPLY || id != want_id)
-        return err_set(err, NUMRPC_EPROTO, "the MPI job sent message type %u for call %u, not MPI_REPLY for %u",
-                       type, id, want_id);
-    rc = wire_get_u32(r, &status, err);
+    int rc = next_answer(r, PROTO_MPI_REPLY, "MPI_REPLY", want_id, err);
+    if (rc == 0) rc = wire_get_u32(r, &status, err);
     if (rc == 0) rc = wire_get_string_into(r, detail, sizeof detail, ERR_DETAIL_MAX, err);
     if (rc == 0) rc = wire_skip_pad8(r, err);
     if (rc == 0) rc = get_seconds(r, &ph->scatter_s, err);
