@@ -150,6 +150,9 @@ static void job_ended(supervisor *s, int status, const char *why)
     server_describe_exit(status, how, sizeof how);
     log_tail(s->log, tail, sizeof tail);
     unlink(s->sock);
+    /* The worker it served is no one now: a notice read later must not
+     * stop the next job for it (nor a dying rank 0 write into that job's file). */
+    unlink(s->serving);
     if (why)
         snprintf(text, sizeof text, "the MPI job was stopped: %s", why);
     else if (was_ready)

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
@@ -30,6 +31,12 @@ ServerProc::ServerProc(const std::vector<std::string> &extra_args)
                                      "--port-file", port_file_, "--quiet",
                                      "--workers", "2", "--blas-threads", "1"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
+    // NUMRPC_TEST_SERVER_LOG=LEVEL (notice, info, debug): the servers log
+    // at that level instead of errors only, to see what a failing test saw.
+    if (const char *level = getenv("NUMRPC_TEST_SERVER_LOG")) {
+        args.erase(std::find(args.begin(), args.end(), "--quiet"));
+        args.insert(args.end(), {"--log-level", level});
+    }
     pid_ = fork();
     if (pid_ == 0) {
         std::vector<char *> argv;
