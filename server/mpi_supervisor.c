@@ -1,6 +1,7 @@
 /* mpi_supervisor.c -- the process that keeps the server's MPI job running:
  * starts mpirun, sees it ready, dead or failing, restarts it, stops it. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -176,12 +177,36 @@ static void job_ended(supervisor *s, int status, const char *why)
     s->next_start = sock_now() + (wait < BACKOFF_MAX_S ? wait : BACKOFF_MAX_S);
 }
 
-/* Stops the job: SIGTERM to mpirun (it ends its ranks), SIGKILL if it lingers. */
+/* Sends sig to parent's children (every thread's list in /proc). */
+static void signal_children(pid_t parent, int sig)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)parent);
+    DIR *tasks = opendir(path);
+    for (struct dirent *t; tasks && (t = readdir(tasks)) != NULL;) {
+        if (t->d_name[0] == '.') continue;
+        char list[96];
+        snprintf(list, sizeof list, "/proc/%d/task/%.16s/children", (int)parent, t->d_name);
+        FILE *f = fopen(list, "re");
+        for (int child; f && fscanf(f, "%d", &child) == 1;)
+            if (child > 0) kill((pid_t)child, sig);
+        if (f) fclose(f);
+    }
+    if (tasks) closedir(tasks);
+}
+
+/* Stops the job at once: it computes for nobody, or the server stops.  The
+ * job stops taking calls; mpirun gets SIGTERM and its children (the local
+ * ranks, or the agents that reach the remote ones) SIGKILL -- mpirun alone
+ * gives its ranks a second -- and mpirun SIGKILL too if it lingers. */
 static void stop_job(supervisor *s, const char *why)
 {
     if (s->mpirun <= 0) return;
     int status = 0;
+    unlink(s->sock);
+    atomic_store(&s->st->phase, MPI_JOB_DOWN);
     kill(s->mpirun, SIGTERM);
+    signal_children(s->mpirun, SIGKILL);
     double until = sock_now() + STOP_GRACE_S;
     while (waitpid(s->mpirun, &status, WNOHANG) == 0) {
         if (sock_now() > until) {
