@@ -22,6 +22,7 @@
 
 #include "../support/checked_dgemm.h"
 #include "../support/meta_peer.h"
+#include "../support/meta_listing.h"
 #include "../support/meta_proc.h"
 #include "../support/test_util.h"
 #include "../support/token_dir.h"
@@ -122,7 +123,7 @@ std::string status_json(int meta_port, const std::string &token_file)
 bool wait_listed(int meta_port, const std::string &token_file, const std::string &server)
 {
     for (int i = 0; i < 1000; i++) {
-        if (status_json(meta_port, token_file).find("\"server\":\"" + server + "\"") != std::string::npos) return true;
+        if (MetaLists(status_json(meta_port, token_file), server)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
@@ -131,10 +132,7 @@ bool wait_listed(int meta_port, const std::string &token_file, const std::string
 // A u32 field of server's entry in the status JSON (-1: not listed).
 long server_field(const std::string &js, const std::string &server, const std::string &field)
 {
-    size_t at = js.find("\"server\":\"" + server + "\"");
-    if (at == std::string::npos) return -1;
-    size_t f = js.find("\"" + field + "\":", at);
-    return f == std::string::npos ? -1 : std::atol(js.c_str() + f + field.size() + 3);
+    return static_cast<long>(MetaServerNumber(js, server, field));
 }
 
 class MetaAuthTest : public ::testing::Test {

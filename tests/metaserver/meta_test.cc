@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/meta_listing.h"
 #include "../support/meta_proc.h"
 
 #include <algorithm>
@@ -99,7 +100,7 @@ std::string label(int port, const std::string &host = "127.0.0.1")
 
 bool listed(int meta_port, const std::string &server)
 {
-    return meta_status(meta_port).find("\"server\":\"" + server + "\"") != std::string::npos;
+    return MetaLists(meta_status(meta_port), server);
 }
 
 // Waits (bounded) until the server is listed (want) or gone (!want).
@@ -117,9 +118,8 @@ bool wait_draining_or_gone(int meta_port, const std::string &server)
 {
     for (int i = 0; i < 1000; i++) {
         std::string js = meta_status(meta_port);
-        size_t at = js.find("\"server\":\"" + server + "\"");
-        if (at == std::string::npos) return true;
-        if (js.substr(at, js.find('}', at) - at).find("\"draining\":1") != std::string::npos) return true;
+        if (js.empty()) continue; // no answer: neither draining nor gone
+        if (!MetaLists(js, server) || MetaServerNumber(js, server, "draining") == 1) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
