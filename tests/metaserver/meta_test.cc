@@ -18,6 +18,7 @@
 #include "../support/meta_proc.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -103,26 +104,32 @@ bool listed(int meta_port, const std::string &server)
     return MetaLists(meta_status(meta_port), server);
 }
 
-// Waits (bounded) until the server is listed (want) or gone (!want).
-bool wait_listed(int meta_port, const std::string &server, bool want, int seconds = 20)
+// Waits (bounded) until the metaserver answers a status whose entry for
+// server (Null: not listed) satisfies done; a status it did not answer
+// says nothing either way.
+bool wait_entry(int meta_port, const std::string &server, const std::function<bool(const Json &)> &done,
+                int seconds = 20)
 {
     for (int i = 0; i < seconds * 50; i++) {
-        if (listed(meta_port, server) == want) return true;
+        std::string js = meta_status(meta_port);
+        if (!js.empty() && done(MetaListedServer(js, server))) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
 }
 
+// Waits (bounded) until the server is listed (want) or gone (!want).
+bool wait_listed(int meta_port, const std::string &server, bool want, int seconds = 20)
+{
+    return wait_entry(meta_port, server, [&](const Json &e) { return (e.kind == Json::Object) == want; }, seconds);
+}
+
 // Waits (bounded) until the server is draining or no longer listed.
 bool wait_draining_or_gone(int meta_port, const std::string &server)
 {
-    for (int i = 0; i < 1000; i++) {
-        std::string js = meta_status(meta_port);
-        if (js.empty()) continue; // no answer: neither draining nor gone
-        if (!MetaLists(js, server) || MetaServerNumber(js, server, "draining") == 1) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return wait_entry(meta_port, server, [](const Json &e) {
+        return e.kind != Json::Object || (e.has("draining") && e["draining"].num == 1);
+    });
 }
 
 void use_metaserver(int meta_port, const std::string &servers = "")
