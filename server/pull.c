@@ -1,99 +1,115 @@
-/* pull.c -- DATA_PULL's fetch: a new handle filled from a ticket's handle on
- * another server, over a client connection this worker opens and closes. */
+/* pull.c -- DATA_PULL in the worker: a new handle's file, filled by the pull
+ * broker from a ticket's handle on another server; the worker never connects. */
+#define _GNU_SOURCE
 #include "pull.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include "marshal.h"
-#include "peer.h"
+#include "msg.h"
 #include "protocol.h"
 #include "sock.h"
 
-#define PULL_CONNECT_MS 2000
+/* This worker's channel to the broker (-1: none), and the last call id
+ * sent on it (each request's own, so a late answer is never taken for
+ * the next request's). */
+static int channel_fd = -1;
+static uint32_t last_call_id;
 
-/* Whether source ("host:port") is an entry of list ("a:1,b:2", spaces allowed). */
-static int listed(const char *list, const char *source)
+void pull_set_channel(int fd)
 {
-    size_t n = strlen(source);
-    for (const char *p = list; *p;) {
-        while (*p == ',' || *p == ' ') p++;
-        size_t len = strcspn(p, ", ");
-        if (len == n && len > 0 && strncmp(p, source, n) == 0) return 1;
-        p += len;
+    channel_fd = fd;
+}
+
+/* Answers to earlier requests this worker stopped waiting for. */
+static void drop_stale_answers(void)
+{
+    uint8_t buf[PULL_MSG_MAX + 1];
+    while (recv(channel_fd, buf, sizeof buf, MSG_DONTWAIT) > 0) {}
+}
+
+/* Reads the answer to call_id (a REPLY in one datagram) by deadline: its
+ * status, and the broker's detail when it failed. */
+static int read_answer(uint32_t call_id, double deadline, int limit_ms, err_t *err)
+{
+    uint8_t buf[PULL_MSG_MAX + 1];
+    for (;;) {
+        int left = (int)((deadline - sock_now()) * 1000);
+        struct pollfd p = {.fd = channel_fd, .events = POLLIN};
+        int k = left > 0 ? poll(&p, 1, left) : 0;
+        if (k < 0 && errno == EINTR) continue;
+        if (k == 0)
+            return err_set(err, NUMRPC_ETIMEDOUT, "the pull broker did not answer within %d ms", limit_ms);
+        ssize_t got = recv(channel_fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (got <= 0) return err_set(err, NUMRPC_ESERVER, "the pull broker is gone");
+        if (got > PULL_MSG_MAX) continue; /* no answer of the broker's */
+        wire_reader r;
+        uint32_t type, id;
+        int rc = wire_reader_init(&r, -1, PROTO_DEFAULT_PACKET, err);
+        if (rc != 0) return rc;
+        transport t = transport_memory(buf, (size_t)got);
+        wire_reader_attach(&r, t);
+        rc = wire_next_message(&r, &type, &id, err);
+        int mine = rc == 0 && id == call_id;
+        if (mine) rc = msg_reply_status(&r, type, id, call_id, "the pull broker", err);
+        if (mine && rc == 0) rc = wire_expect_end(&r, err);
+        wire_reader_attach(&r, transport_none());
+        transport_close(&t);
+        wire_reader_free(&r);
+        if (mine) return rc;
     }
-    return 0;
 }
 
-/* The time the whole fetch may take, in ms: the client's limit, at most
- * --io-timeout (which also bounds a server with no client limit). */
-static int limit_ms(const server_config *cfg, uint32_t asked)
+/* Sends q with the handle's file (file) to the broker and waits for its
+ * answer: 0 once the file holds the source's elements. */
+static int ask_broker(const server_config *cfg, const msg_data_pull *q, int file, err_t *err)
 {
-    int own = cfg->io_timeout_ms > 0 ? cfg->io_timeout_ms : 60000;
-    return asked > 0 && asked < (uint32_t)own ? (int)asked : own;
-}
-
-/* Reads the source's reply to the GET into map (the new handle's pages,
- * shaped want): the shape must be the announced one, and the elements
- * exactly rows x cols (marshal_read_block checks the count first). */
-static int read_elements(msg_conn *c, uint32_t get_id, const msg_data_shape *want, void *map, err_t *err)
-{
-    msg_data_shape got;
-    int rc = msg_read_reply(&c->reader, get_id, c->label, err);
-    if (rc == 0) rc = msg_read_data_get_reply_header(&c->reader, &got, err);
-    if (rc == 0 && (got.type != want->type || got.rows != want->rows || got.cols != want->cols))
-        return err_set(err, NUMRPC_EPROTO, "the source sent a handle of type %u shaped %llu x %llu; %u, %llu x %llu "
-                       "was announced", got.type, (unsigned long long)got.rows, (unsigned long long)got.cols,
-                       want->type, (unsigned long long)want->rows, (unsigned long long)want->cols);
-    iface_param p;
-    iface_shape sh;
-    msg_data_as_param(want, &p, &sh);
-    if (rc == 0) rc = marshal_read_block(&c->reader, &p, &sh, map, err);
-    if (rc == 0) rc = wire_expect_end(&c->reader, err);
-    return rc;
-}
-
-/* Connects to the source and redeems the ticket into map. */
-static int fetch(const server_config *cfg, const msg_data_pull *q, void *map, err_t *err)
-{
-    char host[MSG_DATA_SOURCE_MAX + 1];
-    int port, ms = limit_ms(cfg, q->deadline_ms);
-    double deadline = sock_now() + ms / 1000.0;
-    tls_context *tls = NULL;
-    msg_conn c;
-    int rc = msg_data_split_source(q->source, host, sizeof host, &port, err);
-    if (rc == 0 && cfg->peer_tls_ca[0] &&
-        (tls = tls_client_context_new(cfg->peer_tls_ca, cfg->tls_cert[0] ? cfg->tls_cert : NULL,
-                                      cfg->tls_key[0] ? cfg->tls_key : NULL, err)) == NULL)
-        rc = err->code;
-    if (rc == 0) rc = peer_open(&c, tls, host, port, NULL, cfg->peer_token_file, "numrpc-server pull",
-                                ms < PULL_CONNECT_MS ? ms : PULL_CONNECT_MS, ms, err);
-    if (rc == NUMRPC_EAUTH && !cfg->peer_token_file[0]) /* the source's words are for clients */
-        err_prefix(err, "this server pulls with no token (--peer-token-file)");
+    uint32_t call_id = ++last_call_id ? last_call_id : ++last_call_id; /* never 0 */
+    int limit = pull_limit_ms(cfg, q->deadline_ms);
+    double deadline = sock_now() + (limit + PULL_KILL_GRACE_MS + PULL_ANSWER_GRACE_MS) / 1000.0;
+    transport_bytes out = {.max = PULL_MSG_MAX};
+    wire_writer w;
+    drop_stale_answers();
+    int rc = wire_writer_init(&w, -1, PROTO_DEFAULT_PACKET, err);
     if (rc == 0) {
-        wire_reader_set_deadline(&c.reader, deadline);
-        wire_writer_set_deadline(&c.writer, deadline);
-        uint32_t id = msg_conn_next_id(&c);
-        rc = msg_write_data_get(&c.writer, id, &q->ticket, err);
-        if (rc == 0) rc = read_elements(&c, id, &q->shape, map, err);
-        msg_conn_free(&c);
+        wire_writer_attach(&w, transport_memory_sink(&out));
+        rc = msg_write_data_pull(&w, call_id, q, err);
     }
-    tls_context_free(tls);
-    return rc;
+    if (rc == 0 && sock_send_fd(channel_fd, file, out.p, out.len) != 0)
+        rc = err_set(err, NUMRPC_ESERVER, "cannot reach the pull broker: %s", strerror(errno));
+    wire_writer_free(&w);
+    transport_bytes_free(&out);
+    return rc == 0 ? read_answer(call_id, deadline, limit, err) : rc;
+}
+
+/* The new handle's file, open for the broker to fill: -1 with err. */
+static int open_file(const handle_ref *ref, err_t *err)
+{
+    char path[CONFIG_PATH_MAX + 128];
+    handles_path(server_handles, &ref->id, "", path, sizeof path);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) err_set(err, NUMRPC_ESERVER, "handle file %s: %s", path, strerror(errno));
+    return fd;
 }
 
 int pull_fetch(const server_config *cfg, const char *owner, const msg_data_pull *q, handle_ref *ref, err_t *err)
 {
-    if (!listed(cfg->pull_from, q->source))
-        return err_set(err, NUMRPC_EAUTH, "this server fetches handles only from the servers of its --pull-from "
-                       "(%s); %s is not one", cfg->pull_from[0] ? cfg->pull_from : "none", q->source);
+    if (!pull_listed(cfg->pull_from, q->source)) return pull_refuse_source(cfg->pull_from, q->source, err);
+    if (channel_fd < 0)
+        return err_set(err, NUMRPC_ESERVER, "this server has no pull broker to fetch %s's handle with", q->source);
     int rc = handles_reserve(server_handles, owner, &q->shape, ref, err);
     if (rc != 0) return rc;
-    void *map = NULL;
+    int file = -1;
     rc = handles_create_file(server_handles, ref, q->shape.rows == q->shape.ld, err);
-    if (rc == 0 && (map = handles_map(server_handles, ref, HANDLE_MAP_FILL, err)) == NULL) rc = err->code;
-    if (rc == 0) rc = fetch(cfg, q, map, err);
-    if (map) handles_unmap(server_handles, ref, map);
+    if (rc == 0 && (file = open_file(ref, err)) < 0) rc = err->code;
+    if (rc == 0) rc = ask_broker(cfg, q, file, err);
+    if (file >= 0) close(file);
     if (rc != 0) {
         handles_discard(server_handles, ref);
         err_prefix(err, q->source);
