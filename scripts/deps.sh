@@ -12,6 +12,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   python3-venv python3-setuptools python3-wheel python3-numpy python3-scipy python3-pytest
   libmicrohttpd-dev python3-prometheus-client chromium
+  libseccomp-dev
   openmpi-bin libopenmpi-dev libscalapack-openmpi-dev
 )
 

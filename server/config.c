@@ -105,6 +105,9 @@ static const option_def options[] = {
      "serve Prometheus /metrics over HTTP on port P of --bind (0 = any free port; default: off), HTTPS with "
      "--tls-cert, a `status` token with --token-file"},
     {"http-port-file", 0, OPT_STR, F(http_port_file), "FILE", "write the HTTP port chosen to FILE once it serves"},
+    /* Worker confinement (docs/security.md, "Worker confinement"). */
+    {"user", 0, OPT_STR, F(user), "NAME",
+     "workers run routines as this user (name or uid), not as the server's (default: the server's own)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 

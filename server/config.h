@@ -74,6 +74,9 @@ typedef struct server_config {
      * certificate and --token-file's tokens. */
     int http_port;
     char http_port_file[CONFIG_PATH_MAX];
+    /* --user: workers become this user (name or uid) before they are
+     * confined (worker_sandbox.c; "" = stay the server's user). */
+    char user[256];
 } server_config;
 
 #define CONFIG_HTTP_OFF (-1)
