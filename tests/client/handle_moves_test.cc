@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <cblas.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
@@ -12,6 +13,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,7 +91,8 @@ struct Raw {
         rc = marshal_read_block(&c.reader, &p, &sh, out->data(), &err);
         return rc == 0 ? wire_expect_end(&c.reader, &err) : rc;
     }
-    int Pull(const std::string &source, const msg_data_id &ticket, const msg_data_shape &shape)
+    int Pull(const std::string &source, const msg_data_id &ticket, const msg_data_shape &shape,
+             msg_data_id *made = nullptr)
     {
         msg_data_pull q = {};
         snprintf(q.source, sizeof q.source, "%s", source.c_str());
@@ -96,7 +103,9 @@ struct Raw {
         uint32_t lease, call = next++;
         int rc = msg_write_data_pull(&c.writer, call, &q, &err);
         if (rc == 0) rc = msg_read_reply(&c.reader, call, c.label, &err);
-        return rc == 0 ? msg_read_data_put_reply(&c.reader, &id, &lease, &err) : rc;
+        if (rc == 0) rc = msg_read_data_put_reply(&c.reader, &id, &lease, &err);
+        if (rc == 0 && made) *made = id;
+        return rc;
     }
 };
 
@@ -160,6 +169,139 @@ class LyingSource {
     std::thread thread_;
 };
 
+// A source that answers one DATA_GET with 4 doubles, 1 to 4, but only once
+// the test has looked at the connection: it stays open until Release().
+class HeldSource {
+  public:
+    HeldSource()
+    {
+        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a = {};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        bind(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a);
+        listen(fd_, 4);
+        getsockname(fd_, reinterpret_cast<sockaddr *>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { Serve(); });
+    }
+    ~HeldSource()
+    {
+        Release();
+        shutdown(fd_, SHUT_RDWR);
+        thread_.join();
+        close(fd_);
+    }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    int port() const { return port_; }
+    // Waits (at most 10 s) for the DATA_GET: the port the puller connected
+    // from, or 0.
+    int WaitAsked()
+    {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::seconds(10), [this] { return asked_from_ != 0; });
+        return asked_from_;
+    }
+    void Release()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        released_ = true;
+        cv_.notify_all();
+    }
+
+  private:
+    void Serve()
+    {
+        sockaddr_in peer = {};
+        socklen_t len = sizeof peer;
+        int fd = accept4(fd_, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        timeval limit = {10, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        msg_conn c;
+        err_t err;
+        if (msg_conn_init(&c, PROTO_DEFAULT_PACKET, &err) != 0) return;
+        msg_conn_attach(&c, transport_tcp(fd), "held");
+        for (int i = 0; i < 2; i++) {
+            uint32_t type, id;
+            if (wire_next_message(&c.reader, &type, &id, &err) != 0) break;
+            if (type == PROTO_HELLO) {
+                msg_hello h;
+                if (msg_read_hello(&c.reader, &h, &err) != 0) break;
+                h.version = PROTO_VERSION;
+                h.packet_size = PROTO_DEFAULT_PACKET;
+                msg_write_hello_reply(&c.writer, id, &h, &err);
+                continue;
+            }
+            msg_data_id ticket;
+            msg_read_data_get(&c.reader, &ticket, &err);
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                asked_from_ = ntohs(peer.sin_port);
+                cv_.notify_all();
+                cv_.wait_for(lock, std::chrono::seconds(10), [this] { return released_; });
+            }
+            std::vector<double> v = {1, 2, 3, 4};
+            msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
+            iface_param p;
+            iface_shape sh;
+            msg_data_as_param(&s, &p, &sh);
+            msg_write_data_get_reply_header(&c.writer, id, &s, &err);
+            marshal_write_block(&c.writer, &p, &sh, v.data(), &err);
+            wire_end(&c.writer, &err);
+        }
+        msg_conn_free(&c);
+    }
+    int fd_ = -1, port_ = 0;
+    std::thread thread_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    int asked_from_ = 0;
+    bool released_ = false;
+};
+
+// The inode of the IPv4 TCP socket from 127.0.0.1:local to 127.0.0.1:remote
+// (/proc/net/tcp), or 0.
+unsigned long TcpInode(int local, int remote)
+{
+    std::ifstream in("/proc/net/tcp");
+    std::string line;
+    std::getline(in, line); // the heading
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string slot, l, r, st, queues, timer, retr, uid, timeout;
+        unsigned long inode = 0;
+        f >> slot >> l >> r >> st >> queues >> timer >> retr >> uid >> timeout >> inode;
+        auto port = [](const std::string &a) { return static_cast<int>(strtol(a.substr(a.find(':') + 1).c_str(), nullptr, 16)); };
+        if (l.rfind("0100007F:", 0) == 0 && r.rfind("0100007F:", 0) == 0 && port(l) == local && port(r) == remote)
+            return inode;
+    }
+    return 0;
+}
+
+// The processes holding socket inode open (every readable /proc/PID/fd).
+std::set<pid_t> Holders(unsigned long inode)
+{
+    std::set<pid_t> out;
+    const std::string want = "socket:[" + std::to_string(inode) + "]";
+    DIR *proc = opendir("/proc");
+    for (dirent *e; proc && (e = readdir(proc)) != nullptr;) {
+        pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+        if (pid <= 0) continue;
+        std::string dir = "/proc/" + std::string(e->d_name) + "/fd";
+        DIR *fds = opendir(dir.c_str());
+        for (dirent *f; fds && (f = readdir(fds)) != nullptr;) {
+            char target[64];
+            ssize_t n = readlink((dir + "/" + f->d_name).c_str(), target, sizeof target - 1);
+            if (n > 0 && std::string(target, static_cast<size_t>(n)) == want) out.insert(pid);
+        }
+        if (fds) closedir(fds);
+    }
+    if (proc) closedir(proc);
+    return out;
+}
+
 class HandleMoves : public ::testing::Test {
   protected:
     static void SetUpTestSuite()
@@ -167,13 +309,16 @@ class HandleMoves : public ::testing::Test {
         src_ = new ServerProc();
         doomed_ = new ServerProc();
         liar_ = new LyingSource();
-        dst_ = new ServerProc({"--pull-from", src_->address() + "," + doomed_->address() + "," + liar_->address(),
+        held_ = new HeldSource();
+        dst_ = new ServerProc({"--pull-from", src_->address() + "," + doomed_->address() + "," + liar_->address() +
+                                                  "," + held_->address(),
                                "--handle-ticket-ms", "200", "--handle-bytes", "100000000"});
     }
     static void TearDownTestSuite()
     {
         numrpc_finalize();
         delete dst_;
+        delete held_;
         delete liar_;
         delete doomed_;
         delete src_;
@@ -186,11 +331,13 @@ class HandleMoves : public ::testing::Test {
     }
     static ServerProc *src_, *doomed_, *dst_;
     static LyingSource *liar_;
+    static HeldSource *held_;
 };
 ServerProc *HandleMoves::src_ = nullptr;
 ServerProc *HandleMoves::doomed_ = nullptr;
 ServerProc *HandleMoves::dst_ = nullptr;
 LyingSource *HandleMoves::liar_ = nullptr;
+HeldSource *HandleMoves::held_ = nullptr;
 
 // C = A B with A on src and B (more bytes) on dst: the call runs where B is,
 // and A is copied there server to server, never through the client; the
@@ -331,6 +478,44 @@ TEST_F(HandleMoves, HostilePullsAreRefusedAndLeaveNothing)
     EXPECT_EQ(at_dst.Pull(liar_->address(), ticket, four), NUMRPC_EPROTO) << at_dst.err.detail;
     EXPECT_EQ(StatusOf(*dst_).handles, held);
     EXPECT_TRUE(StatusOf(*dst_).has_handles) << "the target is still serving";
+}
+
+// Issue 27: the worker serving a DATA_PULL never opens the connection to
+// the source (a sandbox will deny it sockets): while the source holds its
+// answer, the socket of that connection is no descriptor of the worker
+// holding the client's connection, nor of the dispatcher; another process
+// of the server (the pull broker's) holds it.
+TEST_F(HandleMoves, TheWorkerServingAPullNeverConnectsToTheSource)
+{
+    Raw at_dst(dst_->port());
+    sockaddr_in mine = {};
+    socklen_t len = sizeof mine;
+    ASSERT_EQ(getsockname(msg_conn_fd(&at_dst.c), reinterpret_cast<sockaddr *>(&mine), &len), 0);
+    msg_data_id ticket, made = {};
+    memset(ticket.b, 0x42, sizeof ticket.b);
+    msg_data_shape four = {NUMRPC_T_DOUBLE, 4, 1, 4};
+    int rc = -1;
+    std::thread puller([&] { rc = at_dst.Pull(held_->address(), ticket, four, &made); });
+    int from = held_->WaitAsked();
+    if (from == 0) held_->Release();
+    ASSERT_NE(from, 0) << "the source was never asked";
+    // The server's end of the client's connection: the dispatcher's and the
+    // worker's serving the pull.
+    std::set<pid_t> serving = Holders(TcpInode(dst_->port(), ntohs(mine.sin_port)));
+    serving.erase(dst_->pid());
+    std::set<pid_t> fetching = Holders(TcpInode(from, held_->port()));
+    held_->Release();
+    puller.join();
+    ASSERT_FALSE(serving.empty()) << "no worker holds the client's connection";
+    ASSERT_FALSE(fetching.empty()) << "no process holds the connection to the source";
+    for (pid_t p : fetching) {
+        EXPECT_EQ(serving.count(p), 0u) << "worker " << p << " opened the connection to the source";
+        EXPECT_NE(p, dst_->pid()) << "the dispatcher opened the connection to the source";
+    }
+    ASSERT_EQ(rc, 0) << at_dst.err.detail;
+    std::vector<double> got;
+    ASSERT_EQ(at_dst.Get(made, &got), 0) << at_dst.err.detail;
+    EXPECT_EQ(got, (std::vector<double>{1, 2, 3, 4}));
 }
 
 } // namespace
