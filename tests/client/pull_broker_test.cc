@@ -103,15 +103,21 @@ class PullBroker : public ::testing::Test {
         src_ = new ServerProc({"--handle-ticket-ms", "10000"});
         mute_ = new MuteSource();
         closed_ = "127.0.0.1:" + std::to_string(ClosedPort());
+        server_config cfg = Config();
+        err_t err;
+        ASSERT_EQ(pull_broker_start(&cfg, &err), 0) << err.detail;
+    }
+    // The broker's configuration: these sources (default: all three).
+    static server_config Config(const std::string &pull_from = "")
+    {
         server_config cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.io_timeout_ms = 5000;
         cfg.log_level = LOG_LEVEL_ERROR;
         cfg.quiet = 1;
-        snprintf(cfg.pull_from, sizeof cfg.pull_from, "%s, %s,%s", src_->address().c_str(),
-                 mute_->address().c_str(), closed_.c_str());
-        err_t err;
-        ASSERT_EQ(pull_broker_start(&cfg, &err), 0) << err.detail;
+        std::string all = src_->address() + ", " + mute_->address() + "," + closed_;
+        snprintf(cfg.pull_from, sizeof cfg.pull_from, "%s", pull_from.empty() ? all.c_str() : pull_from.c_str());
+        return cfg;
     }
     static void TearDownTestSuite()
     {
@@ -255,6 +261,27 @@ TEST_F(PullBroker, ASourceNotInItsPullFromIsRefused)
     close(file);
 }
 
+// SIGHUP's settings reach the broker: a source taken out of --pull-from
+// is refused from then on.
+TEST_F(PullBroker, AReloadedPullFromIsTheBrokersFromThenOn)
+{
+    int file = TempFile(8 * sizeof(double), 0);
+    server_config fewer = Config(closed_);
+    pull_broker_reload(&fewer);
+    Send(ch_, Request(src_->address(), 8), file, 1);
+    Answer a = Receive(ch_);
+    EXPECT_EQ(a.code, NUMRPC_EAUTH) << a.detail;
+    Send(ch_, Request(closed_, 8), file, 2);
+    EXPECT_EQ(Receive(ch_).code, NUMRPC_ECONNECT);
+    server_config all = Config();
+    pull_broker_reload(&all);
+    Send(ch_, Request(mute_->address(), 8, 1), file, 3); // listed again (and mute: a time-out)
+    a = Receive(ch_);
+    EXPECT_NE(a.code, NUMRPC_EAUTH) << a.detail;
+    mute_->Take();
+    close(file);
+}
+
 TEST_F(PullBroker, AFileSmallerThanTheShapeIsRefused)
 {
     int file = TempFile(8 * sizeof(double) - 1, 0);
@@ -322,23 +349,33 @@ TEST_F(PullBroker, OneFetchAtATimePerChannelAndChannelsDoNotWaitForEachOther)
 {
     mute_->Take();
     std::vector<int> held; // the fetches' connections, open (a closed one would end its fetch)
+    auto wait_for_connection = [&] {
+        size_t before = held.size();
+        for (int i = 0; i < 500 && held.size() == before; i++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            mute_->Take(&held);
+        }
+        return held.size() - before;
+    };
     int file = TempFile(64, 0);
-    Send(ch_, Request(mute_->address(), 8, 700), file, 1);
-    Send(ch_, Request(mute_->address(), 8, 700), file, 2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_EQ(mute_->Take(&held), 1) << "the second request must wait for the first";
+    Send(ch_, Request(mute_->address(), 8, 1500), file, 1);
+    Send(ch_, Request(mute_->address(), 8, 1500), file, 2);
+    ASSERT_EQ(wait_for_connection(), 1u) << "the first fetch connects";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(mute_->Take(&held), 0) << "the second request must wait for the first";
     err_t err;
     int other = pull_broker_channel(&err);
     ASSERT_GE(other, 0) << err.detail;
     Send(other, Request(closed_, 8), file, 9);
     Answer b = Receive(other, 1000);
     EXPECT_EQ(b.code, NUMRPC_ECONNECT) << "another channel is served meanwhile: " << b.detail;
+    pollfd first = {ch_, POLLIN, 0};
+    EXPECT_EQ(poll(&first, 1, 0), 0) << "while the first fetch still runs";
     close(other);
     Answer a = Receive(ch_);
     EXPECT_EQ(a.call_id, 1u);
     EXPECT_EQ(a.code, NUMRPC_ETIMEDOUT) << a.detail;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_EQ(mute_->Take(&held), 1) << "then the second one runs";
+    EXPECT_EQ(wait_for_connection(), 1u) << "then the second one runs";
     a = Receive(ch_);
     EXPECT_EQ(a.call_id, 2u);
     EXPECT_EQ(a.code, NUMRPC_ETIMEDOUT) << a.detail;
