@@ -72,6 +72,11 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
 int tls_client_peer(const transport *t, tls_peer *peer, unsigned char binding[TLS_BINDING_SIZE],
                     int *resumed);
 
+/* Schedules a KeyUpdate on a connected tls stream (RFC 8446 §4.6.3): it
+ * goes before the next record this end sends, asking the server for one
+ * of its own when update_requested.  0, or -1 (another kind, failed). */
+int tls_client_key_update(transport *t, int update_requested);
+
 /* Why a tls or tls-record stream failed (a TLS alert from the peer, a bad
  * record), for the user: "" when it has not, or for another kind.  Valid
  * until the stream is closed. */
@@ -84,16 +89,32 @@ int tls_stream_refused(const transport *t);
  * Plain data without pointers: it may sit in MAP_SHARED memory and move
  * between processes with the socket.  Whoever holds the socket holds the
  * state; the owner (the dispatcher's connection table) allocates it. */
+#define TLS_SECRET_MAX 48 /* SHA-384: the largest traffic secret */
+/* Records one key seals before a KeyUpdate replaces it, when the state sets
+ * no other limit: RFC 8446 §5.5 allows AES-GCM 2^24.5 full records per key
+ * (the 2^-57 margin); 2^23 stays 2.8 times below, and is 128 GiB of data
+ * (ChaCha20-Poly1305 has no such limit: the same one keeps things simple). */
+#define TLS_KEY_UPDATE_RECORDS (1ull << 23)
+
 typedef struct tls_direction {
     unsigned char key[32];
     unsigned char iv[12];
-    uint64_t seq; /* records sealed or opened so far */
+    uint8_t secret_len; /* 0: keys without a secret (no KeyUpdate possible) */
+    uint8_t unused_;
+    uint32_t update_due; /* out: KeyUpdates the peer asked for, sent before the next record */
+    unsigned char secret[TLS_SECRET_MAX]; /* application_traffic_secret_N of this direction */
+    uint64_t seq;     /* records sealed or opened so far with this key */
+    uint64_t updates; /* KeyUpdates so far (N) */
 } tls_direction;
 
 typedef struct tls_stream_state {
     uint16_t suite;  /* 0x1301 AES-128-GCM, 0x1302 AES-256-GCM, 0x1303 ChaCha20-Poly1305 */
     int broken;      /* a record was cut or failed: nothing more can be read or written */
-    int eof;         /* the peer sent close_notify or closed between records */
+    int eof;         /* the peer is done: close_notify, or the connection closed between records */
+    int truncated;   /* ... without close_notify: what came may be cut short (why says so) */
+    uint32_t busy;   /* the one-holder guard: 1 while a seal, open or pull runs (__atomic) */
+    uint8_t alert;   /* the alert owed to the peer for what broke the stream, 0: none */
+    uint64_t key_update_records; /* records per key before a KeyUpdate; 0: TLS_KEY_UPDATE_RECORDS */
     tls_direction in, out;
     tls_peer peer;
     unsigned char binding[TLS_BINDING_SIZE];
@@ -135,7 +156,19 @@ void tls_acceptor_take_state(tls_acceptor *a, tls_stream_state *st);
 int tls_accept_blocking(tls_context *ctx, int fd, int timeout_ms, tls_stream_state *st,
                         err_t *err);
 
-/* ---- Server record layer over a tls_stream_state ---- */
+/* ---- Server record layer over a tls_stream_state ----
+ * One holder at a time: every seal, open and pull takes st->busy (an atomic
+ * 0 -> 1) and gives it back on return.  A second caller meanwhile -- another
+ * thread or process holding the same state -- gets EBUSY ("TLS state in use
+ * by another holder") and seals or opens nothing: it cannot reuse a sequence
+ * number (a nonce under AES-GCM).  Contention does not break st.
+ * The peer's KeyUpdate is taken (its next keys derived; one of ours answers
+ * update_requested before our next record), and ours goes out before the
+ * sealing key has sealed st->key_update_records records.  A fault of the
+ * peer (bad tag, too long a record, a bad content type or message) breaks
+ * st and owes it an alert (st->alert: bad_record_mac, record_overflow,
+ * unexpected_message, decode_error, illegal_parameter), sent best effort
+ * by the call that has the socket (recv, pull). */
 extern const transport_ops transport_tls_record_ops;
 /* A stream of kind "tls-record" on fd (which it owns: close closes fd after
  * a best-effort close_notify) using *st (which stays the caller's and must
@@ -144,23 +177,48 @@ extern const transport_ops transport_tls_record_ops;
  * when the thread ends); send writes whole records; a time limit passed
  * inside a record breaks st.
  * pending is the plaintext ready, or 1 when a whole record waits to be
- * opened.  Errors set errno (EPROTO for a bad record, an alert or a
- * KeyUpdate, which is not supported; ETIMEDOUT for a record cut by a time
- * limit) and st->why.  The handshake may have read the client's first
+ * opened.  recv returns 0 after the peer's close_notify; a connection that
+ * ends without it (between records or inside one) is -1 with EPROTO and
+ * st->why "the peer closed the connection without close_notify: the stream
+ * may be truncated" (st->truncated) once the plaintext before it is read.
+ * Errors set errno (EPROTO for a bad record or an alert; ETIMEDOUT for a
+ * record cut by a time limit; EBUSY, st untouched, when another holder has
+ * st) and st->why.  The handshake may have read the client's first
  * records already: use the stream (or pull) before waiting on fd. */
 transport tls_record_transport(int fd, tls_stream_state *st);
 /* Non-blocking: reads what fd has, opens the whole records received into
  * st's plaintext while it has room (32 KiB at least: a message to peek at
  * whole must be smaller).  The plaintext bytes ready (maybe 0; st->eof tells a
- * finished peer), or a negative code with err set (st is then broken). */
+ * finished peer, st->truncated one gone without close_notify: then, with
+ * nothing left to read, an error), or a negative code with err set (st is
+ * then broken; NUMRPC_EBUSY, st untouched, when another holder has it). */
 long tls_record_pull(int fd, tls_stream_state *st, err_t *err);
 /* Plaintext ready in st, without consuming it: *p is valid until the next
  * pull, recv or consume. */
 size_t tls_record_peek(const tls_stream_state *st, const unsigned char **p);
 void tls_record_consume(tls_stream_state *st, size_t n);
 /* Seals len bytes at buf as records appended to *out (to be sent by its
- * owner).  0, or a negative code with err set. */
+ * owner); a KeyUpdate may go first (the limit, or the peer asked).  0, or a
+ * negative code with err set (NUMRPC_EBUSY: another holder has st).
+ * Taking the records back when none was sent means restoring st->out as
+ * it was before the call (the whole tls_direction, not only seq: a
+ * KeyUpdate among them changed its key). */
 int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out,
                     err_t *err);
+/* The orderly end of this side, for a holder about to close fd itself (the
+ * dispatcher): seals close_notify and sends it without blocking, best
+ * effort; st is then done (broken, why "this end sent close_notify").
+ * 0 when it went, -1 otherwise (another holder, st broken, the socket full). */
+int tls_record_close_notify(int fd, tls_stream_state *st);
+/* For the owner of st when a holder died (a worker killed): if it died
+ * holding st (busy), st may be half-updated, so it is broken ("the holder
+ * of the TLS state died inside a record operation") and freed for the
+ * owner.  Returns 1 then, 0 when st was not held. */
+int tls_record_holder_died(tls_stream_state *st);
+/* Sets the records one key seals before a KeyUpdate (0: the default,
+ * TLS_KEY_UPDATE_RECORDS; at least 2: the KeyUpdate is sealed with the key
+ * it replaces).  For tests; a server reads NUMRPC_TLS_KEY_UPDATE_RECORDS once
+ * at its first handshake (tls_accept.c). */
+void tls_record_set_key_update_limit(tls_stream_state *st, uint64_t records);
 
 #endif

@@ -16,7 +16,7 @@
 
 #define TYPE_HANDSHAKE 22
 #define OUT_MAX (1u << 20) /* a handshake's own output: certificates and tickets */
-#define SECRET_MAX 48      /* SHA-384 */
+#define SECRET_MAX TLS_SECRET_MAX /* SHA-384 */
 
 /* The application traffic secrets of a handshake, as OpenSSL logs them;
  * the SSL's app data points here while it runs. */
@@ -182,6 +182,20 @@ static int flush(tls_acceptor *a, int fd)
     return 1;
 }
 
+/* NUMRPC_TLS_KEY_UPDATE_RECORDS, read once per process: the records a
+ * key seals before our KeyUpdate (0 when unset: the record layer's
+ * default, TLS_KEY_UPDATE_RECORDS).  Lower values are for tests. */
+static uint64_t key_update_records;
+static pthread_once_t key_update_once = PTHREAD_ONCE_INIT;
+
+static void read_key_update_records(void)
+{
+    const char *v = getenv("NUMRPC_TLS_KEY_UPDATE_RECORDS");
+    char *end = NULL;
+    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    if (end != NULL && *end == '\0' && n > 0 && n <= TLS_KEY_UPDATE_RECORDS) key_update_records = n;
+}
+
 /* The handshake is over: keys, sequence numbers (the server's records so
  * far are the tickets OpenSSL sealed with its traffic key), peer, binding. */
 static int finish(tls_acceptor *a, long tickets, err_t *err)
@@ -198,6 +212,8 @@ static int finish(tls_acceptor *a, long tickets, err_t *err)
         a->secrets.client_len == 0 || a->secrets.server_len == 0)
         return fail(a, NUMRPC_EINTERNAL, "TLS traffic secrets missing", err);
     st->out.seq = (uint64_t)tickets;
+    pthread_once(&key_update_once, read_key_update_records);
+    tls_record_set_key_update_limit(st, key_update_records);
     tls_peer_of(a->ssl, &st->peer);
     if (tls_binding_of(a->ssl, st->binding) != 0)
         return fail(a, NUMRPC_EINTERNAL, "TLS channel binding unavailable", err);

@@ -92,13 +92,14 @@ static SSL_SESSION *cached_session(tls_context *ctx, const char *key)
     return s;
 }
 
-/* What every client context does: verify the peer, take a close without
- * close_notify as EOF, write partially, keep sessions for resumption. */
+/* What every client context does: verify the peer, write partially, keep
+ * sessions for resumption.  A close without close_notify is not taken as
+ * EOF (no SSL_OP_IGNORE_UNEXPECTED_EOF): it is reported as truncation
+ * (io_failed), only close_notify is an orderly end. */
 static void client_settings(tls_context *ctx)
 {
     SSL_CTX_set_verify(ctx->ssl, SSL_VERIFY_PEER, NULL);
-    /* a peer that closes without close_notify is EOF: numrpc's framing finds cut messages */
-    SSL_CTX_set_options(ctx->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_clear_options(ctx->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
     SSL_CTX_set_mode(ctx->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     /* records are read many at a time (client_pending tells what waits) */
     SSL_CTX_set_read_ahead(ctx->ssl, 1);
@@ -430,8 +431,19 @@ static void note_alert(tls_client *c)
     if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256) c->peer_alert = reason - SSL_AD_REASON_OFFSET;
 }
 
+/* Whether the newest error on this thread's queue says the peer closed the
+ * connection without close_notify (OpenSSL 3; left on the queue). */
+static int unexpected_eof(void)
+{
+    unsigned long e = ERR_peek_last_error();
+    return ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
+
 /* errno for an SSL_read or SSL_write that returned r <= 0; a fatal error
- * also leaves its reason in c->why. */
+ * also leaves its reason in c->why.  The peer's close_notify is 0 (EOF); a
+ * connection closed without it is ECONNRESET, "... without close_notify:
+ * the stream may be truncated" -- a cut of the socket, not of the session
+ * (which stays resumable, client_close). */
 static ssize_t io_failed(tls_client *c, int r)
 {
     int e = SSL_get_error(c->ssl, r);
@@ -440,6 +452,13 @@ static ssize_t io_failed(tls_client *c, int r)
     if (e == SSL_ERROR_ZERO_RETURN) return 0;
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         errno = EAGAIN; /* a time limit */
+    } else if ((e == SSL_ERROR_SSL && unexpected_eof()) || (e == SSL_ERROR_SYSCALL && saved == 0)) {
+        c->failed = c->cut = 1;
+        errno = ECONNRESET;
+        snprintf(c->why, sizeof c->why,
+                 "TLS session with %s:%d failed: the peer closed the connection without close_notify: "
+                 "the stream may be truncated",
+                 c->host, c->port);
     } else {
         c->failed = 1;
         c->cut = e == SSL_ERROR_SYSCALL;
@@ -567,6 +586,17 @@ static void client_close(transport *t)
     if (t->fd >= 0) close(t->fd);
     t->fd = -1;
     t->session = NULL;
+}
+
+int tls_client_key_update(transport *t, int update_requested)
+{
+    if (t->ops != &transport_tls_ops || t->session == NULL) return -1;
+    tls_client *c = t->session;
+    if (c->failed) return -1;
+    ERR_clear_error();
+    int ok = SSL_key_update(c->ssl, update_requested ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED);
+    ERR_clear_error();
+    return ok == 1 ? 0 : -1;
 }
 
 const transport_ops transport_tls_ops = {"tls", client_recv, client_send, client_start, client_pending,

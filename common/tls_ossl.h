@@ -45,7 +45,8 @@ void tls_peer_of(SSL *ssl, tls_peer *peer);
 int tls_binding_of(SSL *ssl, unsigned char binding[TLS_BINDING_SIZE]);
 
 /* Sets d's key and iv from a traffic secret (HKDF-Expand-Label "key" and
- * "iv" with suite's hash) and its sequence number to 0: 0, or -1 for a
+ * "iv" with suite's hash), keeps the secret for KeyUpdate (up to
+ * TLS_SECRET_MAX bytes) and sets its sequence number to 0: 0, or -1 for a
  * suite the record layer does not implement (tls_record.c). */
 int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secret, size_t secret_len);
 /* The suite's name ("TLS_AES_128_GCM_SHA256"), or NULL when unknown. */

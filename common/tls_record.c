@@ -19,6 +19,30 @@
 #define TAG_SIZE 16
 #define HANDSHAKE_KEY_UPDATE 24
 
+/* Alerts (RFC 8446 §6) */
+#define ALERT_CLOSE_NOTIFY 0
+#define ALERT_UNEXPECTED_MESSAGE 10
+#define ALERT_BAD_RECORD_MAC 20
+#define ALERT_RECORD_OVERFLOW 22
+#define ALERT_ILLEGAL_PARAMETER 47
+#define ALERT_DECODE_ERROR 50
+#define ALERT_INTERNAL_ERROR 80
+#define ALERT_USER_CANCELED 90
+
+/* A KeyUpdate record: header, the message (type, 3 length bytes, request),
+ * the inner type, the tag. */
+#define KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TAG_SIZE)
+/* KeyUpdates the peer may have asked for and we still owe: more requests
+ * before our next record are answered this many times (one would do, RFC
+ * 8446 §4.6.3; tlsfuzzer counts one answer per request). */
+#define UPDATES_DUE_MAX 32
+/* Room for one record of len bytes and the KeyUpdates that may go first. */
+#define SEALED_ROOM(len) ((UPDATES_DUE_MAX + 1) * KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TAG_SIZE)
+#define SEALED_MAX SEALED_ROOM(TLS_PLAINTEXT_MAX)
+
+#define TRUNCATED_WHY "the peer closed the connection without close_notify: the stream may be truncated"
+#define BUSY_WHY "TLS state in use by another holder"
+
 /* What a suite needs: its AEAD, key size and hash. */
 typedef struct suite_info {
     uint16_t id;
@@ -85,7 +109,37 @@ int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secre
     if (md == NULL || expand_label(md, secret, secret_len, "key", d->key, suites[i].key_len) != 0 ||
         expand_label(md, secret, secret_len, "iv", d->iv, sizeof d->iv) != 0)
         return -1;
+    if (secret_len <= sizeof d->secret) {
+        memcpy(d->secret, secret, secret_len);
+        d->secret_len = (uint8_t)secret_len;
+    }
     return 0;
+}
+
+/* RFC 8446 §7.2: application_traffic_secret_N+1 = HKDF-Expand-Label(
+ * application_traffic_secret_N, "traffic upd", "", Hash.length), and d's
+ * key and iv from it; seq starts again at 0.  0, or -1 (d unchanged) when
+ * d has no secret of the suite's hash length. */
+static int next_keys(tls_direction *d, uint16_t suite)
+{
+    int i = suite_index(suite);
+    const EVP_MD *md = i < 0 ? NULL : EVP_get_digestbyname(suites[i].hash);
+    int n = md ? EVP_MD_get_size(md) : 0;
+    unsigned char next[TLS_SECRET_MAX];
+    if (n <= 0 || (size_t)n > sizeof next || d->secret_len != n ||
+        expand_label(md, d->secret, (size_t)n, "traffic upd", next, (size_t)n) != 0)
+        return -1;
+    tls_direction was = *d;
+    int rc = tls_record_keys(d, suite, next, (size_t)n);
+    OPENSSL_cleanse(next, sizeof next);
+    if (rc != 0) {
+        *d = was;
+    } else {
+        d->update_due = was.update_due;
+        d->updates = was.updates + 1;
+    }
+    OPENSSL_cleanse(&was, sizeof was);
+    return rc;
 }
 
 /* A cipher context keyed for d's next record (nonce: iv XOR its sequence
@@ -123,7 +177,13 @@ static int seal_body(const tls_stream_state *st, const unsigned char header[TLS_
 }
 
 /* Opens the len bytes of body (followed by its tag) into out (the same
- * place, or one that does not overlap it).  0, or -1 for a bad tag. */
+ * place, or one that does not overlap it).  0, or -1 for a bad tag.
+ * The tag is checked before any byte of out is used: EVP_CipherUpdate
+ * writes the decrypted bytes, EVP_CipherFinal_ex then verifies the tag,
+ * and only a 0 from here lets the callers (open_at) count them, strip the
+ * padding or read the content type.  On a failure the bytes written to out
+ * are wiped, so no plaintext of a forged record stays even in buffers the
+ * caller has not been told about. */
 static int open_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
                      const unsigned char *body, size_t len, unsigned char *out)
 {
@@ -132,14 +192,13 @@ static int open_body(const tls_stream_state *st, const unsigned char header[TLS_
                     EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, (void *)(body + len)) == 1 &&
                     EVP_CipherFinal_ex(c, out + n, &n) == 1;
     EVP_CIPHER_CTX_free(c);
+    if (!ok) OPENSSL_cleanse(out, len);
     return ok ? 0 : -1;
 }
 
 /* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
- * (TLS_RECORD_MAX bytes, not overlapping buf); returns the record's size,
- * or 0 on failure. */
-static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len,
-                          unsigned char *rec)
+ * (not overlapping buf); returns the record's size, or 0 on failure. */
+static size_t seal_one(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
 {
     size_t body_len = len + 1 + TAG_SIZE;
     rec[0] = TYPE_APPLICATION;
@@ -150,6 +209,83 @@ static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_
     if (seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
     st->out.seq++;
     return TLS_RECORD_HEADER + body_len;
+}
+
+/* Whether a KeyUpdate goes before our next record: the peer asked for one,
+ * or the sealing key has one record left under st's limit (the KeyUpdate
+ * itself is sealed with the key it replaces).  Keys without a secret (set
+ * by hand) cannot be updated. */
+static int key_update_due(const tls_stream_state *st)
+{
+    uint64_t limit = st->key_update_records ? st->key_update_records : TLS_KEY_UPDATE_RECORDS;
+    return st->out.secret_len > 0 && (st->out.update_due > 0 || st->out.seq + 1 >= limit);
+}
+
+/* Seals our KeyUpdate (update_not_requested) into rec (KEY_UPDATE_RECORD
+ * bytes) and moves the sealing direction to the next secret.  The record's
+ * size, or 0 on failure. */
+static size_t seal_key_update(tls_stream_state *st, unsigned char *rec)
+{
+    static const unsigned char key_update[5] = {HANDSHAKE_KEY_UPDATE, 0, 0, 1, 0 /* update_not_requested */};
+    tls_direction was = st->out;
+    size_t size = seal_one(st, TYPE_HANDSHAKE, key_update, sizeof key_update, rec);
+    if (size == 0 || next_keys(&st->out, st->suite) != 0) {
+        st->out = was;
+        size = 0;
+    } else if (st->out.update_due > 0) {
+        st->out.update_due--;
+    }
+    OPENSSL_cleanse(&was, sizeof was);
+    return size;
+}
+
+/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
+ * (SEALED_ROOM(len) bytes, not overlapping buf), after the KeyUpdates due
+ * (key_update_due); returns the size of what it sealed, or 0 on failure. */
+static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
+{
+    size_t at = 0;
+    for (int i = 0; i <= UPDATES_DUE_MAX && key_update_due(st); i++) {
+        size_t k = seal_key_update(st, rec + at);
+        if (k == 0) return 0;
+        at += k;
+    }
+    size_t k = seal_one(st, type, buf, len, rec + at);
+    return k == 0 ? 0 : at + k;
+}
+
+/* ---- One holder at a time ---- */
+
+/* Takes st for this call: 1, or 0 with errno EBUSY (another holder has it;
+ * st untouched).  Acquire ordering: what the last holder wrote is seen. */
+static int hold(tls_stream_state *st)
+{
+    uint32_t free_ = 0;
+    if (__atomic_compare_exchange_n(&st->busy, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 1;
+    errno = EBUSY;
+    return 0;
+}
+
+/* Gives st back (release: the next holder sees what this one wrote);
+ * errno is kept for the caller. */
+static void release(tls_stream_state *st)
+{
+    __atomic_store_n(&st->busy, 0, __ATOMIC_RELEASE);
+}
+
+int tls_record_holder_died(tls_stream_state *st)
+{
+    if (__atomic_load_n(&st->busy, __ATOMIC_ACQUIRE) == 0) return 0;
+    snprintf(st->why, sizeof st->why, "the holder of the TLS state died inside a record operation");
+    st->broken = 1;
+    st->alert = 0;
+    __atomic_store_n(&st->busy, 0, __ATOMIC_RELEASE);
+    return 1;
+}
+
+void tls_record_set_key_update_limit(tls_stream_state *st, uint64_t records)
+{
+    st->key_update_records = records == 1 ? 2 : records;
 }
 
 /* Marks st broken with why; errno becomes code.  Returns -1. */
@@ -165,6 +301,35 @@ static int broke(tls_stream_state *st, int code, const char *fmt, ...)
     return -1;
 }
 
+/* broke, owing the peer the alert (sent by the caller that has the socket). */
+static int broke_alert(tls_stream_state *st, int alert, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int broke_alert(tls_stream_state *st, int alert, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->why, sizeof st->why, fmt, ap);
+    va_end(ap);
+    st->broken = 1;
+    if (st->alert == 0) st->alert = (uint8_t)alert;
+    errno = EPROTO;
+    return -1;
+}
+
+/* Sends the alert st owes the peer (broke_alert), once, without blocking:
+ * best effort, the stream is broken anyway.  errno is kept. */
+static void send_owed_alert(int fd, tls_stream_state *st)
+{
+    if (st->alert == 0 || fd < 0) return;
+    int saved = errno;
+    unsigned char alert[2] = {2 /* fatal */, st->alert}, rec[TLS_RECORD_HEADER + 2 + 1 + TAG_SIZE];
+    st->alert = 0;
+    size_t size = seal_one(st, TYPE_ALERT, alert, sizeof alert, rec);
+    if (size > 0 && send(fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* the peer will see the connection close */
+    }
+    errno = saved;
+}
+
 /* The size of the whole record at p (avail bytes received), 0 when it has
  * not all arrived, or -1 (st broken) when its header is impossible. */
 static long whole_record_at(tls_stream_state *st, const unsigned char *p, size_t avail)
@@ -172,9 +337,12 @@ static long whole_record_at(tls_stream_state *st, const unsigned char *p, size_t
     if (avail < TLS_RECORD_HEADER) return 0;
     size_t len = (size_t)p[3] << 8 | p[4];
     if (p[0] != TYPE_APPLICATION)
-        return broke(st, EPROTO, "unexpected TLS record type %d after the handshake", p[0]);
-    if (p[1] != 3 || len <= TAG_SIZE || len > TLS_CIPHERTEXT_MAX)
-        return broke(st, EPROTO, "TLS record length %zu out of range", len);
+        return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "unexpected TLS record type %d after the handshake", p[0]);
+    if (len > TLS_CIPHERTEXT_MAX)
+        return broke_alert(st, ALERT_RECORD_OVERFLOW, "TLS record length %zu out of range", len);
+    if (len < TAG_SIZE) /* cannot carry a tag: no AEAD would open it */
+        return broke_alert(st, ALERT_BAD_RECORD_MAC, "TLS record length %zu out of range", len);
+    /* the version bytes are the AEAD's additional data: other ones fail the tag */
     return avail >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
 }
 
@@ -193,22 +361,47 @@ static int plain_room(tls_stream_state *st, size_t need)
     return sizeof st->plain - st->plain_len >= need;
 }
 
+/* A handshake record after the handshake: a KeyUpdate (RFC 8446 §4.6.3),
+ * whole and alone in its record (§5.1: a message before a key change ends
+ * its record).  The next receive keys are derived at once (the following
+ * records are sealed with them); update_requested owes the peer a KeyUpdate
+ * of ours before our next record.  0, or -1 (st broken, an alert owed). */
+static int handshake_record(tls_stream_state *st, const unsigned char *p, size_t len)
+{
+    if (len < 4)
+        return broke_alert(st, ALERT_UNEXPECTED_MESSAGE,
+                           "a TLS handshake message cut across records after the handshake (%zu bytes)", len);
+    size_t msg_len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    if (p[0] != HANDSHAKE_KEY_UPDATE)
+        return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "the peer sent a TLS handshake message (type %d) after the handshake",
+                           p[0]);
+    if (msg_len != 1) return broke_alert(st, ALERT_DECODE_ERROR, "TLS KeyUpdate of %zu bytes (1 expected)", msg_len);
+    if (len != 5)
+        return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "TLS KeyUpdate not alone in its record (%zu bytes)", len);
+    if (p[4] > 1) return broke_alert(st, ALERT_ILLEGAL_PARAMETER, "TLS KeyUpdate with request_update %d", p[4]);
+    if (next_keys(&st->in, st->suite) != 0)
+        return broke_alert(st, ALERT_INTERNAL_ERROR, "TLS KeyUpdate: no traffic secret to derive the next keys from");
+    if (p[4] == 1 && st->out.update_due < UPDATES_DUE_MAX) st->out.update_due++;
+    return 0;
+}
+
 /* What a record other than application data means: EOF for close_notify,
- * else an error.  Returns 0 or -1 (st broken). */
+ * the next keys for a KeyUpdate, else an error.  Returns 0 or -1 (st
+ * broken). */
 static int control_record(tls_stream_state *st, int type, const unsigned char *p, size_t len)
 {
-    if (type == TYPE_ALERT && len == 2 && p[1] == 0) {
+    if (type == TYPE_ALERT && len == 2 && p[1] == ALERT_CLOSE_NOTIFY) {
         st->eof = 1;
         return 0;
     }
+    if (type == TYPE_ALERT && len == 2 && p[1] == ALERT_USER_CANCELED)
+        return 0; /* a closure alert: close_notify follows (RFC 8446 §6.1) */
     if (type == TYPE_ALERT && len == 2)
         return broke(st, EPROTO, "the peer sent TLS alert %d (%s)", p[1], SSL_alert_desc_string_long(p[1]));
-    if (type == TYPE_HANDSHAKE && len > 0 && p[0] == HANDSHAKE_KEY_UPDATE)
-        return broke(st, EPROTO, "the peer sent a TLS KeyUpdate, which numrpc's record layer does not take");
-    if (type == TYPE_HANDSHAKE)
-        return broke(st, EPROTO, "the peer sent a TLS handshake message (type %d) after the handshake",
-                     len > 0 ? p[0] : -1);
-    return broke(st, EPROTO, "bad TLS inner content type %d (length %zu)", type, len);
+    if (type == TYPE_ALERT) /* alerts are neither cut nor coalesced (§5.1) */
+        return broke_alert(st, ALERT_DECODE_ERROR, "TLS alert record of %zu bytes", len);
+    if (type == TYPE_HANDSHAKE) return handshake_record(st, p, len);
+    return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "bad TLS inner content type %d (length %zu)", type, len);
 }
 
 /* Opens the whole record rec (rec_len bytes) into to, which has room for
@@ -218,14 +411,17 @@ static int control_record(tls_stream_state *st, int type, const unsigned char *p
 static long open_at(tls_stream_state *st, const unsigned char *rec, size_t rec_len, unsigned char *to)
 {
     size_t len = rec_len - TLS_RECORD_HEADER - TAG_SIZE;
+    /* TLSInnerPlaintext (content, type, padding) is at most 2^14 + 1 bytes (§5.2, §5.4) */
+    if (len > TLS_PLAINTEXT_MAX + 1)
+        return broke_alert(st, ALERT_RECORD_OVERFLOW, "TLS record of %zu bytes is too long", len - 1);
     if (open_body(st, rec, rec + TLS_RECORD_HEADER, len, to) != 0)
-        return broke(st, EPROTO, "TLS record %llu failed authentication (bad tag)",
-                     (unsigned long long)st->in.seq);
+        return broke_alert(st, ALERT_BAD_RECORD_MAC, "TLS record %llu failed authentication (bad tag)",
+                           (unsigned long long)st->in.seq);
+    /* from here on the record is authentic: its bytes may be looked at */
     st->in.seq++;
     while (len > 0 && to[len - 1] == 0) len--; /* padding */
-    if (len == 0) return broke(st, EPROTO, "TLS record without a content type");
+    if (len == 0) return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "TLS record without a content type");
     int type = to[--len];
-    if (len > TLS_PLAINTEXT_MAX) return broke(st, EPROTO, "TLS record of %zu bytes is too long", len);
     if (type != TYPE_APPLICATION) return control_record(st, type, to, len);
     return (long)len;
 }
@@ -255,15 +451,29 @@ static int open_received(tls_stream_state *st)
 }
 
 /* One recv into to (room bytes), kept bytes of a record having come
- * before: the count, 0 at EOF between records (st->eof), -1 with errno
- * (st broken when the peer closed inside a record). */
+ * before: the count, 0 at EOF between records (st->eof, and st->truncated:
+ * without close_notify), -1 with errno (st broken when the peer closed
+ * inside a record). */
 static ssize_t receive_after(int fd, tls_stream_state *st, size_t kept, unsigned char *to, size_t room, int flags)
 {
     ssize_t k = recv(fd, to, room, flags);
+    if (k == 0) st->truncated = 1; /* close_notify would have set eof before any recv */
     if (k == 0 && kept > 0)
-        return broke(st, EPROTO, "connection closed inside a TLS record (%zu bytes of it came)", kept);
+        return broke(st, ECONNRESET,
+                     "the peer closed the connection inside a TLS record (%zu bytes of it came) without close_notify: "
+                     "the stream is truncated",
+                     kept);
     if (k == 0) st->eof = 1;
     return k;
+}
+
+/* The peer is done (st->eof): 0 after its close_notify; after an EOF
+ * without it, once the plaintext before it is taken, -1 with ECONNRESET and
+ * st broken (TRUNCATED_WHY). */
+static int ended(tls_stream_state *st)
+{
+    if (!st->truncated || st->plain_len > 0) return 0;
+    return broke(st, ECONNRESET, TRUNCATED_WHY);
 }
 
 /* Reads what fd gives into st->cipher (flags: MSG_DONTWAIT or 0), as
@@ -276,18 +486,31 @@ static ssize_t receive(int fd, tls_stream_state *st, int flags)
     return k;
 }
 
-long tls_record_pull(int fd, tls_stream_state *st, err_t *err)
+static long pull(int fd, tls_stream_state *st, err_t *err)
 {
     while (!st->broken) {
         if (open_received(st) != 0) break;
-        if (st->eof || st->cipher_len == sizeof st->cipher) return (long)st->plain_len; /* full */
+        if (st->eof) {
+            if (ended(st) != 0) break;
+            return (long)st->plain_len;
+        }
+        if (st->cipher_len == sizeof st->cipher) return (long)st->plain_len; /* full */
         ssize_t k = receive(fd, st, MSG_DONTWAIT);
-        if (k == 0 && st->eof) return (long)st->plain_len;
+        if (k == 0 && st->eof) continue;
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return (long)st->plain_len;
         if (k < 0 && !st->broken) broke(st, errno, "receive: %s", strerror(errno));
     }
     return err_set(err, errno == EPROTO ? NUMRPC_EPROTO : NUMRPC_EIO, "%s", st->why);
+}
+
+long tls_record_pull(int fd, tls_stream_state *st, err_t *err)
+{
+    if (!hold(st)) return err_set(err, NUMRPC_EBUSY, BUSY_WHY);
+    long rc = pull(fd, st, err);
+    send_owed_alert(fd, st);
+    release(st);
+    return rc;
 }
 
 size_t tls_record_peek(const tls_stream_state *st, const unsigned char **p)
@@ -303,9 +526,9 @@ void tls_record_consume(tls_stream_state *st, size_t n)
     st->plain_len -= n;
 }
 
-int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out, err_t *err)
+static int seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out, err_t *err)
 {
-    unsigned char rec[TLS_RECORD_MAX];
+    unsigned char rec[SEALED_MAX];
     transport sink = transport_memory_sink(out);
     const unsigned char *p = buf;
     if (st->broken) return err_set(err, NUMRPC_EIO, "TLS stream broken: %s", st->why);
@@ -321,6 +544,31 @@ int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport
         len -= n;
     }
     return 0;
+}
+
+int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out, err_t *err)
+{
+    if (!hold(st)) return err_set(err, NUMRPC_EBUSY, BUSY_WHY);
+    int rc = seal(st, buf, len, out, err);
+    release(st);
+    return rc;
+}
+
+int tls_record_close_notify(int fd, tls_stream_state *st)
+{
+    static const unsigned char close_notify[2] = {1, ALERT_CLOSE_NOTIFY};
+    unsigned char rec[SEALED_ROOM(sizeof close_notify)];
+    if (!hold(st)) return -1;
+    int rc = -1;
+    if (!st->broken && fd >= 0) {
+        size_t size = seal_record(st, TYPE_ALERT, close_notify, sizeof close_notify, rec);
+        ssize_t k = size > 0 ? send(fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) : -1;
+        rc = k == (ssize_t)size ? 0 : -1;
+        snprintf(st->why, sizeof st->why, "this end sent close_notify");
+        st->broken = 1;
+    }
+    release(st);
+    return rc;
 }
 
 /* ---- The blocking stream: up to BATCH_RECORDS records per system call,
@@ -399,9 +647,8 @@ static ssize_t receive_batch(int fd, tls_stream_state *st, unsigned char *batch,
     return open_batch(st, batch, kept + (size_t)k, buf, n);
 }
 
-static ssize_t rec_recv(transport *t, void *buf, size_t n)
+static ssize_t receive_plain(transport *t, tls_stream_state *st, void *buf, size_t n)
 {
-    tls_stream_state *st = t->session;
     unsigned char *batch = n >= TLS_CIPHERTEXT_MAX ? thread_batch() : NULL;
     for (;;) {
         if (st->broken) {
@@ -416,11 +663,22 @@ static ssize_t rec_recv(transport *t, void *buf, size_t n)
         }
         if (open_received(st) != 0) return -1;
         if (st->plain_len > 0) continue;
-        if (st->eof) return 0;
+        if (st->eof) return ended(st);
         ssize_t k = batch ? receive_batch(t->fd, st, batch, buf, n) : receive(t->fd, st, 0);
         if (batch && k > 0) return k;
-        if (k < 0 || (k == 0 && st->eof)) return st->broken ? -1 : k; /* a cut record stays buffered */
+        if (k == 0 && st->eof) continue; /* ended() tells */
+        if (k < 0) return -1; /* a time limit leaves a cut record buffered; st->broken tells the rest */
     }
+}
+
+static ssize_t rec_recv(transport *t, void *buf, size_t n)
+{
+    tls_stream_state *st = t->session;
+    if (!hold(st)) return -1;
+    ssize_t k = receive_plain(t, st, buf, n);
+    send_owed_alert(t->fd, st);
+    release(st);
+    return k;
 }
 
 /* Sends the records rec[0, size) whole, or breaks st. */
@@ -440,28 +698,37 @@ static int send_records(int fd, tls_stream_state *st, const unsigned char *rec, 
     return 0;
 }
 
-static ssize_t rec_send(transport *t, const void *buf, size_t n)
+static ssize_t send_plain(transport *t, tls_stream_state *st, const void *buf, size_t n)
 {
-    tls_stream_state *st = t->session;
-    unsigned char one[TLS_RECORD_MAX], *batch = n > TLS_PLAINTEXT_MAX ? thread_batch() : NULL;
-    size_t records = 0, most = batch ? BATCH_RECORDS : 1, size = 0, took = 0;
+    unsigned char one[SEALED_MAX], *batch = n > TLS_PLAINTEXT_MAX ? thread_batch() : NULL;
+    size_t room = batch ? BATCH_MAX : sizeof one, size = 0, took = 0;
     if (batch == NULL) batch = one;
     if (st->broken) {
         errno = EPROTO;
         return -1;
     }
-    for (; records < most && took < n; records++) {
+    tls_direction was = st->out; /* to take the records back if none goes */
+    while (took < n) {
         size_t len = n - took < TLS_PLAINTEXT_MAX ? n - took : TLS_PLAINTEXT_MAX;
+        if (room - size < SEALED_ROOM(len)) break;
         size_t sealed = seal_record(st, TYPE_APPLICATION, (const unsigned char *)buf + took, len, batch + size);
         if (sealed == 0) return broke(st, EPROTO, "TLS record sealing failed");
         size += sealed;
         took += len;
     }
-    if (send_records(t->fd, st, batch, size) != 0) {
-        if (!st->broken) st->out.seq -= records; /* none was sent: their numbers are free again */
-        return -1;
-    }
-    return (ssize_t)took;
+    int rc = send_records(t->fd, st, batch, size);
+    if (rc != 0 && !st->broken) st->out = was; /* none was sent: their numbers (and keys) are free again */
+    OPENSSL_cleanse(&was, sizeof was);
+    return rc != 0 ? -1 : (ssize_t)took;
+}
+
+static ssize_t rec_send(transport *t, const void *buf, size_t n)
+{
+    tls_stream_state *st = t->session;
+    if (!hold(st)) return -1;
+    ssize_t k = send_plain(t, st, buf, n);
+    release(st);
+    return k;
 }
 
 static int rec_start(transport *t, int server_side, err_t *err)
@@ -486,12 +753,7 @@ static size_t rec_pending(const transport *t)
 static void rec_close(transport *t)
 {
     tls_stream_state *st = t->session;
-    unsigned char rec[TLS_RECORD_MAX];
-    static const unsigned char close_notify[2] = {1, 0};
-    if (t->fd >= 0 && st != NULL && !st->broken) {
-        size_t size = seal_record(st, TYPE_ALERT, close_notify, sizeof close_notify, rec);
-        if (size > 0 && send(t->fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) st->broken = 1;
-    }
+    if (t->fd >= 0 && st != NULL) tls_record_close_notify(t->fd, st); /* best effort */
     if (t->fd >= 0) close(t->fd);
     t->fd = -1;
     t->session = NULL; /* the state stays its owner's */

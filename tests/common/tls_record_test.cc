@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <poll.h>
+
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "tls_support.h"
@@ -48,8 +52,73 @@ Bytes Seal(const tls_direction &d, uint64_t seq, int type, const std::string &co
     return rec;
 }
 
-// A server's stream state with random AES-128-GCM keys, its peer (the test)
-// on the other end of a socketpair.
+// Opens one record sealed with d at seq (AES-128-GCM, RFC 8446 §5.2 read
+// directly): true with its content and inner type, false for a bad tag.
+bool Open(const tls_direction &d, uint64_t seq, const Bytes &rec, std::string *content, int *type)
+{
+    if (rec.size() < 5 + 16) return false;
+    size_t body = rec.size() - 5 - 16;
+    unsigned char nonce[12];
+    memcpy(nonce, d.iv, 12);
+    for (int b = 0; b < 8; b++) nonce[11 - b] ^= static_cast<unsigned char>(seq >> (8 * b));
+    Bytes out(body + 1);
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0, m = 0;
+    bool ok = EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), nullptr, d.key, nonce) == 1 &&
+              EVP_DecryptUpdate(c, nullptr, &n, rec.data(), 5) == 1 &&
+              EVP_DecryptUpdate(c, out.data(), &n, rec.data() + 5, static_cast<int>(body)) == 1 &&
+              EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 16, const_cast<unsigned char *>(rec.data() + 5 + body)) == 1 &&
+              EVP_DecryptFinal_ex(c, out.data() + n, &m) == 1;
+    EVP_CIPHER_CTX_free(c);
+    if (!ok) return false;
+    size_t len = body;
+    while (len > 0 && out[len - 1] == 0) len--;
+    if (len == 0) return false;
+    *type = out[len - 1];
+    content->assign(reinterpret_cast<const char *>(out.data()), len - 1);
+    return true;
+}
+
+// HKDF-Expand-Label(secret, label, "", 32) with SHA-256, written here from
+// RFC 8446 §7.1 (one HMAC block).
+Bytes ExpandLabel(const unsigned char *secret, size_t secret_len, const std::string &label, size_t len)
+{
+    Bytes info = {static_cast<unsigned char>(len >> 8), static_cast<unsigned char>(len),
+                  static_cast<unsigned char>(6 + label.size())};
+    for (char ch : "tls13 " + label) info.push_back(static_cast<unsigned char>(ch));
+    info.push_back(0);
+    info.push_back(1);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    HMAC(EVP_sha256(), secret, static_cast<int>(secret_len), info.data(), info.size(), md, &n);
+    return Bytes(md, md + len);
+}
+
+// The keys after a KeyUpdate of d (RFC 8446 §7.2, "traffic upd").
+tls_direction Next(const tls_direction &d)
+{
+    Bytes next = ExpandLabel(d.secret, d.secret_len, "traffic upd", 32);
+    tls_direction n;
+    EXPECT_EQ(tls_record_keys(&n, 0x1301, next.data(), next.size()), 0);
+    return n;
+}
+
+// The whole records at p[0, len).
+std::vector<Bytes> Records(const unsigned char *p, size_t len)
+{
+    std::vector<Bytes> out;
+    for (size_t at = 0; at + 5 <= len;) {
+        size_t size = 5 + (static_cast<size_t>(p[at + 3]) << 8 | p[at + 4]);
+        out.emplace_back(p + at, p + at + size);
+        at += size;
+    }
+    return out;
+}
+
+const std::string kKeyUpdate("\x18\x00\x00\x01\x00", 5), kKeyUpdateRequested("\x18\x00\x00\x01\x01", 5);
+
+// A server's stream state with AES-128-GCM keys from random traffic
+// secrets, its peer (the test) on the other end of a socketpair.
 class RecordLink : public ::testing::Test {
   protected:
     void SetUp() override
@@ -57,8 +126,13 @@ class RecordLink : public ::testing::Test {
         ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd_), 0);
         memset(&st_, 0, sizeof st_);
         st_.suite = 0x1301;
-        RAND_bytes(st_.in.key, sizeof st_.in.key);
-        RAND_bytes(st_.in.iv, sizeof st_.in.iv);
+        unsigned char secret[32];
+        RAND_bytes(secret, sizeof secret);
+        ASSERT_EQ(tls_record_keys(&st_.in, 0x1301, secret, sizeof secret), 0);
+        RAND_bytes(secret, sizeof secret);
+        ASSERT_EQ(tls_record_keys(&st_.out, 0x1301, secret, sizeof secret), 0);
+        peer_in_ = st_.out;
+        peer_seq_ = 0;
         t_ = tls_record_transport(fd_[0], &st_);
     }
     void TearDown() override
@@ -75,9 +149,36 @@ class RecordLink : public ::testing::Test {
         if (got && k > 0) got->assign(buf, static_cast<size_t>(k));
         return k;
     }
+    // The next record the server sent (empty after 2 s without one).
+    Bytes ReadRecord()
+    {
+        Bytes rec(5);
+        struct pollfd p = {fd_[1], POLLIN, 0};
+        if (poll(&p, 1, 2000) != 1 || recv(fd_[1], rec.data(), 5, MSG_WAITALL) != 5) return {};
+        size_t len = static_cast<size_t>(rec[3]) << 8 | rec[4];
+        rec.resize(5 + len);
+        if (recv(fd_[1], rec.data() + 5, len, MSG_WAITALL) != (ssize_t)len) return {};
+        return rec;
+    }
+    // The server's next record as the peer opens it (keys peer_in_).
+    bool ReadOpen(std::string *content, int *type)
+    {
+        Bytes rec = ReadRecord();
+        return !rec.empty() && Open(peer_in_, peer_seq_++, rec, content, type);
+    }
+    // The fatal alert the server sent next: its description, or -1.
+    int PeerAlert()
+    {
+        std::string content;
+        int type = 0;
+        if (!ReadOpen(&content, &type) || type != 21 || content.size() != 2 || content[0] != 2) return -1;
+        return static_cast<unsigned char>(content[1]);
+    }
     int fd_[2];
     tls_stream_state st_;
     transport t_;
+    tls_direction peer_in_; // the keys the peer opens the server's records with
+    uint64_t peer_seq_;
 };
 
 TEST_F(RecordLink, RecordsFromAnIndependentSealerOpen)
@@ -131,7 +232,55 @@ TEST_F(RecordLink, TruncatedRecordIsAnError)
     Send(rec);
     shutdown(fd_[1], SHUT_WR);
     EXPECT_EQ(Recv(), -1);
-    EXPECT_STREQ(st_.why, "connection closed inside a TLS record (50 bytes of it came)");
+    EXPECT_EQ(errno, ECONNRESET);
+    EXPECT_STREQ(st_.why, "the peer closed the connection inside a TLS record (50 bytes of it came) without "
+                          "close_notify: the stream is truncated");
+    EXPECT_TRUE(st_.truncated);
+}
+
+// A FIN between records without close_notify: what came before is read,
+// then the end is reported as a truncation, not as EOF.
+TEST_F(RecordLink, EndWithoutCloseNotifyBetweenRecordsIsTruncation)
+{
+    Send(Seal(st_.in, 0, 23, "whole"));
+    shutdown(fd_[1], SHUT_WR);
+    std::string got;
+    EXPECT_EQ(Recv(&got), 5);
+    EXPECT_EQ(got, "whole");
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_EQ(errno, ECONNRESET);
+    EXPECT_STREQ(st_.why, "the peer closed the connection without close_notify: the stream may be truncated");
+    EXPECT_TRUE(st_.truncated);
+    EXPECT_TRUE(st_.broken);
+}
+
+TEST_F(RecordLink, PullReportsTruncationOnceThePlaintextIsTaken)
+{
+    err_t err;
+    ASSERT_EQ(fcntl(fd_[0], F_SETFL, O_NONBLOCK), 0);
+    Send(Seal(st_.in, 0, 23, "last words"));
+    shutdown(fd_[1], SHUT_WR);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 10) << "the plaintext before the end is still good";
+    EXPECT_TRUE(st_.eof && st_.truncated);
+    tls_record_consume(&st_, 10);
+    EXPECT_LT(tls_record_pull(fd_[0], &st_, &err), 0);
+    EXPECT_STREQ(err.detail, "the peer closed the connection without close_notify: the stream may be truncated");
+}
+
+TEST_F(RecordLink, CloseNotifyIsAnOrderlyEnd)
+{
+    err_t err;
+    ASSERT_EQ(fcntl(fd_[0], F_SETFL, O_NONBLOCK), 0);
+    Send(Seal(st_.in, 0, 23, "bye"));
+    Send(Seal(st_.in, 1, 21, std::string("\x01\x00", 2)));
+    shutdown(fd_[1], SHUT_WR);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 3);
+    tls_record_consume(&st_, 3);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), 0);
+    EXPECT_TRUE(st_.eof);
+    EXPECT_FALSE(st_.truncated);
+    EXPECT_EQ(Recv(), 0);
+    EXPECT_FALSE(st_.broken);
 }
 
 TEST_F(RecordLink, AlertsOtherThanCloseNotifyAreErrors)
@@ -154,6 +303,66 @@ TEST_F(RecordLink, OversizedPlaintextRefused)
     Send(Seal(st_.in, 0, 23, std::string(TLS_PLAINTEXT_MAX + 1, 'x')));
     EXPECT_EQ(Recv(), -1);
     EXPECT_STREQ(st_.why, "TLS record of 16385 bytes is too long");
+    EXPECT_EQ(PeerAlert(), 22) << "record_overflow";
+}
+
+// RFC 8446 §5.4: padding counts in the 2^14 + 1 bytes of TLSInnerPlaintext.
+TEST_F(RecordLink, PaddingUpToTheLimitOpensAndOneByteMoreOverflows)
+{
+    Send(Seal(st_.in, 0, 23, "pad", TLS_PLAINTEXT_MAX + 1 - 4)); // 16385 bytes inside
+    std::string got;
+    EXPECT_EQ(Recv(&got), 3) << st_.why;
+    EXPECT_EQ(got, "pad");
+    Send(Seal(st_.in, 1, 23, "pad", TLS_PLAINTEXT_MAX + 2 - 4));
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "TLS record of 16385 bytes is too long");
+    EXPECT_EQ(PeerAlert(), 22) << "record_overflow";
+}
+
+TEST_F(RecordLink, ZeroLengthApplicationDataIsSkippedNotEnd)
+{
+    Send(Seal(st_.in, 0, 23, ""));
+    Send(Seal(st_.in, 1, 23, "", 100));
+    Send(Seal(st_.in, 2, 23, "after"));
+    std::string got;
+    EXPECT_EQ(Recv(&got), 5);
+    EXPECT_EQ(got, "after");
+    EXPECT_EQ(st_.in.seq, 3u);
+}
+
+TEST_F(RecordLink, AlertsTellThePeerWhatWasWrong)
+{
+    struct Case {
+        std::function<Bytes(const tls_direction &)> rec; // sealed with the keys of each run
+        int alert;
+        const char *why;
+    };
+    const Case cases[] = {
+        {[](const tls_direction &d) {
+             Bytes bad_tag = Seal(d, 0, 23, "data");
+             bad_tag[7] ^= 0x40;
+             return bad_tag;
+         },
+         20, "TLS record 0 failed authentication (bad tag)"},
+        {[](const tls_direction &d) { return Seal(d, 0, 24, "heartbeat"); }, 10,
+         "bad TLS inner content type 24 (length 9)"},
+        {[](const tls_direction &d) { return Seal(d, 0, 20, "\x01"); }, 10, "bad TLS inner content type 20 (length 1)"},
+        {[](const tls_direction &d) { return Seal(d, 0, 0, "", 5); }, 10, "TLS record without a content type"},
+        {[](const tls_direction &d) { return Seal(d, 0, 21, std::string("\x02\x28\x02", 3)); }, 50,
+         "TLS alert record of 3 bytes"},
+        {[](const tls_direction &) { return Bytes{22, 3, 3, 0, 5, 1, 0, 0, 1, 0}; }, 10,
+         "unexpected TLS record type 22 after the handshake"},
+        {[](const tls_direction &) { return Bytes{23, 3, 3, 0x48, 0x01}; }, 22, "TLS record length 18433 out of range"},
+    };
+    for (const Case &c : cases) {
+        TearDown();
+        SetUp();
+        Send(c.rec(st_.in));
+        EXPECT_EQ(Recv(), -1);
+        EXPECT_EQ(errno, EPROTO);
+        EXPECT_STREQ(st_.why, c.why);
+        EXPECT_EQ(PeerAlert(), c.alert) << c.why;
+    }
 }
 
 TEST_F(RecordLink, PullPeekConsumeAndSealForTheDispatcher)
@@ -204,7 +413,8 @@ TEST_F(RecordLink, ManyRecordsInOneBigReceiveKeepTheirOrder)
         size_t len = sizes[seq % 7];
         std::string content(len, 'a');
         for (size_t i = 0; i < len; i++) content[i] = static_cast<char>('a' + (seq * 31 + i) % 26);
-        Bytes r = Seal(st_.in, seq, 23, content, seq % 5 == 0 ? 40 : 0);
+        // padding within the 2^14 + 1 bytes of TLSInnerPlaintext (RFC 8446 §5.4)
+        Bytes r = Seal(st_.in, seq, 23, content, seq % 5 == 0 && len + 41 <= TLS_PLAINTEXT_MAX + 1 ? 40 : 0);
         wire.insert(wire.end(), r.begin(), r.end());
         sent += content;
     }
@@ -306,6 +516,200 @@ TEST_F(RecordLink, KeysFromASecretFollowRfc8448)
     EXPECT_EQ(memcmp(d.key, key, sizeof key), 0);
     EXPECT_EQ(memcmp(d.iv, iv, sizeof iv), 0);
     EXPECT_EQ(tls_record_keys(&d, 0x1304, secret, sizeof secret), -1) << "CCM is not ours";
+}
+
+// ---- KeyUpdate (RFC 8446 §4.6.3) ----
+
+TEST_F(RecordLink, PeerKeyUpdateMovesTheReceiveKeys)
+{
+    tls_direction in0 = st_.in, in1 = Next(in0);
+    Send(Seal(in0, 0, 23, "old"));
+    Send(Seal(in0, 1, 22, kKeyUpdate));
+    Send(Seal(in1, 0, 23, "new"));
+    std::string got, more;
+    while (got.size() < 6 && Recv(&more) > 0) got += more;
+    EXPECT_EQ(got, "oldnew") << st_.why;
+    EXPECT_EQ(st_.in.updates, 1u);
+    EXPECT_EQ(st_.in.seq, 1u);
+    EXPECT_EQ(memcmp(st_.in.key, in1.key, 16), 0);
+    EXPECT_EQ(st_.out.update_due, 0u) << "update_not_requested owes nothing";
+    Send(Seal(in0, 2, 23, "the old key is gone"));
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_STREQ(st_.why, "TLS record 1 failed authentication (bad tag)");
+}
+
+TEST_F(RecordLink, RequestedKeyUpdateIsAnsweredBeforeOurNextRecord)
+{
+    tls_direction in0 = st_.in;
+    Send(Seal(in0, 0, 22, kKeyUpdateRequested));
+    Send(Seal(Next(in0), 0, 23, "ping"));
+    std::string got;
+    EXPECT_EQ(Recv(&got), 4);
+    EXPECT_EQ(got, "ping");
+    EXPECT_EQ(st_.out.update_due, 1u);
+    ASSERT_EQ(t_.ops->send(&t_, "pong", 4), 4);
+    std::string content;
+    int type = 0;
+    ASSERT_TRUE(ReadOpen(&content, &type)) << "the KeyUpdate, with the old key";
+    EXPECT_EQ(type, 22);
+    EXPECT_EQ(content, kKeyUpdate) << "update_not_requested";
+    peer_in_ = Next(peer_in_);
+    peer_seq_ = 0;
+    ASSERT_TRUE(ReadOpen(&content, &type)) << "the data, with the next key";
+    EXPECT_EQ(type, 23);
+    EXPECT_EQ(content, "pong");
+    EXPECT_EQ(st_.out.updates, 1u);
+    EXPECT_EQ(st_.out.update_due, 0u);
+}
+
+TEST_F(RecordLink, BadKeyUpdatesAndHandshakeMessagesGetTheirAlerts)
+{
+    struct Case {
+        std::string msg;
+        int alert;
+        const char *why;
+    };
+    const Case cases[] = {
+        {std::string("\x18\x00\x00\x00", 4), 50, "TLS KeyUpdate of 0 bytes (1 expected)"},
+        {std::string("\x18\x00\x00\x02\x00\x00", 6), 50, "TLS KeyUpdate of 2 bytes (1 expected)"},
+        {std::string("\x18\x00\x00\x01\x02", 5), 47, "TLS KeyUpdate with request_update 2"},
+        {std::string("\x18\x00\x00\x01\xff", 5), 47, "TLS KeyUpdate with request_update 255"},
+        {kKeyUpdate + kKeyUpdate, 10, "TLS KeyUpdate not alone in its record (10 bytes)"},
+        {std::string("\x18\x00", 2), 10, "a TLS handshake message cut across records after the handshake (2 bytes)"},
+        {std::string("\x04\x00\x00\x01\x00", 5), 10, "the peer sent a TLS handshake message (type 4) after the handshake"},
+    };
+    for (const Case &c : cases) {
+        TearDown();
+        SetUp();
+        Send(Seal(st_.in, 0, 22, c.msg));
+        EXPECT_EQ(Recv(), -1);
+        EXPECT_STREQ(st_.why, c.why);
+        EXPECT_EQ(PeerAlert(), c.alert) << c.why;
+    }
+}
+
+TEST_F(RecordLink, OurKeyUpdateGoesBeforeTheLimit)
+{
+    tls_record_set_key_update_limit(&st_, 4);
+    tls_direction d = st_.out;
+    transport_bytes out = {};
+    out.max = 1 << 20;
+    err_t err;
+    for (int i = 0; i < 10; i++) {
+        std::string msg = "record " + std::to_string(i);
+        ASSERT_EQ(tls_record_seal(&st_, msg.data(), msg.size(), &out, &err), 0) << err.detail;
+    }
+    uint64_t seq = 0, per_key = 0;
+    int data = 0, updates = 0;
+    for (const Bytes &rec : Records(out.p, out.len)) {
+        std::string content;
+        int type = 0;
+        ASSERT_TRUE(Open(d, seq++, rec, &content, &type)) << "record " << seq - 1 << " of key " << updates;
+        ASSERT_LE(++per_key, 4u) << "no key seals more than the limit, its KeyUpdate included";
+        if (type == 22) {
+            EXPECT_EQ(content, kKeyUpdate);
+            d = Next(d);
+            seq = per_key = 0;
+            updates++;
+        } else {
+            EXPECT_EQ(type, 23);
+            EXPECT_EQ(content, "record " + std::to_string(data++));
+        }
+    }
+    EXPECT_EQ(data, 10);
+    EXPECT_EQ(updates, 3) << "3 data records per key, then the KeyUpdate";
+    EXPECT_EQ(st_.out.updates, 3u);
+    transport_bytes_free(&out);
+}
+
+// ---- One holder at a time ----
+
+TEST_F(RecordLink, ASecondHolderGetsEbusyAndSealsOrOpensNothing)
+{
+    err_t err;
+    transport_bytes out = {};
+    out.max = 1 << 20;
+    Send(Seal(st_.in, 0, 23, "waiting"));
+    uint64_t out_seq = st_.out.seq;
+    st_.busy = 1; // another holder: a thread, or a process sharing the state
+    EXPECT_EQ(tls_record_seal(&st_, "x", 1, &out, &err), NUMRPC_EBUSY);
+    EXPECT_STREQ(err.detail, "TLS state in use by another holder");
+    EXPECT_EQ(out.len, 0u);
+    EXPECT_EQ(tls_record_pull(fd_[0], &st_, &err), NUMRPC_EBUSY);
+    errno = 0;
+    EXPECT_EQ(t_.ops->send(&t_, "x", 1), -1);
+    EXPECT_EQ(errno, EBUSY);
+    errno = 0;
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_EQ(errno, EBUSY);
+    EXPECT_EQ(st_.out.seq, out_seq);
+    EXPECT_EQ(st_.in.seq, 0u);
+    EXPECT_EQ(st_.cipher_len, 0u) << "nothing was even received";
+    EXPECT_FALSE(st_.broken) << "contention does not break the stream";
+    st_.busy = 0;
+    std::string got;
+    EXPECT_EQ(Recv(&got), 7);
+    EXPECT_EQ(got, "waiting");
+    EXPECT_EQ(st_.busy, 0u) << "given back";
+    EXPECT_EQ(tls_record_holder_died(&st_), 0) << "not held: nothing to do";
+    EXPECT_FALSE(st_.broken);
+    st_.busy = 1;
+    EXPECT_EQ(tls_record_holder_died(&st_), 1);
+    EXPECT_TRUE(st_.broken);
+    EXPECT_EQ(st_.busy, 0u);
+    EXPECT_STREQ(st_.why, "the holder of the TLS state died inside a record operation");
+    transport_bytes_free(&out);
+}
+
+// Two threads seal on one state as fast as they can: the loser of each
+// race gets EBUSY; every record sealed opens under a number of its own.
+TEST_F(RecordLink, ConcurrentSealersNeverShareASequenceNumber)
+{
+    const int rounds = 3000;
+    std::vector<Bytes> sealed[2];
+    std::atomic<int> refused{0};
+    std::atomic<bool> go{false};
+    auto sealer = [&](int id) {
+        while (!go) {
+        }
+        for (int i = 0; i < rounds; i++) {
+            transport_bytes out = {};
+            out.max = 1 << 16;
+            err_t err;
+            std::string msg = "thread " + std::to_string(id) + " record " + std::to_string(i);
+            int rc = tls_record_seal(&st_, msg.data(), msg.size(), &out, &err);
+            if (rc == NUMRPC_EBUSY) {
+                refused++;
+                EXPECT_EQ(out.len, 0u);
+            } else {
+                EXPECT_EQ(rc, 0) << err.detail;
+                sealed[id].emplace_back(out.p, out.p + out.len);
+            }
+            transport_bytes_free(&out);
+        }
+    };
+    std::thread a(sealer, 0), b(sealer, 1);
+    go = true;
+    a.join();
+    b.join();
+    size_t n = sealed[0].size() + sealed[1].size();
+    EXPECT_EQ(n + static_cast<size_t>(refused), 2u * rounds);
+    EXPECT_EQ(st_.out.seq, n) << "one number per record sealed, none lost";
+    std::vector<int> owner(n, -1);
+    for (int id = 0; id < 2; id++) {
+        uint64_t from = 0; // a thread's numbers grow
+        for (const Bytes &rec : sealed[id]) {
+            std::string content;
+            int type;
+            uint64_t seq = from;
+            while (seq < n && !Open(peer_in_, seq, rec, &content, &type)) seq++;
+            ASSERT_LT(seq, n) << "a record of thread " << id << " opens under no number";
+            EXPECT_EQ(owner[seq], -1) << "number " << seq << " used twice";
+            owner[seq] = id;
+            from = seq + 1;
+        }
+    }
+    printf("%zu records sealed, %d refused with EBUSY\n", n, refused.load());
 }
 
 // ---- The handshake engine ----

@@ -411,14 +411,149 @@ TEST(Tls, ExpectedFingerprintIsEnforced)
     tls_context_free(good);
 }
 
-TEST(Tls, KeyUpdateFromTheClientIsAClearError)
+// ---- KeyUpdate in the middle of 8 MiB each way (RFC 8446 §4.6.3) ----
+
+enum class Update { kServerLimit, kClientNotRequested, kClientRequested };
+
+class TlsKeyUpdate : public ::testing::TestWithParam<Update> {};
+
+TEST_P(TlsKeyUpdate, EightMebibytesEachWayKeepTheirBytes)
+{
+    Update mode = GetParam();
+    tls_context *server_ctx = ServerContext();
+    ServerProc server(OneConnection(server_ctx, [&](int fd, tls_stream_state *st) {
+        if (mode == Update::kServerLimit) tls_record_set_key_update_limit(st, 64); // 8 MiB is 512 records
+        transport t = tls_record_transport(fd, st);
+        int rc = EchoLoop(&t);
+        uint64_t updates[2] = {st->in.updates, st->out.updates};
+        CHILD_CHECK(WriteFull(&t, updates, sizeof updates) == 0, "counts: %s", st->why);
+        transport_close(&t);
+        return rc;
+    }));
+    tls_context *ctx = ClientContext();
+    transport t;
+    err_t err;
+    ASSERT_EQ(tls_client_connect(&t, ctx, "127.0.0.1", server.port(), 5000, nullptr, &err), 0) << err.detail;
+    std::vector<unsigned char> sent = Pattern(8u << 20, 27), back;
+    uint64_t len = sent.size();
+    size_t half = sent.size() / 2 + 12345; // inside a record
+    ASSERT_EQ(WriteFull(&t, &len, sizeof len), 0);
+    ASSERT_EQ(WriteFull(&t, sent.data(), half), 0);
+    if (mode != Update::kServerLimit)
+        ASSERT_EQ(tls_client_key_update(&t, mode == Update::kClientRequested), 0);
+    ASSERT_EQ(WriteFull(&t, sent.data() + half, sent.size() - half), 0) << tls_stream_failure(&t);
+    ASSERT_EQ(ReadMessage(&t, &back), 0) << tls_stream_failure(&t);
+    EXPECT_TRUE(back == sent) << "the 8 MiB came back changed";
+    EXPECT_TRUE(Echoes(&t, 100000, 28)) << "and the stream goes on: " << tls_stream_failure(&t);
+    uint64_t done = kDone, updates[2] = {0, 0};
+    ASSERT_EQ(WriteFull(&t, &done, sizeof done), 0);
+    ASSERT_EQ(ReadFull(&t, updates, sizeof updates), 0) << tls_stream_failure(&t);
+    char byte;
+    EXPECT_EQ(t.ops->recv(&t, &byte, 1), 0) << "then close_notify: " << tls_stream_failure(&t);
+    transport_close(&t);
+    switch (mode) {
+    case Update::kServerLimit:
+        EXPECT_EQ(updates[0], 0u);
+        EXPECT_GE(updates[1], 8u) << "the server seals 512 + 7 records (and 2 tickets), 63 per key";
+        break;
+    case Update::kClientNotRequested:
+        EXPECT_EQ(updates[0], 1u);
+        EXPECT_EQ(updates[1], 0u) << "not requested: not answered";
+        break;
+    case Update::kClientRequested:
+        EXPECT_EQ(updates[0], 1u);
+        EXPECT_EQ(updates[1], 1u) << "requested: answered once";
+        break;
+    }
+    EXPECT_EQ(server.Wait(), 0);
+    tls_context_free(ctx);
+    tls_context_free(server_ctx);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, TlsKeyUpdate,
+                         ::testing::Values(Update::kServerLimit, Update::kClientNotRequested, Update::kClientRequested),
+                         [](const ::testing::TestParamInfo<Update> &p) {
+                             return p.param == Update::kServerLimit         ? "ServerAtItsLimit"
+                                    : p.param == Update::kClientNotRequested ? "ClientUpdateNotRequested"
+                                                                             : "ClientUpdateRequested";
+                         });
+
+// ---- close_notify, and ends without it ----
+
+enum class End { kCloseNotify, kCloseBetweenRecords, kCutInsideARecord };
+
+// One echo, then the server ends as `end` says; what the client reads next.
+std::string ClientSeesTheEnd(End end, ssize_t *k, int *e)
+{
+    tls_context *server_ctx = ServerContext();
+    ServerProc server(OneConnection(server_ctx, [&](int fd, tls_stream_state *st) {
+        CHILD_CHECK(EchoOne(fd, st) == 0, "echo");
+        if (end == End::kCloseNotify) CHILD_CHECK(tls_record_close_notify(fd, st) == 0, "close_notify");
+        if (end == End::kCutInsideARecord) {
+            transport_bytes out = {};
+            out.max = 1 << 20;
+            err_t err;
+            std::vector<unsigned char> more = Pattern(1000, 1);
+            CHILD_CHECK(tls_record_seal(st, more.data(), more.size(), &out, &err) == 0, "seal: %s", err.detail);
+            CHILD_CHECK(send(fd, out.p, out.len / 2, MSG_NOSIGNAL) == (ssize_t)(out.len / 2), "half a record");
+            transport_bytes_free(&out);
+        }
+        close(fd);
+        return 0;
+    }));
+    tls_context *ctx = ClientContext();
+    transport t;
+    err_t err;
+    std::string failure = "connect";
+    if (tls_client_connect(&t, ctx, "127.0.0.1", server.port(), 5000, nullptr, &err) == 0) {
+        EXPECT_TRUE(Echoes(&t, 5000, 3));
+        char buf[2000];
+        errno = 0;
+        *k = t.ops->recv(&t, buf, sizeof buf);
+        *e = errno;
+        failure = tls_stream_failure(&t);
+        transport_close(&t);
+    }
+    EXPECT_EQ(server.Wait(), 0);
+    tls_context_free(ctx);
+    tls_context_free(server_ctx);
+    return failure;
+}
+
+TEST(Tls, ServersCloseNotifyIsAnOrderlyEndForTheClient)
+{
+    ssize_t k = -2;
+    int e = 0;
+    EXPECT_EQ(ClientSeesTheEnd(End::kCloseNotify, &k, &e), "");
+    EXPECT_EQ(k, 0);
+}
+
+TEST(Tls, ServerGoneWithoutCloseNotifyIsTruncationForTheClient)
+{
+    for (End end : {End::kCloseBetweenRecords, End::kCutInsideARecord}) {
+        ssize_t k = -2;
+        int e = 0;
+        std::string failure = ClientSeesTheEnd(end, &k, &e);
+        EXPECT_EQ(k, -1);
+        EXPECT_EQ(e, ECONNRESET);
+        EXPECT_NE(failure.find("failed: the peer closed the connection without close_notify: the stream may be truncated"),
+                  std::string::npos)
+            << failure;
+    }
+}
+
+TEST(Tls, ClientGoneWithoutCloseNotifyIsTruncationForTheServer)
 {
     tls_context *good = ServerContext();
     ServerProc server(OneConnection(good, [&](int fd, tls_stream_state *st) {
         transport t = tls_record_transport(fd, st);
+        char got[6] = {0};
+        CHILD_CHECK(ReadFull(&t, got, 5) == 0 && strcmp(got, "hello") == 0, "hello: %s", st->why);
         char byte;
-        CHILD_CHECK(t.ops->recv(&t, &byte, 1) == -1 && errno == EPROTO, "recv");
-        CHILD_CHECK(strstr(st->why, "KeyUpdate") != nullptr, "why: %s", st->why);
+        CHILD_CHECK(t.ops->recv(&t, &byte, 1) == -1 && errno == ECONNRESET, "recv: %s", strerror(errno));
+        CHILD_CHECK(st->truncated, "truncated");
+        CHILD_CHECK(strcmp(st->why, "the peer closed the connection without close_notify: the stream may be truncated") == 0,
+                    "why: %s", st->why);
         transport_close(&t);
         return 0;
     }));
@@ -429,11 +564,10 @@ TEST(Tls, KeyUpdateFromTheClientIsAClearError)
     SSL *ssl = SSL_new(ctx->ssl);
     SSL_set_fd(ssl, fd);
     ASSERT_EQ(SSL_connect(ssl), 1);
-    ASSERT_EQ(SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED), 1);
-    ASSERT_EQ(SSL_do_handshake(ssl), 1); // sends it
+    ASSERT_EQ(SSL_write(ssl, "hello", 5), 5);
+    close(fd); // no SSL_shutdown
     EXPECT_EQ(server.Wait(), 0);
     SSL_free(ssl);
-    close(fd);
     tls_context_free(ctx);
     tls_context_free(good);
 }
