@@ -348,12 +348,15 @@ static int stop_blas_threads(void)
 int sandbox_apply(const sandbox_policy *p, sandbox_status *st, err_t *err)
 {
     memset(st, 0, sizeof *st);
+    int parts = p->parts ? p->parts : SANDBOX_PART_PRIVS | SANDBOX_PART_SECCOMP | SANDBOX_PART_LANDLOCK;
     if (sandbox_thread_count() > 1) st->blas_threads_ended = stop_blas_threads();
     st->threads_before = sandbox_thread_count();
+    /* Landlock wants no-new-privs (or CAP_SYS_ADMIN) whatever the parts. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return err_set(err, NUMRPC_ESERVER, "sandbox: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-    if (drop_capabilities(p, err) != 0) return err->code;
+    if ((parts & SANDBOX_PART_PRIVS) && drop_capabilities(p, err) != 0) return err->code;
     st->landlock_abi = sandbox_landlock_abi();
-    if (st->landlock_abi > 0 && apply_landlock(p, st->landlock_abi, err) != 0) return err->code;
-    return apply_seccomp(p, err);
+    if ((parts & SANDBOX_PART_LANDLOCK) && st->landlock_abi > 0 && apply_landlock(p, st->landlock_abi, err) != 0)
+        return err->code;
+    return (parts & SANDBOX_PART_SECCOMP) ? apply_seccomp(p, err) : 0;
 }

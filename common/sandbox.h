@@ -41,7 +41,18 @@ typedef struct sandbox_policy {
     int set_user;
     uid_t uid;
     gid_t gid;
+    /* The parts sandbox_apply does (0: all).  An MPI rank drops its
+     * privileges and loads the filter before MPI_Init, so that the threads
+     * MPI starts inherit them, and takes Landlock after it, once MPI has
+     * made its files. */
+    int parts;
 } sandbox_policy;
+
+enum {
+    SANDBOX_PART_PRIVS = 1,    /* no-new-privs, the user, no capabilities */
+    SANDBOX_PART_SECCOMP = 2,  /* the filter                              */
+    SANDBOX_PART_LANDLOCK = 4, /* files, TCP, scopes                      */
+};
 
 /* What sandbox_apply could do on this kernel. */
 typedef struct sandbox_status {

@@ -13,6 +13,7 @@
 #include "engine_serve.h"
 #include "keep.h"
 #include "plan.h"
+#include "sandbox.h"
 
 typedef struct engine_options {
     const char *socket_path;  /* --socket: where workers connect (rank 0) */
@@ -168,6 +169,56 @@ static void next_call(const engine_grid *g, engine_server *s, msg_mpi_call *c, c
     }
 }
 
+/* Confinement of a rank (common/sandbox.c; docs/security.md "Worker
+ * confinement"): it runs routines on callers' data too.  Before MPI_Init,
+ * for every thread MPI starts: no-new-privs, no capabilities, the seccomp
+ * filter without the socket rule (MPI itself uses TCP).  OpenMPI's
+ * shared-memory transport copies between ranks with process_vm_readv
+ * (CMA), which the filter refuses: it is told to copy through the shared
+ * segment instead. */
+static void confine_early(void)
+{
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    sandbox_policy p;
+    sandbox_policy_init(&p);
+    p.parts = SANDBOX_PART_PRIVS | SANDBOX_PART_SECCOMP;
+    sandbox_status st;
+    err_t err;
+    if (sandbox_apply(&p, &st, &err) != 0) {
+        fprintf(stderr, "numrpc-mpi-engine: %s\n", err.detail);
+        exit(2);
+    }
+}
+
+/* Once MPI is up and rank 0 listens, before any call: Landlock (the
+ * system's libraries, /proc, /sys, /dev/shm for MPI's segments, the job's
+ * directory), so a routine opens none of the host's files, and signals
+ * nothing outside the rank.  For the thread that calls it and those it
+ * starts: MPI's own threads have the filter and no capabilities. */
+static int confine_files(const engine_options *o, int rank, char *why, size_t len)
+{
+    sandbox_policy p;
+    sandbox_policy_init(&p);
+    p.parts = SANDBOX_PART_LANDLOCK;
+    p.scope_signals = 1;
+    err_t err;
+    char dir[SANDBOX_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", o->socket_path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL && slash != dir) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    sandbox_status st;
+    if (sandbox_policy_add_system(&p, &err) != 0 || sandbox_policy_add(&p, "/dev/shm", SANDBOX_WRITE, "MPI", &err) != 0 ||
+        sandbox_policy_add(&p, dir, SANDBOX_WRITE, "the job's directory", &err) != 0 ||
+        sandbox_apply(&p, &st, &err) != 0) {
+        snprintf(why, len, "%.200s", err.detail);
+        return -1;
+    }
+    if (st.landlock_abi == 0 && rank == 0)
+        fprintf(stderr, "numrpc-mpi-engine: Landlock unavailable: the ranks' file access is not confined\n");
+    return 0;
+}
+
 /* Every rank, for ever: a call from rank 0, run together. */
 static void serve(const engine_grid *g, engine_server *s)
 {
@@ -195,6 +246,7 @@ int main(int argc, char **argv)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* a rank dies with its mpirun or orted */
     signal(SIGPIPE, SIG_IGN);
+    confine_early();
     MPI_Init(&argc, &argv);
     engine_options o;
     engine_grid g = {0};
@@ -214,6 +266,10 @@ int main(int argc, char **argv)
         if (rank == 0) fprintf(stderr, "numrpc-mpi-engine: %s\n", why);
         MPI_Finalize();
         return 2;
+    }
+    if (confine_files(&o, rank, why, sizeof why) != 0) {
+        fprintf(stderr, "numrpc-mpi-engine: rank %d: %s\n", rank, why);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     serve(&g, &s);
     return 0; /* not reached: mpirun's SIGTERM ends the job */
