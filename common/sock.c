@@ -164,25 +164,26 @@ int sock_connect(const char *host, int port, int timeout_ms, err_t *err)
     return err_set(err, NUMRPC_ECONNECT, "cannot connect to %s:%d: %s", host, port, strerror(saved));
 }
 
-int sock_send_fd(int unix_fd, int fd_to_pass, const void *msg, size_t len)
+int sock_send_fds(int unix_fd, const int *fds, int nfds, const void *msg, size_t len)
 {
     struct iovec iov = {(void *)(uintptr_t)msg, len};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(SOCK_FDS_MAX * sizeof(int))];
         struct cmsghdr align;
     } control;
     struct msghdr mh = {0};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    if (fd_to_pass >= 0) {
+    if (nfds > SOCK_FDS_MAX) return -1;
+    if (nfds > 0) {
         memset(&control, 0, sizeof control);
         mh.msg_control = control.buf;
-        mh.msg_controllen = sizeof control.buf;
+        mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd_to_pass, sizeof(int));
+        c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
     }
     ssize_t k;
     do k = sendmsg(unix_fd, &mh, MSG_NOSIGNAL);
@@ -190,11 +191,16 @@ int sock_send_fd(int unix_fd, int fd_to_pass, const void *msg, size_t len)
     return k == (ssize_t)len ? 0 : -1;
 }
 
-ssize_t sock_recv_fd(int unix_fd, int *fd_out, void *msg, size_t len)
+int sock_send_fd(int unix_fd, int fd_to_pass, const void *msg, size_t len)
+{
+    return sock_send_fds(unix_fd, &fd_to_pass, fd_to_pass >= 0, msg, len);
+}
+
+ssize_t sock_recv_fds(int unix_fd, int *fds, int nmax, void *msg, size_t len)
 {
     struct iovec iov = {msg, len};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(SOCK_FDS_MAX * sizeof(int))];
         struct cmsghdr align;
     } control;
     struct msghdr mh = {0};
@@ -202,13 +208,27 @@ ssize_t sock_recv_fd(int unix_fd, int *fd_out, void *msg, size_t len)
     mh.msg_iovlen = 1;
     mh.msg_control = control.buf;
     mh.msg_controllen = sizeof control.buf;
-    *fd_out = -1;
+    for (int i = 0; i < nmax; i++) fds[i] = -1;
     ssize_t k;
     do k = recvmsg(unix_fd, &mh, MSG_CMSG_CLOEXEC);
     while (k < 0 && errno == EINTR);
-    if (k <= 0) return k;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy(fd_out, CMSG_DATA(c), sizeof(int));
+    if (k < 0) return k;
+    /* Descriptors beyond nmax are closed: a peer cannot leave any here. */
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int got[SOCK_FDS_MAX];
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        if (n > SOCK_FDS_MAX) n = SOCK_FDS_MAX;
+        memcpy(got, CMSG_DATA(c), n * sizeof(int));
+        for (size_t i = 0; i < n; i++) {
+            if ((int)i < nmax && fds[i] < 0) fds[i] = got[i];
+            else close(got[i]);
+        }
+    }
     return k;
+}
+
+ssize_t sock_recv_fd(int unix_fd, int *fd_out, void *msg, size_t len)
+{
+    return sock_recv_fds(unix_fd, fd_out, 1, msg, len);
 }

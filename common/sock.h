@@ -23,9 +23,15 @@ void sock_tune(int fd);
 void sock_set_timeouts(int fd, int send_ms, int recv_ms);
 /* Sends descriptor fd_to_pass with a small message over a Unix socket. */
 int sock_send_fd(int unix_fd, int fd_to_pass, const void *msg, size_t len);
+/* The same with nfds (at most SOCK_FDS_MAX) descriptors attached. */
+#define SOCK_FDS_MAX 4
+int sock_send_fds(int unix_fd, const int *fds, int nfds, const void *msg, size_t len);
 /* Receives a message and, if one came with it, a descriptor (*fd_out, else
  * -1).  Returns bytes received, 0 on EOF, -1 on error. */
 ssize_t sock_recv_fd(int unix_fd, int *fd_out, void *msg, size_t len);
+/* The same with up to nmax descriptors (fds[i] -1 where none came; any
+ * beyond nmax are closed). */
+ssize_t sock_recv_fds(int unix_fd, int *fds, int nmax, void *msg, size_t len);
 /* Seconds on a monotonic clock. */
 double sock_now(void);
 

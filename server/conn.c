@@ -49,7 +49,16 @@ static int in_epoll(const conn *k)
 
 tls_stream_state *conn_tls(const dispatcher *d, int c)
 {
-    return d->tls_states != NULL ? &d->tls_states[c] : NULL;
+    return d->conns[c].tls;
+}
+
+/* Wipes and frees c's TLS state, once nothing of c uses it. */
+static void conn_drop_tls(dispatcher *d, int c)
+{
+    conn *k = &d->conns[c];
+    connio_state_free(k->tls, k->tls_fd);
+    k->tls = NULL;
+    k->tls_fd = -1;
 }
 
 /* Forgets c's state and frees its slot; its socket is closed by the caller. */
@@ -72,7 +81,7 @@ void conn_close(dispatcher *d, int c)
     int fd = d->conns[c].fd;
     release(d, c);
     close(fd);
-    connio_state_wipe(conn_tls(d, c));
+    conn_drop_tls(d, c);
 }
 
 ssize_t conn_send_now(int fd, const void *bytes, size_t len)
@@ -240,7 +249,7 @@ void conn_send_last(dispatcher *d, int c)
     release(d, c);
     linger_after(d, fd, out.p, out.len);
     transport_bytes_free(&out);
-    connio_state_wipe(conn_tls(d, c));
+    conn_drop_tls(d, c);
 }
 
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)
@@ -261,7 +270,7 @@ void conn_refuse(dispatcher *d, int c, int code, const char *detail)
     }
     release(d, c);
     refuse_call(d, fd, tls, call_id_of(hdr, got), code, detail);
-    connio_state_wipe(conn_tls(d, c));
+    conn_drop_tls(d, c);
 }
 
 int conn_readable(const dispatcher *d, int c)

@@ -67,6 +67,9 @@ typedef struct conn {
     double out_since;    /* monotonic seconds WRITING began               */
     int out_sealed;      /* out holds TLS records already (else plaintext) */
     tls_acceptor *acceptor; /* HANDSHAKE: its engine, the dispatcher's (freed when it ends) */
+    tls_stream_state *tls; /* TLS: its stream state, from the handshake's end
+                            (NULL before, and on a plain server)         */
+    int tls_fd;          /* the state's memory file, lent with the socket (-1: none) */
     int tls_look;        /* IDLE with TLS bytes buffered in its state: the
                             loop looks at it without an epoll event        */
 } conn;
@@ -110,7 +113,6 @@ typedef struct dispatcher {
     wire_writer notice;  /* frames the dispatcher's replies into memory */
     wire_reader control_in; /* parses a HELLO, STATUS or ADMIN read whole (control.c) */
     tls_context *tls;       /* --tls-cert's (NULL: plain TCP), freed by main */
-    tls_stream_state *tls_states; /* one per connection, shared with the workers (connio.c) */
     int tls_looks;          /* connections with tls_look set */
 } dispatcher;
 

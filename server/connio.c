@@ -9,6 +9,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "wire.h"
 
@@ -116,21 +119,55 @@ ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t
     return k;
 }
 
-tls_stream_state *connio_states_map(int n)
+/* The mapping's length: the state rounded up to whole pages. */
+static size_t state_bytes(void)
 {
-    void *p = mmap(NULL, (size_t)n * sizeof(tls_stream_state), PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (sizeof(tls_stream_state) + page - 1) / page * page;
+}
+
+tls_stream_state *connio_state_new(int *memfd, err_t *err)
+{
+    size_t len = state_bytes();
+    int fd = memfd_create("numrpc-tls-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return err_set(err, NUMRPC_ESERVER, "memfd_create: %s", strerror(errno)), NULL;
+    /* Its size is fixed for good: a worker cannot shrink it under the
+     * dispatcher's mapping (a SIGBUS here) nor grow it. */
+    if (ftruncate(fd, (off_t)len) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        err_set(err, NUMRPC_ESERVER, "the TLS state's memory: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    tls_stream_state *st = connio_state_map(fd);
+    if (st == NULL) {
+        err_set(err, NUMRPC_ESERVER, "mmap (a TLS state): %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    *memfd = fd;
+    return st;
+}
+
+void connio_state_free(tls_stream_state *tls, int memfd)
+{
+    if (tls != NULL) {
+        explicit_bzero(tls, sizeof *tls); /* keys, sequence numbers, plaintext */
+        connio_state_unmap(tls);
+    }
+    if (memfd >= 0) close(memfd);
+}
+
+tls_stream_state *connio_state_map(int memfd)
+{
+    struct stat st;
+    if (fstat(memfd, &st) != 0 || (size_t)st.st_size != state_bytes()) return NULL;
+    void *p = mmap(NULL, state_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-void connio_states_unmap(tls_stream_state *states, int n)
+void connio_state_unmap(tls_stream_state *tls)
 {
-    if (states != NULL) munmap(states, (size_t)n * sizeof *states);
-}
-
-void connio_state_wipe(tls_stream_state *tls)
-{
-    if (tls != NULL) memset(tls, 0, offsetof(tls_stream_state, cipher_len));
+    if (tls != NULL) munmap(tls, state_bytes());
 }
 
 transport connio_transport(int fd, tls_stream_state *tls)

@@ -37,14 +37,22 @@ int connio_seal(tls_stream_state *tls, transport_bytes *out, err_t *err);
  * (if not NULL) gets the socket bytes meant, sent or not. */
 ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t len, size_t *size);
 
-/* ---- The stream states of a TLS server ----
- * One per connection id, in memory shared with the workers (made before
- * they fork; a page is touched only when a connection uses it).  NULL when
- * the mapping fails.  The dispatcher unmaps it when it ends. */
-tls_stream_state *connio_states_map(int n);
-void connio_states_unmap(tls_stream_state *states, int n);
-/* Forgets the keys of a closed connection's state. */
-void connio_state_wipe(tls_stream_state *tls);
+/* ---- The stream state of one TLS connection ----
+ * Each connection's state is a memory file of its own (memfd, its size
+ * sealed): the dispatcher maps it from the handshake to the close, and
+ * lends it with the socket to the one worker that holds the connection,
+ * which maps it only while it holds it.  No process maps another
+ * connection's keys or plaintext. */
+/* A zeroed state and its memory file (*memfd), both the caller's: freed by
+ * connio_state_free.  NULL with err set when the memory cannot be had. */
+tls_stream_state *connio_state_new(int *memfd, err_t *err);
+/* Wipes the state (keys, sequence numbers, plaintext), unmaps it and closes
+ * memfd; either may be NULL / -1. */
+void connio_state_free(tls_stream_state *tls, int memfd);
+/* Maps a state lent with memfd (a worker's), or NULL when memfd is not one
+ * (wrong size) or cannot be mapped.  Unmapped by connio_state_unmap. */
+tls_stream_state *connio_state_map(int memfd);
+void connio_state_unmap(tls_stream_state *tls);
 
 /* ---- A worker's stream ---- */
 /* The stream a worker lent the connection reads and writes: "tls-record"

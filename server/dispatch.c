@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -30,6 +31,7 @@
 #include "metajoin.h"
 #include "metrics.h"
 #include "pool.h"
+#include "pull.h"
 #include "slots.h"
 #include "sock.h"
 #include "stats.h"
@@ -215,6 +217,7 @@ static void reload(dispatcher *d)
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
     *d->cfg = fresh;
     handles_configure(server_handles, d->cfg);
+    pull_broker_reload(d->cfg);
     char reply[ERR_DETAIL_MAX + 64];
     live_reload_tokens(d, reply, sizeof reply); /* logs what it did */
     server_log(d->cfg, LOG_LEVEL_NOTICE, "SIGHUP: configuration reread%s%s; workers restart as they become free",
@@ -380,6 +383,38 @@ static void look_at_buffered(dispatcher *d)
     }
 }
 
+/* The shared tables, made by dispatcher_tables_open before the spawner
+ * forks (the spawner and its workers map them too). */
+static worker_slot *shared_slots = MAP_FAILED;
+static int shared_nslots;
+
+int dispatcher_tables_open(server_config *cfg, worker_slot **slots, err_t *err)
+{
+    fit_descriptors(cfg);
+    if (handles_open(cfg, &server_handles, err) != 0) return -1;
+    shared_nslots = cfg->max_workers;
+    shared_slots = mmap(NULL, (size_t)shared_nslots * sizeof *shared_slots, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    server_stats = stats_create();
+    if (shared_slots == MAP_FAILED || server_stats == NULL) {
+        dispatcher_tables_close();
+        return err_set(err, NUMRPC_ENOMEM, "the tables shared with the workers");
+    }
+    slots_share(shared_slots, shared_nslots);
+    *slots = shared_slots;
+    return 0;
+}
+
+void dispatcher_tables_close(void)
+{
+    if (shared_slots != MAP_FAILED) munmap(shared_slots, (size_t)shared_nslots * sizeof *shared_slots);
+    shared_slots = MAP_FAILED;
+    stats_destroy(server_stats);
+    server_stats = NULL;
+    handles_close(server_handles);
+    server_handles = NULL;
+}
+
 int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, token_table *tokens, tls_context *tls,
                    err_t *err)
 {
@@ -391,41 +426,38 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     d.argc = argc;
     d.argv = argv;
     d.listen_fd = listen_fd;
-    fit_descriptors(cfg);
-    if (handles_open(cfg, &server_handles, err) != 0) { /* before the workers fork: they share it */
+    /* Workers come from the spawner through a middle process that leaves:
+     * they are handed to the nearest subreaper, this process, which reaps
+     * them and hears how they ended. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* The pull broker holds the credentials a pull needs, so that no worker
+     * does (pull.h); forked while this process has no thread yet. */
+    if (pull_broker_start(cfg, err) != 0) {
         tokens_free(&d.tokens);
+        dispatcher_tables_close();
         return -1;
     }
     d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     d.nconns_cap = cfg->max_connections + 1;
-    d.nworkers_cap = cfg->max_workers;
+    d.nworkers_cap = shared_nslots;
     d.conns = calloc((size_t)d.nconns_cap, sizeof *d.conns);
     d.queue = calloc((size_t)d.nconns_cap, sizeof *d.queue);
     d.workers = calloc((size_t)d.nworkers_cap, sizeof *d.workers);
-    d.slots = mmap(NULL, (size_t)d.nworkers_cap * sizeof *d.slots, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    d.slots = shared_slots;
     d.started = sock_now();
-    server_stats = stats_create();
-    if (tls != NULL) d.tls_states = connio_states_map(d.nconns_cap);
     if (!d.conns || !d.queue || !d.workers || d.slots == MAP_FAILED || server_stats == NULL ||
-        (tls != NULL && d.tls_states == NULL) ||
         wire_writer_init(&d.notice, -1, 0, err) != 0 ||
         wire_reader_init(&d.control_in, -1, PROTO_HEADER_SIZE + CONTROL_MAX_PAYLOAD, err) != 0) {
         wire_writer_free(&d.notice);
         free(d.conns);
         free(d.queue);
         free(d.workers);
-        if (d.slots != MAP_FAILED) munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
-        connio_states_unmap(d.tls_states, d.nconns_cap);
-        stats_destroy(server_stats);
-        server_stats = NULL;
         tokens_free(&d.tokens);
-        handles_close(server_handles);
-        server_handles = NULL;
+        dispatcher_tables_close();
         return err_set(err, NUMRPC_ENOMEM, "dispatcher tables");
     }
     for (int i = 0; i < d.nworkers_cap; i++) d.workers[i].conn = -1;
-    slots_share(d.slots, d.nworkers_cap);
+    for (int c = 0; c < d.nconns_cap; c++) d.conns[c].tls_fd = -1;
     for (int i = 0; i < LINGER_MAX; i++) d.linger_fd[i] = -1;
 
     sigset_t mask;
@@ -489,8 +521,10 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     }
     metrics_stop(); /* before the counters it reads are unmapped */
     pool_shutdown(&d);
+    pull_broker_stop();
     for (int c = 0; c < d.nconns_cap; c++) {
         if (d.conns[c].state != CONN_FREE) close(d.conns[c].fd);
+        connio_state_free(d.conns[c].tls, d.conns[c].tls_fd);
         control_forget(&d.conns[c].ctl);
         transport_bytes_free(&d.conns[c].out);
     }
@@ -502,14 +536,9 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
     }
     wire_writer_free(&d.notice);
     wire_reader_free(&d.control_in);
-    munmap(d.slots, (size_t)d.nworkers_cap * sizeof *d.slots);
-    connio_states_unmap(d.tls_states, d.nconns_cap);
-    stats_destroy(server_stats);
-    server_stats = NULL;
     free(d.mods.items);
     tokens_free(&d.tokens);
-    handles_close(server_handles);
-    server_handles = NULL;
+    dispatcher_tables_close();
     free(d.conns);
     free(d.queue);
     free(d.workers);

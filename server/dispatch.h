@@ -5,8 +5,17 @@
 
 #include "config.h"
 #include "error.h"
+#include "slots.h"
 #include "tls.h"
 #include "tokens.h"
+
+/* The tables the dispatcher shares with its workers (their slots, the
+ * counters, the handle store), made before the spawner forks so that the
+ * spawner's workers map them too; --max-connections fitted to the open-file
+ * limit.  *slots: cfg->max_workers of them.  0, or -1 with err set. */
+int dispatcher_tables_open(server_config *cfg, worker_slot **slots, err_t *err);
+/* Unmaps them (dispatcher_run does when it returns); idempotent. */
+void dispatcher_tables_close(void);
 
 /* Accepts connections and lends them to workers until SIGTERM has drained
  * them; argv is kept to rebuild the configuration on SIGHUP.  tokens (from

@@ -82,15 +82,21 @@ typedef struct rfile_impl {
     size_t nblocks;
 } rfile_impl;
 
-/* Takes the connection from the dispatcher's keepalives and cancel checks. */
-static void hold_connection(worker_slot *slot)
+/* Takes the connection from the dispatcher's keepalives and cancel checks,
+ * and from the routine's other readers (its threads, its children): the
+ * slot's state goes from COMPUTING to FILEIO for one holder at a time, so
+ * two readers never write on the stream (nor seal with one sequence
+ * number) at once.  Released by setting COMPUTING again.  0, or -1 when
+ * the call is over (the routine returned: the stream is the reply's). */
+static int hold_connection(worker_slot *slot)
 {
     int expected = SLOT_COMPUTING;
     while (!atomic_compare_exchange_weak(&slot->state, &expected, SLOT_FILEIO)) {
-        if (expected != SLOT_KEEPALIVE) return; /* not computing: ours already */
+        if (expected != SLOT_KEEPALIVE && expected != SLOT_FILEIO && expected != SLOT_COMPUTING) return -1;
         expected = SLOT_COMPUTING;
         usleep(50);
     }
+    return 0;
 }
 
 /* The bytes of the connection's stream its reader has used up. */
@@ -133,20 +139,29 @@ static int exchange(rfile_impl *rf, uint64_t offset, uint64_t want, uint8_t *blo
 static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
 {
     files_call *fc = rf->fc;
-    if (state->broken.code != 0)
+    if (hold_connection(fc->slot) != 0)
+        return err_set(err, NUMRPC_EIO, "file %s read after the routine returned", rf->pub.name);
+    if (rf->blocks[b] != NULL) { /* another reader fetched it meanwhile */
+        atomic_store(&fc->slot->state, SLOT_COMPUTING);
+        return 0;
+    }
+    if (state->broken.code != 0) {
+        atomic_store(&fc->slot->state, SLOT_COMPUTING);
         return err_set(err, NUMRPC_EIO, "file %s: an earlier exchange broke the connection: %s", rf->pub.name,
                        state->broken.detail);
+    }
     uint64_t offset = (uint64_t)b * FILES_BLOCK;
     uint64_t want = rf->pub.size - offset < FILES_BLOCK ? rf->pub.size - offset : FILES_BLOCK;
     uint8_t *block = malloc(want ? want : 1); /* goes to rf->blocks, or freed here */
-    if (block == NULL) return err_set(err, NUMRPC_ENOMEM, "remote file block");
+    if (block == NULL) {
+        atomic_store(&fc->slot->state, SLOT_COMPUTING);
+        return err_set(err, NUMRPC_ENOMEM, "remote file block");
+    }
     uint64_t in0 = bytes_consumed(&fc->conn->reader), out0 = wire_writer_bytes(&fc->conn->writer);
     err_t client_err;
     err_clear(&client_err);
     err_set(&state->broken, NUMRPC_EIO, "the exchange for file %s was cut short", rf->pub.name);
-    hold_connection(fc->slot);
     int rc = exchange(rf, offset, want, block, &client_err, err);
-    atomic_store(&fc->slot->state, SLOT_COMPUTING);
     if (rc != 0) state->broken = *err;
     else err_clear(&state->broken);
     if (getpid() != state_owner) {
@@ -157,6 +172,7 @@ static int fetch_block(rfile_impl *rf, size_t b, err_t *err)
     if (rc == 0 && client_err.code != 0) rc = err_set(err, NUMRPC_EIO, "%s", client_err.detail);
     if (rc == 0) rf->blocks[b] = block;
     else free(block);
+    atomic_store(&fc->slot->state, SLOT_COMPUTING); /* the next reader's turn */
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "connio.h"
 #include "log.h"
 
 #define HANDSHAKE_PLAIN_REFUSAL "this server requires TLS (set NUMRPC_TLS_CA)"
@@ -16,7 +17,14 @@
 static int finish(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
-    tls_stream_state *st = conn_tls(d, c);
+    err_t err;
+    tls_stream_state *st = connio_state_new(&k->tls_fd, &err); /* this connection's alone */
+    if (st == NULL) {
+        server_log(d->cfg, LOG_LEVEL_ERROR, "connection %d: %s", c, err.detail);
+        conn_close(d, c);
+        return HANDSHAKE_ENDED;
+    }
+    k->tls = st;
     tls_acceptor_take_state(k->acceptor, st);
     tls_acceptor_free(k->acceptor);
     k->acceptor = NULL;

@@ -14,6 +14,7 @@
 #include "metajoin.h"
 #include "mpi_job.h"
 #include "sock.h"
+#include "spawner.h"
 #include "tls.h"
 
 int main(int argc, char **argv)
@@ -41,8 +42,26 @@ int main(int argc, char **argv)
         config_usage(stdout);
         return 0;
     }
-    /* The tokens are read before anything listens (and before workers
-     * fork: they inherit them). */
+    int port = 0;
+    int fd = sock_listen(cfg.bind_addr, cfg.port, &port, &err);
+    if (fd < 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 1;
+    }
+    cfg.port = port; /* rereading the configuration keeps the socket; the
+                      * dispatcher writes --port-file once it is ready */
+    /* Everything that runs routines starts before any secret is read: the
+     * MPI job, and the spawner that forks every worker (with the tables
+     * they share with the dispatcher).  Neither ever holds the TLS key,
+     * the tokens' secrets or the admin secret (docs/security.md). */
+    worker_slot *slots = NULL;
+    if (mpi_job_start(&cfg, fd, &err) != 0 || dispatcher_tables_open(&cfg, &slots, &err) != 0 ||
+        spawner_start(slots, cfg.max_workers, &err) != 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 1;
+    }
+    /* The secrets, read once the spawner is out of reach; before anything
+     * is served. */
     token_table tokens = {0};
     if (cfg.token_file[0] && tokens_load(cfg.token_file, &tokens, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
@@ -57,26 +76,18 @@ int main(int argc, char **argv)
         tokens_free(&tokens);
         return 2;
     }
-    int port = 0;
-    int fd = sock_listen(cfg.bind_addr, cfg.port, &port, &err);
     exposure_guard guard = {.tokens_on = tokens.count > 0, .tls_on = tls != NULL, .allow_insecure = cfg.allow_insecure};
-    if (fd < 0 || exposure_check(fd, cfg.bind_addr, &guard, &err) != 0) {
+    if (exposure_check(fd, cfg.bind_addr, &guard, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         tokens_free(&tokens);
         tls_context_free(tls);
-        return fd < 0 ? 1 : 2;
+        return 2;
     }
-    cfg.port = port; /* rereading the configuration keeps the socket; the
-                      * dispatcher writes --port-file once it is ready */
     printf("numrpc-server listening on %s:%d (%d workers, stubs %s, %s, %s)\n", cfg.bind_addr, port,
            cfg.min_workers, cfg.stubs_dir, tls == NULL ? "plain TCP" : cfg.tls_client_ca[0] ? "mutual TLS" : "TLS",
            tokens.count ? "tokens required" : "no tokens");
     fflush(stdout);
     if (metajoin_start(&cfg, fd, &err) != 0) {
-        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
-        return 1;
-    }
-    if (mpi_job_start(&cfg, fd, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }

@@ -17,8 +17,10 @@
 #include "log.h"
 #include "metajoin.h"
 #include "mpi_job.h"
+#include "pull.h"
 #include "reply.h"
 #include "sock.h"
+#include "spawner.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -31,27 +33,20 @@ int pool_spawn(dispatcher *d, int index)
     atomic_store(&slot->draining, d->stopping);
     slot->stat_index = -1;
     slot->generation = d->generation;
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    /* The spawner forks it (spawner.c): the dispatcher holds secrets a
+     * worker must never inherit. */
+    spawn_order order = {.index = index, .cfg = d->cfg, .mods = &d->mods, .rights = &d->tokens};
+    err_t err;
+    /* Its channel to the pull broker, which fetches handles for it (pull.h). */
+    int pull = pull_broker_channel(&err);
+    if (pull < 0 && err.code != NUMRPC_OK) server_log(d->cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+    pid_t pid = spawner_spawn(&order, sv[1], pull, &err);
+    if (pull >= 0) close(pull);
     if (pid < 0) {
+        server_log(d->cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         close(sv[0]);
         close(sv[1]);
         return -1;
-    }
-    if (pid == 0) {
-        server_child_dies_with(parent); /* a SIGKILLed server leaves nothing running */
-        /* Keep only stdio and the control socket: the worker must not hold
-         * other connections open. */
-        sigset_t all;
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_IGN);
-        if (sv[1] != 3) {
-            dup2(sv[1], 3);
-        }
-        close_range(4, ~0u, 0);
-        worker_main(d->cfg, &d->mods, &d->tokens, 3, slot, d->tls_states);
     }
     close(sv[1]);
     worker *w = &d->workers[index];
@@ -98,7 +93,9 @@ static int assign(dispatcher *d, int w, int c)
     ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c, .arrived = d->conns[c].request_began};
     const conn_access *who = &d->conns[c].ctl.access; /* the worker learns it with the loan */
     if (who->state == AUTH_PEER_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
-    if (sock_send_fd(d->workers[w].ctl, d->conns[c].fd, &m, sizeof m) != 0) return -1;
+    /* The socket, and on TLS its state's memory: this connection's only. */
+    int fds[2] = {d->conns[c].fd, d->conns[c].tls_fd};
+    if (sock_send_fds(d->workers[w].ctl, fds, fds[1] >= 0 ? 2 : 1, &m, sizeof m) != 0) return -1;
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;
     d->workers[w].release_sent = 0;
@@ -243,6 +240,16 @@ void pool_reap(dispatcher *d)
             char how[64];
             server_describe_exit(status, how, sizeof how);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
+        }
+        if (pull_broker_is(pid)) {
+            char how[64];
+            server_describe_exit(status, how, sizeof how);
+            server_log(d->cfg, LOG_LEVEL_ERROR, "the pull broker ended (%s): DATA_PULL fails from now on", how);
+        }
+        if (spawner_is(pid)) {
+            char how[64];
+            server_describe_exit(status, how, sizeof how);
+            server_log(d->cfg, LOG_LEVEL_ERROR, "the worker spawner ended (%s): no worker can be started from now on", how);
         }
         if (mpi_job_is_supervisor(pid)) {
             char how[64];

@@ -167,7 +167,7 @@ static void limit_memory(const server_config *cfg, uint64_t shared)
 }
 
 void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
-                 worker_slot *slot, tls_stream_state *tls_states)
+                 worker_slot *slot)
 {
     registry reg;
     err_t err;
@@ -180,7 +180,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
     }
-    limit_memory(cfg, tls_states ? ((uint64_t)cfg->max_connections + 1) * sizeof *tls_states : 0);
+    limit_memory(cfg, sizeof(tls_stream_state)); /* a lent connection's state comes on top */
     /* This worker's routines in the shared counters (STATUS reads them). */
     for (size_t i = 0; i < reg.count; i++)
         reg.items[i].stat_index = stats_register(server_stats, &reg.items[i].iface, slot->generation);
@@ -197,19 +197,26 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
     }
     for (;;) {
         ctl_msg m;
-        int fd;
+        int fds[2];
         struct pollfd ctl = {ctl_fd, POLLIN, 0};
         wait_events(&s, &ctl, 1);
-        ssize_t k = sock_recv_fd(ctl_fd, &fd, &m, sizeof m);
+        ssize_t k = sock_recv_fds(ctl_fd, fds, 2, &m, sizeof m);
         if (k <= 0) _exit(0);
-        if (m.kind != CTL_ASSIGN || fd < 0 || m.conn_id < 0 || m.conn_id > cfg->max_connections) {
-            if (fd >= 0) close(fd);
+        /* On TLS the connection's state comes with it, mapped only while
+         * this worker holds the connection. */
+        tls_stream_state *tls = fds[1] >= 0 ? connio_state_map(fds[1]) : NULL;
+        if (fds[1] >= 0) close(fds[1]);
+        if (m.kind != CTL_ASSIGN || fds[0] < 0 || m.conn_id < 0 || m.conn_id > cfg->max_connections ||
+            (fds[1] >= 0 && tls == NULL)) {
+            if (fds[0] >= 0) close(fds[0]);
+            connio_state_unmap(tls);
             continue;
         }
         s.conn_id = m.conn_id;
         s.next_began = m.arrived;
         memcpy(s.identity, m.identity, sizeof s.identity);
         s.identity[TOKEN_NAME_MAX] = '\0';
-        serve_connection(&s, ctl_fd, fd, tls_states ? &tls_states[m.conn_id] : NULL);
+        serve_connection(&s, ctl_fd, fds[0], tls);
+        connio_state_unmap(tls);
     }
 }

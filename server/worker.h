@@ -34,12 +34,12 @@ typedef struct ctl_msg {
     double arrived;
 } ctl_msg;
 
-/* The worker's main loop; never returns.  tokens: the table the
- * dispatcher loaded before the fork (empty: no tokens).  tls_states: a TLS
- * server's stream states, shared, indexed by connection id (NULL: plain):
- * a lent connection is read and written through its state. */
+/* The worker's main loop; never returns.  tokens: the names and rights of
+ * the server's tokens, without their secrets (empty: no tokens).  A TLS
+ * connection is lent with its state's memory file (connio.h), mapped while
+ * the worker holds it. */
 void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
-                 worker_slot *slot, tls_stream_state *tls_states) __attribute__((noreturn));
+                 worker_slot *slot) __attribute__((noreturn));
 
 /* In a child just forked from parent: it is killed when parent dies, even
  * in the middle of a routine (and leaves at once if parent is already gone). */
