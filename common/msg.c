@@ -35,6 +35,12 @@ void msg_conn_close(msg_conn *c)
     msg_conn_attach(c, transport_none(), c->label);
 }
 
+void msg_conn_wipe(msg_conn *c)
+{
+    wire_reader_wipe(&c->reader);
+    wire_writer_wipe(&c->writer);
+}
+
 void msg_conn_free(msg_conn *c)
 {
     transport_close(&c->tp);

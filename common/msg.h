@@ -53,6 +53,8 @@ int msg_conn_open_tls(msg_conn *c, struct tls_context *tls, const char *expect_f
                       int port, int connect_ms, int io_ms, size_t packet_size, err_t *err);
 /* Closes the stream, keeps the buffers (attach may follow). */
 void msg_conn_close(msg_conn *c);
+/* Zeroes both buffers (a server's worker, between callers). */
+void msg_conn_wipe(msg_conn *c);
 /* Closes the stream and frees the buffers; safe to repeat. */
 void msg_conn_free(msg_conn *c);
 /* True between messages in both directions, nothing read ahead: the

@@ -321,6 +321,17 @@ void wire_reader_free(wire_reader *r)
     r->buf = NULL;
 }
 
+void wire_reader_wipe(wire_reader *r)
+{
+    if (r->buf) explicit_bzero(r->buf, r->cap);
+    r->head = r->tail = 0;
+}
+
+void wire_writer_wipe(wire_writer *w)
+{
+    if (w->buf) explicit_bzero(w->buf, w->cap);
+}
+
 void wire_reader_attach(wire_reader *r, transport tp)
 {
     r->tp = tp;

@@ -83,6 +83,10 @@ int wire_abort(wire_writer *w, err_t *err);
 /* Sends one empty single-packet message (CANCEL, KEEPALIVE) at once. */
 int wire_send_empty(const transport *t, uint32_t type, uint32_t call_id, err_t *err);
 
+/* Zeroes the writer's buffer (bytes of a caller that must not outlive its
+ * loan); between messages only. */
+void wire_writer_wipe(wire_writer *w);
+
 /* ---- Reader ----
  * Reads large chunks into a buffer and hands out payload bytes in place;
  * keepalive packets are counted and skipped.  Owned by one thread. */
@@ -110,6 +114,8 @@ int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
 void wire_reader_free(wire_reader *r);
 /* Reads from tp from now on; whatever was buffered or half read from the
  * old stream is forgotten. */
+/* Zeroes the reader's buffer and forgets what it held; between messages. */
+void wire_reader_wipe(wire_reader *r);
 void wire_reader_attach(wire_reader *r, transport tp);
 /* Every wait for bytes ends by `deadline` (monotonic seconds, as
  * sock_now(); 0 = only the socket's own time limits): past it a read fails

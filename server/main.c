@@ -16,6 +16,7 @@
 #include "sock.h"
 #include "spawner.h"
 #include "tls.h"
+#include "worker_sandbox.h"
 
 int main(int argc, char **argv)
 {
@@ -55,11 +56,23 @@ int main(int argc, char **argv)
      * they share with the dispatcher).  Neither ever holds the TLS key,
      * the tokens' secrets or the admin secret (docs/security.md). */
     worker_slot *slots = NULL;
-    if (mpi_job_start(&cfg, fd, &err) != 0 || dispatcher_tables_open(&cfg, &slots, &err) != 0 ||
-        spawner_start(slots, cfg.max_workers, &err) != 0) {
+    sandbox_add_secret(metajoin_token_file(), "--metaserver-token-file");
+    if (mpi_job_start(&cfg, fd, &err) != 0 || dispatcher_tables_open(&cfg, &slots, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }
+    /* The workers' confinement is checked before any starts: a secret file
+     * beneath a path they may read stops the server (worker_sandbox.h). */
+    if (sandbox_prepare(&cfg, &err) != 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 2;
+    }
+    atexit(sandbox_cleanup);
+    if (spawner_start(slots, cfg.max_workers, &err) != 0) {
+        server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        return 1;
+    }
+    sandbox_harden_dispatcher(); /* not dumpable, from now on */
     /* The secrets, read once the spawner is out of reach; before anything
      * is served. */
     token_table tokens = {0};

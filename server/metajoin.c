@@ -525,6 +525,11 @@ int metajoin_start(const server_config *cfg, int listen_fd, err_t *err)
     return 0;
 }
 
+const char *metajoin_token_file(void)
+{
+    return mj.token_file;
+}
+
 int metajoin_is_helper(pid_t pid)
 {
     return mj.active && pid == mj.helper;

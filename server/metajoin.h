@@ -25,6 +25,8 @@ int metajoin_take_options(int *argc, char **argv, err_t *err);
 int metajoin_start(const server_config *cfg, int listen_fd, err_t *err);
 /* True when PID is that helper (the dispatcher reaps it like a worker). */
 int metajoin_is_helper(pid_t pid);
+/* --metaserver-token-file ("" when none): a secret no worker may read. */
+const char *metajoin_token_file(void);
 /* True when a metaserver was named (the hooks below then matter). */
 int metajoin_active(void);
 /* The dispatcher's state after each pass; cheap when nothing changed. */

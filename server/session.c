@@ -277,6 +277,12 @@ int session_trim_pending(const session *s)
     return s->trim_pending;
 }
 
+void session_forget_caller(session *s)
+{
+    msg_conn_wipe(&s->conn);
+    session_trim(s); /* the arena's pages go back to the kernel, which zeroes them */
+}
+
 void session_trim(session *s)
 {
     arena_release(&s->arena);

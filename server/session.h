@@ -64,5 +64,8 @@ int session_serve_one(session *s, err_t *err);
 int session_trim_pending(const session *s);
 /* Gives that memory back: the whole arena and the heap's free pages. */
 void session_trim(session *s);
+/* The connection went back: nothing of its caller stays in this worker's
+ * buffers or arena (the heap's free pages go too). */
+void session_forget_caller(session *s);
 
 #endif

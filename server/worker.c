@@ -18,6 +18,7 @@
 #include "session.h"
 #include "sock.h"
 #include "stats.h"
+#include "worker_sandbox.h"
 
 /* A worker idle this long gives back the memory its calls left. */
 #define WORKER_IDLE_TRIM_MS 2000
@@ -55,6 +56,7 @@ static void give_back(session *s, int ctl_fd, int kind)
 {
     connio_give_back(&s->conn.tp); /* a TLS stream goes on in the dispatcher */
     msg_conn_close(&s->conn);
+    session_forget_caller(s); /* the next loan may be anyone's */
     tell_dispatcher(ctl_fd, kind, s->conn_id);
 }
 
@@ -176,6 +178,12 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->blas_threads);
     setenv("OPENBLAS_NUM_THREADS", threads, 1);
+    /* Confined before its modules load: Landlock binds the threads made
+     * after it only, and loading a module may start BLAS threads. */
+    if (sandbox_confine_worker(cfg, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "worker not started: %s", err.detail);
+        _exit(1);
+    }
     if (registry_load(&reg, cfg, mods, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
