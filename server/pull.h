@@ -36,7 +36,8 @@ int pull_broker_start(const server_config *cfg, err_t *err);
  * NUMRPC_OK when there is no broker, with an error when it is gone. */
 int pull_broker_channel(err_t *err);
 /* SIGHUP: the broker takes the reread --pull-from, --peer-token-file,
- * --peer-tls-ca and --io-timeout (never starts when it was not running). */
+ * --peer-tls-ca, --io-timeout and --handle-bytes (a broker that was not
+ * started is not started by a reload). */
 void pull_broker_reload(const server_config *cfg);
 /* Whether pid is the broker (for the dispatcher's reaper). */
 int pull_broker_is(pid_t pid);

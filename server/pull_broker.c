@@ -36,6 +36,7 @@ enum broker_ctl_kind {
 typedef struct broker_ctl {
     int kind;
     int io_timeout_ms;
+    uint64_t handle_bytes;
     char pull_from[CONFIG_PATH_MAX];
     char peer_token_file[CONFIG_PATH_MAX];
     char peer_tls_ca[CONFIG_PATH_MAX];
@@ -177,11 +178,14 @@ static int parse_request(const uint8_t *buf, size_t len, uint32_t *call_id, msg_
 
 /* The file a request came with: a regular file open for reading and
  * writing, of at least the shape's bytes (the reader checked ld x cols x
- * element size against overflow). */
-static int check_file(int fd, const msg_data_shape *shape, uint64_t *bytes, err_t *err)
+ * element size against overflow), which are within --handle-bytes. */
+static int check_file(const server_config *cfg, int fd, const msg_data_shape *shape, uint64_t *bytes, err_t *err)
 {
     struct stat st;
     *bytes = msg_data_mem_elems(shape) * iface_type_size(shape->type);
+    if (cfg->handle_bytes > 0 && *bytes > cfg->handle_bytes)
+        return err_set(err, NUMRPC_ELIMIT, "a pull request of %llu bytes, beyond --handle-bytes (%llu)",
+                       (unsigned long long)*bytes, (unsigned long long)cfg->handle_bytes);
     if (fd < 0) return err_set(err, NUMRPC_EINVAL, "a pull request without the handle's file");
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return err_set(err, NUMRPC_EINVAL, "a pull request whose descriptor is not a regular file");
@@ -238,9 +242,13 @@ static int serve_request(broker_state *b, int i)
     err_clear(&err);
     int rc = parse_request(buf, (size_t)k, &ch->call_id, &q, &err);
     if (rc == 0 && !pull_listed(b->cfg.pull_from, q.source)) rc = pull_refuse_source(b->cfg.pull_from, q.source, &err);
-    if (rc == 0) rc = check_file(file, &q.shape, &bytes, &err);
+    if (rc == 0) rc = check_file(&b->cfg, file, &q.shape, &bytes, &err);
     if (rc != 0) {
-        server_log(&b->cfg, LOG_LEVEL_NOTICE, "pull broker: a worker's request refused: %s", err.detail);
+        char said[ERR_DETAIL_MAX];
+        snprintf(said, sizeof said, "%s", err.detail);
+        for (char *c = said; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) *c = '?'; /* one log line */
+        server_log(&b->cfg, LOG_LEVEL_NOTICE, "pull broker: a worker's request refused: %s", said);
         if (file >= 0) close(file);
         return answer(ch->fd, ch->call_id, rc, err.detail);
     }
@@ -281,15 +289,20 @@ static int serve_control(broker_state *b)
         memcpy(b->cfg.peer_token_file, m.peer_token_file, sizeof m.peer_token_file);
         memcpy(b->cfg.peer_tls_ca, m.peer_tls_ca, sizeof m.peer_tls_ca);
         b->cfg.io_timeout_ms = m.io_timeout_ms;
+        b->cfg.handle_bytes = m.handle_bytes;
     }
     if (fd < 0) return 0;
-    channel *grown = b->n < b->cap ? b->ch : realloc(b->ch, (size_t)(b->cap * 2 + 8) * sizeof *b->ch);
-    if (k != (ssize_t)sizeof m || m.kind != BROKER_CHANNEL || grown == NULL) {
+    if (k == (ssize_t)sizeof m && m.kind == BROKER_CHANNEL && b->n == b->cap) {
+        channel *grown = realloc(b->ch, (size_t)(b->cap * 2 + 8) * sizeof *b->ch);
+        if (grown != NULL) {
+            b->ch = grown;
+            b->cap = b->cap * 2 + 8;
+        }
+    }
+    if (k != (ssize_t)sizeof m || m.kind != BROKER_CHANNEL || b->n == b->cap) {
         close(fd); /* the worker's end then reads EOF: its pulls fail */
         return 0;
     }
-    if (grown != b->ch) b->cap = b->cap * 2 + 8;
-    b->ch = grown;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     b->ch[b->n++] = (channel){.fd = fd};
     return 0;
@@ -446,6 +459,7 @@ void pull_broker_reload(const server_config *cfg)
     memset(&m, 0, sizeof m);
     m.kind = BROKER_RELOAD;
     m.io_timeout_ms = cfg->io_timeout_ms;
+    m.handle_bytes = cfg->handle_bytes;
     memcpy(m.pull_from, cfg->pull_from, sizeof m.pull_from);
     memcpy(m.peer_token_file, cfg->peer_token_file, sizeof m.peer_token_file);
     memcpy(m.peer_tls_ca, cfg->peer_tls_ca, sizeof m.peer_tls_ca);

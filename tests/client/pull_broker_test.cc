@@ -113,6 +113,7 @@ class PullBroker : public ::testing::Test {
         server_config cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.io_timeout_ms = 5000;
+        cfg.handle_bytes = 1 << 20;
         cfg.log_level = LOG_LEVEL_ERROR;
         cfg.quiet = 1;
         std::string all = src_->address() + ", " + mute_->address() + "," + closed_;
@@ -293,7 +294,8 @@ TEST_F(PullBroker, AFileSmallerThanTheShapeIsRefused)
 }
 
 // No file, a pipe, a file open read-only, an absurd shape, garbage, a
-// datagram too long: each gets its error, and the channel goes on.
+// datagram too long, more bytes than --handle-bytes: each gets its error,
+// and the channel goes on.
 TEST_F(PullBroker, MalformedRequestsAreRefusedAndTheChannelGoesOn)
 {
     Send(ch_, Request(src_->address(), 8), -1, 1);
@@ -335,11 +337,19 @@ TEST_F(PullBroker, MalformedRequestsAreRefusedAndTheChannelGoesOn)
     a = Receive(ch_);
     EXPECT_EQ(a.code, NUMRPC_EPROTO) << a.detail;
 
+    // More than --handle-bytes (1 MiB here), whatever the file.
+    int big = TempFile(0, 0);
+    ASSERT_EQ(ftruncate(big, 8 << 20), 0);
+    Send(ch_, Request(src_->address(), 1 << 20), big, 5);
+    a = Receive(ch_);
+    EXPECT_EQ(a.code, NUMRPC_ELIMIT) << a.detail;
+    close(big);
+
     // Still served: a listed source that does not listen.
-    Send(ch_, Request(closed_, 8), file, 5);
+    Send(ch_, Request(closed_, 8), file, 6);
     a = Receive(ch_);
     EXPECT_EQ(a.code, NUMRPC_ECONNECT) << a.detail;
-    EXPECT_EQ(a.call_id, 5u);
+    EXPECT_EQ(a.call_id, 6u);
     close(file);
 }
 
