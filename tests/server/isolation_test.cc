@@ -192,8 +192,8 @@ TEST_F(Isolation, ARoutineIsRefusedTheDispatcherSecretsAndTcp)
     EXPECT_EQ(EACCES, again[P_PATHS]);
 }
 
-// The memory searches: what a worker may not hold.  Before the spawner
-// (workers forked from a dispatcher that had read the secrets) these fail.
+// The memory searches: what a worker may not hold (workers come from a
+// spawner that never read a secret; a connection given back is wiped).
 TEST_F(Isolation, NoOtherTokensSecretInTheWorker)
 {
     double scanned = 0;
