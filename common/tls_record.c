@@ -34,8 +34,11 @@
 #define KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TAG_SIZE)
 /* KeyUpdates the peer may have asked for and we still owe: more requests
  * before our next record are answered this many times (one would do, RFC
- * 8446 §4.6.3; tlsfuzzer counts one answer per request). */
-#define UPDATES_DUE_MAX 32
+ * 8446 §4.6.3; tlsfuzzer's script counts one answer per request).  All of
+ * them go before one record, and 8 keep a record's framing with them
+ * (8 * 27 + 22 bytes) within the TLS_RECORD_MAX - TLS_PLAINTEXT_MAX bytes
+ * per record that callers reserve for sealed records (server/connio.c). */
+#define UPDATES_DUE_MAX 8
 /* Room for one record of len bytes and the KeyUpdates that may go first. */
 #define SEALED_ROOM(len) ((UPDATES_DUE_MAX + 1) * KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TAG_SIZE)
 #define SEALED_MAX SEALED_ROOM(TLS_PLAINTEXT_MAX)
@@ -245,7 +248,7 @@ static size_t seal_key_update(tls_stream_state *st, unsigned char *rec)
 static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
 {
     size_t at = 0;
-    for (int i = 0; i <= UPDATES_DUE_MAX && key_update_due(st); i++) {
+    for (int i = 0; i < UPDATES_DUE_MAX && key_update_due(st); i++) {
         size_t k = seal_key_update(st, rec + at);
         if (k == 0) return 0;
         at += k;
@@ -652,7 +655,7 @@ static ssize_t receive_plain(transport *t, tls_stream_state *st, void *buf, size
     unsigned char *batch = n >= TLS_CIPHERTEXT_MAX ? thread_batch() : NULL;
     for (;;) {
         if (st->broken) {
-            errno = EPROTO;
+            errno = st->truncated ? ECONNRESET : EPROTO;
             return -1;
         }
         if (st->plain_len > 0) {
