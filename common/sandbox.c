@@ -327,6 +327,11 @@ static int apply_seccomp(const sandbox_policy *p, err_t *err)
         if (rc == 0) rc = deny(ctx, "socket", EPERM, 1, &not_unix);
         if (rc == 0) rc = deny(ctx, "socketpair", EPERM, 1, &not_unix);
     }
+    if (p->deny_connect) {
+        struct scmp_arg_cmp to_address = SCMP_A4(SCMP_CMP_NE, 0);
+        if (rc == 0) rc = deny(ctx, "connect", EPERM, 0, NULL);
+        if (rc == 0) rc = deny(ctx, "sendto", EPERM, 1, &to_address);
+    }
     if (rc == 0) rc = seccomp_load(ctx);
     seccomp_release(ctx);
     if (rc != 0) return err_set(err, NUMRPC_ESERVER, "sandbox: seccomp filter: %s", strerror(rc < 0 ? -rc : rc));

@@ -36,6 +36,12 @@ typedef struct sandbox_policy {
      * made outside it. */
     int scope_signals;
     int scope_abstract_unix;
+    /* connect() of any socket, and sendto() with an address, fail with
+     * EPERM: Landlock (up to ABI 7) does not cover a connect to a unix
+     * socket by its path, and the owner's 0600 sockets (the admin socket,
+     * systemd's, Docker's) take a process of the same uid.  For a worker
+     * that connects nowhere: one whose server runs no MPI job. */
+    int deny_connect;
     /* Become uid/gid (supplementary groups: gid only) before dropping the
      * capabilities. */
     int set_user;

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -347,6 +348,70 @@ TEST(Sandbox, RankPolicyKeepsTcp)
     ASSERT_EQ(2, o.n);
     EXPECT_EQ(0, o.result[0]);
     EXPECT_EQ(EPERM, o.result[1]);
+}
+
+// deny_connect: no connect to a unix socket by its path (Landlock lets it
+// through), while a socketpair and its messages, descriptors included, work.
+TEST(Sandbox, DenyConnectKeepsSocketpairs)
+{
+    TempDir dir("unix");
+    std::string path = dir.path + "/admin.sock";
+    int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {};
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    ASSERT_EQ(0, bind(listener, (struct sockaddr *)&a, sizeof a));
+    ASSERT_EQ(0, listen(listener, 4));
+    sandbox_policy p = worker_like(dir.path);
+    p.deny_connect = 1;
+    std::vector<std::function<int()>> probes = {
+        [&] {
+            int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd < 0) return -errno;
+            int rc = fails(connect(fd, (struct sockaddr *)&a, sizeof a));
+            close(fd);
+            return rc;
+        },
+        [&] {
+            int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            if (fd < 0) return -errno;
+            int rc = fails(sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof a));
+            close(fd);
+            return rc;
+        },
+        [&] {
+            int sv[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return errno;
+            char c = 'x';
+            struct iovec v = {&c, 1};
+            char space[CMSG_SPACE(sizeof(int))] = {};
+            struct msghdr m = {};
+            m.msg_iov = &v;
+            m.msg_iovlen = 1;
+            m.msg_control = space;
+            m.msg_controllen = sizeof space;
+            struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+            h->cmsg_level = SOL_SOCKET;
+            h->cmsg_type = SCM_RIGHTS;
+            h->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(h), &sv[0], sizeof(int));
+            int rc = sendmsg(sv[1], &m, 0) == 1 && send(sv[1], "y", 1, 0) == 1 ? 0 : errno;
+            close(sv[0]);
+            close(sv[1]);
+            return rc;
+        },
+    };
+    // The premise: without the rule, Landlock lets the connect through.
+    sandbox_policy open_policy = worker_like(dir.path);
+    Outcome without = run_confined(open_policy, {probes[0]});
+    ASSERT_EQ(1, without.n);
+    EXPECT_EQ(0, without.result[0]) << "connect by path without deny_connect";
+    Outcome o = run_confined(p, probes);
+    close(listener);
+    ASSERT_EQ(3, o.n);
+    EXPECT_EQ(EPERM, o.result[0]) << "connect to " << path;
+    EXPECT_EQ(EPERM, o.result[1]) << "sendto " << path;
+    EXPECT_EQ(0, o.result[2]) << "sendmsg with a descriptor on a socketpair";
 }
 
 TEST(Sandbox, PolicyReachesWhatIsBeneathARule)
