@@ -106,6 +106,8 @@ static const option_def options[] = {
      "--tls-cert, a `status` token with --token-file"},
     {"http-port-file", 0, OPT_STR, F(http_port_file), "FILE", "write the HTTP port chosen to FILE once it serves"},
     /* Worker confinement (docs/security.md, "Worker confinement"). */
+    {"worker-dir", 0, OPT_STR, F(worker_dirs), "DIRS",
+     "directories (comma-separated) where routines may read and write, besides their private temporary one"},
     {"user", 0, OPT_STR, F(user), "NAME",
      "workers run routines as this user (name or uid), not as the server's (default: the server's own)"},
 };

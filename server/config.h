@@ -77,6 +77,10 @@ typedef struct server_config {
     /* --user: workers become this user (name or uid) before they are
      * confined (worker_sandbox.c; "" = stay the server's user). */
     char user[256];
+    /* --worker-dir: directories (comma-separated) where routines may read
+     * and write besides their private temporary one, e.g. a data or
+     * scratch area ("" = none; worker_sandbox.c). */
+    char worker_dirs[CONFIG_PATH_MAX];
 } server_config;
 
 #define CONFIG_HTTP_OFF (-1)

@@ -48,6 +48,26 @@ const char *sandbox_worker_tmpdir(void)
     return sb.tmpdir;
 }
 
+/* --worker-dir's directories, read-write (a secret beneath one stops the
+ * server as any other readable path: check_secrets). */
+static int add_worker_dirs(const char *list, sandbox_policy *p, err_t *err)
+{
+    char dir[CONFIG_PATH_MAX];
+    for (const char *at = list; *at;) {
+        size_t len = strcspn(at, ",");
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, at, len);
+            dir[len] = '\0';
+            if (sandbox_policy_add(p, dir, SANDBOX_WRITE, "a directory of --worker-dir", err) != 0) return err->code;
+        } else if (len >= sizeof dir) {
+            return err_set(err, NUMRPC_EINVAL, "--worker-dir: a directory name longer than %zu bytes", sizeof dir - 1);
+        }
+        at += len;
+        if (*at == ',') at++;
+    }
+    return 0;
+}
+
 /* What a worker may reach, from the options. */
 static int worker_policy(const server_config *cfg, sandbox_policy *p, err_t *err)
 {
@@ -70,7 +90,7 @@ static int worker_policy(const server_config *cfg, sandbox_policy *p, err_t *err
         return err->code;
     if (sandbox_policy_add(p, sb.tmpdir, SANDBOX_WRITE, "the workers' temporary directory", err) != 0)
         return err->code;
-    return 0;
+    return add_worker_dirs(cfg->worker_dirs, p, err);
 }
 
 /* The first secret file a worker could reach: 0 (none) or NUMRPC_EINVAL

@@ -58,7 +58,10 @@ class AsyncDir {
     }
     std::vector<std::string> server_args(int workers = 4) const
     {
-        return {"--stubs", stubs_, "--workers", std::to_string(workers), "--admin-socket", "none"};
+        // Routines may use the gates beside the stubs (--worker-dir): a
+        // confined worker reaches no other directory of /tmp.
+        return {"--stubs", stubs_, "--workers", std::to_string(workers), "--admin-socket", "none", "--worker-dir",
+                dir_};
     }
 
   private:

@@ -434,7 +434,7 @@ TEST_F(MetaTest, LoadPiggybackedOnRepliesSteersCallsWithinALease)
     ASSERT_EQ(symlink(TOP_BUILDDIR "/stubs/.libs/blas.so", (stubs + "/blas.so").c_str()), 0);
     ASSERT_EQ(symlink(hold_so.c_str(), (stubs + "/asyncmod.so").c_str()), 0);
     auto meta = start_meta("1.5", "60000"); // one lease for the whole test
-    std::vector<std::string> extra = {"--stubs", stubs};
+    std::vector<std::string> extra = {"--stubs", stubs, "--worker-dir", dir}; // the holds' gates
     std::unique_ptr<Proc> servers[2];
     for (int cpu = 0; cpu < 2; cpu++) {
         servers[cpu] = start_server(meta->port(), extra, "", "", "127.0.0.1", std::to_string(cpu));

@@ -725,7 +725,8 @@ TEST(HandleSpare, AFileACallStillReadsIsNeverReused)
 {
     const int n = 4096;
     TempDir dir;
-    ServerProc server({"--stubs", TOP_BUILDDIR "/tests/server/.libs", "--handle-dir", dir.path});
+    ServerProc server({"--stubs", TOP_BUILDDIR "/tests/server/.libs", "--handle-dir", dir.path, "--worker-dir",
+                       dir.path}); // the gate
     std::string mine = ServerDir(dir.path, server.pid());
     Raw raw(server.port()), other(server.port());
     Iface hold(&raw, "hold_sum");

@@ -70,12 +70,13 @@ struct StubDir {
 std::vector<std::string> Args(const StubDir &stubs, std::vector<std::string> more)
 {
     std::vector<std::string> args = {"--stubs", stubs.path, "--workers", "1", "--max-workers", "1",
-                                     "--admin-socket", "none"};
+                                     "--admin-socket", "none", "--worker-dir", stubs.path}; // held calls' gates
     args.insert(args.end(), more.begin(), more.end());
     return args;
 }
 
-// The server's live child processes (its workers).
+// The server's live workers: its children named numrpc-server (the
+// spawner, numrpc-spawner, is a child too).
 std::vector<pid_t> Workers(pid_t server)
 {
     std::ifstream in("/proc/" + std::to_string(server) + "/task/" + std::to_string(server) + "/children");
@@ -83,7 +84,9 @@ std::vector<pid_t> Workers(pid_t server)
     for (pid_t p; in >> p;) {
         std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
         std::string line;
-        if (std::getline(stat, line) && line.find(") Z") == std::string::npos) out.push_back(p);
+        if (std::getline(stat, line) && line.find("(numrpc-server) ") != std::string::npos &&
+            line.find(") Z") == std::string::npos)
+            out.push_back(p);
     }
     return out;
 }

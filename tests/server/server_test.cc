@@ -275,7 +275,7 @@ TEST(Limits, QueueBeyondBusyWorkersIsBounded)
     TempDir dir;
     if (!HavePrometheusParser()) GTEST_SKIP() << "no Prometheus parser: the queue is read from /metrics";
     ServerProc server({"--stubs", kFaults, "--workers", "1", "--max-workers", "1", "--max-queue", "1",
-                       "--admin-socket", "none", "--http-port", "0", "--http-port-file", dir.path + "/http.port"});
+                       "--admin-socket", "none", "--worker-dir", dir.path, "--http-port", "0", "--http-port-file", dir.path + "/http.port"});
     const std::string metrics = "http://127.0.0.1:" + std::to_string(ReadPortFile(dir.path + "/http.port")) + "/metrics";
     UseServer(server.address());
     const std::string gate = dir.path + "/gate";
@@ -503,7 +503,8 @@ TEST(Limits, ConnectionsAreClampedUnderTheOpenFileLimit)
 TEST(Signals, SigtermFinishesAcceptedCallsRefusesNewOnesAndExitsZero)
 {
     TempDir dir;
-    OwnServer server({"--stubs", kFaults, "--workers", "4", "--max-workers", "4", "--admin-socket", "none"},
+    OwnServer server({"--stubs", kFaults, "--workers", "4", "--max-workers", "4", "--admin-socket", "none",
+                      "--worker-dir", dir.path},
                      dir.path + "/port");
     ASSERT_GT(server.port, 0);
     const std::string addr = "127.0.0.1:" + std::to_string(server.port);

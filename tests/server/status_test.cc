@@ -225,7 +225,7 @@ TEST(Status, CountsTheDataHandlesKeptAndTheirBytes)
 TEST(Status, AnsweredWhileEveryWorkerIsBusyAndAnUnreachableServerIsAClearError)
 {
     TempDir dir;
-    LoggedServer server(dir, {"--stubs", kFaults, "--workers", "1", "--max-workers", "1"});
+    LoggedServer server(dir, {"--stubs", kFaults, "--workers", "1", "--max-workers", "1", "--worker-dir", dir.path});
     ASSERT_GT(server.port, 0);
     UseServer(server.address());
     const std::string gate = dir.path + "/gate";
