@@ -80,6 +80,8 @@ void conn_close(dispatcher *d, int c)
 {
     int fd = d->conns[c].fd;
     release(d, c);
+    /* An orderly end on TLS says so: a client tells it from a cut stream. */
+    if (d->conns[c].tls != NULL) tls_record_close_notify(fd, d->conns[c].tls);
     close(fd);
     conn_drop_tls(d, c);
 }

@@ -98,7 +98,7 @@ ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t
 {
     transport_bytes sealed = {.max = SIZE_MAX};
     const void *p = bytes;
-    uint64_t seq = tls ? tls->out.seq : 0;
+    tls_direction before = tls ? tls->out : (tls_direction){0}; /* key and number: a KeyUpdate may change both */
     err_t ignored;
     if (tls != NULL) {
         if (tls_record_seal(tls, bytes, len, &sealed, &ignored) != 0) {
@@ -114,7 +114,7 @@ ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t
         k = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
     } while (k < 0 && errno == EINTR);
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) k = 0;
-    if (k == 0 && tls != NULL) tls->out.seq = seq; /* nothing went: the numbers are free again */
+    if (k == 0 && tls != NULL) tls->out = before; /* nothing went: the numbers (and the key) are free again */
     transport_bytes_free(&sealed);
     return k;
 }

@@ -430,13 +430,6 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
      * they are handed to the nearest subreaper, this process, which reaps
      * them and hears how they ended. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* The pull broker holds the credentials a pull needs, so that no worker
-     * does (pull.h); forked while this process has no thread yet. */
-    if (pull_broker_start(cfg, err) != 0) {
-        tokens_free(&d.tokens);
-        dispatcher_tables_close();
-        return -1;
-    }
     d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     d.nconns_cap = cfg->max_connections + 1;
     d.nworkers_cap = shared_nslots;
@@ -491,6 +484,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         /* A routine's deadline before the next tick wakes the loop for it. */
         double due = pool_next_deadline(&d), left_ms = due > 0 ? (due - sock_now()) * 1000 : tick_ms;
         int wait_ms = left_ms <= 0 ? 0 : left_ms < tick_ms ? (int)left_ms + 1 : tick_ms;
+        if (d.tls_looks > 0) wait_ms = 0; /* requests already opened in TLS states wait for no event */
         int n = epoll_wait(d.epfd, evs, 64, wait_ms);
         for (int i = 0; i < n; i++) {
             int kind = (int)(evs[i].data.u64 >> 32), index = (int)(uint32_t)evs[i].data.u64;

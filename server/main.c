@@ -13,6 +13,7 @@
 #include "log.h"
 #include "metajoin.h"
 #include "mpi_job.h"
+#include "pull.h"
 #include "sock.h"
 #include "spawner.h"
 #include "tls.h"
@@ -68,7 +69,10 @@ int main(int argc, char **argv)
         return 2;
     }
     atexit(sandbox_cleanup);
-    if (spawner_start(slots, cfg.max_workers, &err) != 0) {
+    /* The pull broker reads the credentials a pull needs when it pulls
+     * (pull.h), so it too starts before the secrets are read; the spawner,
+     * forked after it, closes its control socket. */
+    if (pull_broker_start(&cfg, &err) != 0 || spawner_start(slots, cfg.max_workers, &err) != 0) {
         server_log(&cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         return 1;
     }

@@ -187,7 +187,10 @@ static void worker_exited(dispatcher *d, int w, int status)
          * a keepalive cut short). */
         /* On TLS the notice is sealed with the state the worker left: one
          * it broke (a record cut) cannot carry it. */
-        const tls_stream_state *tls = conn_tls(d, c);
+        tls_stream_state *tls = conn_tls(d, c);
+        /* A worker killed inside a record operation left the state half
+         * updated: it is broken, and the connection closes. */
+        if (tls != NULL) tls_record_holder_died(tls);
         if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined && !wk->stream_cut &&
             (tls == NULL || !tls->broken)) {
             char how[64], detail[320];

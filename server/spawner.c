@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@ static void become_worker(const spawn_header *h, int ctl_fd, int pull_fd, const 
         usleep(50);
     }
     server_child_dies_with(h->dispatcher);
+    prctl(PR_SET_NAME, "numrpc-server");
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
@@ -133,6 +135,7 @@ static void spawner_main(int sock, worker_slot *slots, int n)
         sock = 3;
     }
     close_range(4, ~0u, 0); /* the listening socket and the rest are the dispatcher's */
+    prctl(PR_SET_NAME, "numrpc-spawner"); /* in ps and top; its workers take the server's name back */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
     for (;;) {

@@ -139,7 +139,10 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
             return;
         }
         if (rc != 0) {
-            if (strcmp(err.detail, "closed") != 0)
+            /* A TLS client gone between messages without close_notify has
+             * lost nothing: as quiet as a plain client that closed. */
+            int left_quietly = tls != NULL && tls->truncated && wire_reader_idle(r);
+            if (strcmp(err.detail, "closed") != 0 && !left_quietly)
                 server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", s->conn_id, err.detail);
             give_back(s, ctl_fd, CTL_CLOSED);
             return;
@@ -178,14 +181,16 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->blas_threads);
     setenv("OPENBLAS_NUM_THREADS", threads, 1);
-    /* Confined before its modules load: Landlock binds the threads made
-     * after it only, and loading a module may start BLAS threads. */
-    if (sandbox_confine_worker(cfg, &err) != 0) {
-        server_log(cfg, LOG_LEVEL_ERROR, "worker not started: %s", err.detail);
-        _exit(1);
-    }
     if (registry_load(&reg, cfg, mods, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        _exit(1);
+    }
+    /* Confined once its modules are loaded (a module may be a link to a
+     * library anywhere) and before it takes a connection: BLAS threads the
+     * modules started are stopped first and start again confined
+     * (worker_sandbox.h). */
+    if (sandbox_confine_worker(cfg, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "worker not started: %s", err.detail);
         _exit(1);
     }
     limit_memory(cfg, sizeof(tls_stream_state)); /* a lent connection's state comes on top */
