@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -267,6 +268,50 @@ TEST(HandleMovesOverTls, APullSpeaksTlsAndProvesItsToken)
     }
     EXPECT_EQ(numrpc_data_free(ha), NUMRPC_OK);
     numrpc_finalize();
+}
+
+// A routine whose threads read one remote file at once over TLS, while the
+// dispatcher sends keepalives every 5 ms: each exchange holds the
+// connection alone (no two records sealed with one sequence number, no two
+// messages interleaved), so the sums are the file's and the connection
+// serves the next call.  Before, a second reader took "someone reads" for
+// "I hold the connection" (server/files_call.c).
+TEST(RemoteFilesOverTls, ThreadsReadAtOnceBesideKeepalives)
+{
+    auto server = StartServer({"--stubs", TOP_BUILDDIR "/tests/sdpa/.libs", "--keepalive-ms", "5", "--tls-cert",
+                               Pki("server.pem"), "--tls-key", Pki("server.key")});
+    ASSERT_GT(server->port(), 0);
+    char path[] = "/tmp/numrpc-rfile-threads-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::vector<unsigned char> bytes((6u << 20) + 1234);
+    long want = 0;
+    uint32_t x = 777;
+    for (auto &b : bytes) {
+        x = x * 1103515245u + 12345u;
+        b = static_cast<unsigned char>(x >> 23);
+        want += b;
+    }
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    close(fd);
+    numrpc_finalize();
+    const std::string ca = Pki("ca.pem"), addr = "127.0.0.1:" + std::to_string(server->port());
+    numrpc_config cfg = {};
+    cfg.servers = addr.c_str();
+    cfg.tls_ca = ca.c_str();
+    ASSERT_EQ(numrpc_init(&cfg), NUMRPC_OK) << numrpc_last_error_detail();
+    for (int round = 0; round < 3; round++) {
+        long got_bytes = -1, got_sum = -1;
+        ASSERT_EQ(numrpc_call("rfile_sum_threads", path, 4, &got_bytes, &got_sum), NUMRPC_OK)
+            << "round " << round << ": " << numrpc_last_error_detail();
+        EXPECT_EQ(got_bytes, static_cast<long>(bytes.size()));
+        EXPECT_EQ(got_sum, want);
+    }
+    long got_bytes = -1, got_sum = -1; // and one reader on the same connection
+    EXPECT_EQ(numrpc_call("rfile_sum", path, &got_bytes, &got_sum), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(got_sum, want);
+    numrpc_finalize();
+    unlink(path);
 }
 
 } // namespace
