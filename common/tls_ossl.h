@@ -47,9 +47,25 @@ int tls_binding_of(SSL *ssl, unsigned char binding[TLS_BINDING_SIZE]);
 /* Sets d's key and iv from a traffic secret (HKDF-Expand-Label "key" and
  * "iv" with suite's hash), keeps the secret for KeyUpdate (up to
  * TLS_SECRET_MAX bytes) and sets its sequence number to 0: 0, or -1 for a
- * suite the record layer does not implement (tls_record.c). */
+ * suite the record layer does not implement (tls_keys.c). */
 int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secret, size_t secret_len);
 /* The suite's name ("TLS_AES_128_GCM_SHA256"), or NULL when unknown. */
 const char *tls_suite_name(uint16_t suite);
+
+/* ---- One record's protection (tls_keys.c), for the record layer ---- */
+#define TLS_TAG_SIZE 16 /* every suite's AEAD tag */
+/* RFC 8446 §7.2: d's next traffic secret, key and iv ("traffic upd"), its
+ * sequence number 0 again.  0, or -1 (d unchanged) without a secret of the
+ * suite's hash length. */
+int tls_next_keys(tls_direction *d, uint16_t suite);
+/* Seals len bytes of data, then the content type, into out (not
+ * overlapping data) under st's sending keys, the tag after them: 0 or -1. */
+int tls_seal_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
+                  const unsigned char *data, size_t len, unsigned char type, unsigned char *out);
+/* Opens len bytes of body (its tag follows) into out under st's receiving
+ * keys; the tag is verified before 0 is returned, and out wiped when it
+ * fails (-1). */
+int tls_open_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
+                  const unsigned char *body, size_t len, unsigned char *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* tls_record.c -- our own TLS 1.3 record layer (RFC 8446 §5) over a plain
- * tls_stream_state: keys, sealing and opening records, the "tls-record" stream. */
+ * tls_stream_state: records framed, sealed and opened (tls_keys.c), the "tls-record" stream. */
 #include "tls_ossl.h"
 
 #include <errno.h>
@@ -16,7 +16,6 @@
 #define TYPE_ALERT 21
 #define TYPE_HANDSHAKE 22
 #define TYPE_APPLICATION 23
-#define TAG_SIZE 16
 #define HANDSHAKE_KEY_UPDATE 24
 
 /* Alerts (RFC 8446 §6) */
@@ -31,7 +30,7 @@
 
 /* A KeyUpdate record: header, the message (type, 3 length bytes, request),
  * the inner type, the tag. */
-#define KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TAG_SIZE)
+#define KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TLS_TAG_SIZE)
 /* KeyUpdates the peer may have asked for and we still owe: more requests
  * before our next record are answered this many times (one would do, RFC
  * 8446 §4.6.3; tlsfuzzer's script counts one answer per request).  All of
@@ -40,176 +39,23 @@
  * per record that callers reserve for sealed records (server/connio.c). */
 #define UPDATES_DUE_MAX 8
 /* Room for one record of len bytes and the KeyUpdates that may go first. */
-#define SEALED_ROOM(len) ((UPDATES_DUE_MAX + 1) * KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TAG_SIZE)
+#define SEALED_ROOM(len) ((UPDATES_DUE_MAX + 1) * KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TLS_TAG_SIZE)
 #define SEALED_MAX SEALED_ROOM(TLS_PLAINTEXT_MAX)
 
 #define TRUNCATED_WHY "the peer closed the connection without close_notify: the stream may be truncated"
 #define BUSY_WHY "TLS state in use by another holder"
 
-/* What a suite needs: its AEAD, key size and hash. */
-typedef struct suite_info {
-    uint16_t id;
-    const char *name, *cipher, *hash;
-    size_t key_len;
-} suite_info;
-
-static const suite_info suites[] = {
-    {0x1301, "TLS_AES_128_GCM_SHA256", "AES-128-GCM", "SHA256", 16},
-    {0x1302, "TLS_AES_256_GCM_SHA384", "AES-256-GCM", "SHA384", 32},
-    {0x1303, "TLS_CHACHA20_POLY1305_SHA256", "ChaCha20-Poly1305", "SHA256", 32},
-};
-#define NSUITES (sizeof suites / sizeof suites[0])
-
-static EVP_CIPHER *ciphers[NSUITES]; /* fetched once, kept for the process */
-static pthread_once_t ciphers_once = PTHREAD_ONCE_INIT;
-
-static void fetch_ciphers(void)
-{
-    for (size_t i = 0; i < NSUITES; i++) ciphers[i] = EVP_CIPHER_fetch(NULL, suites[i].cipher, NULL);
-}
-
-/* The index of suite in suites, or -1. */
-static int suite_index(uint16_t suite)
-{
-    for (size_t i = 0; i < NSUITES; i++)
-        if (suites[i].id == suite) return (int)i;
-    return -1;
-}
-
-const char *tls_suite_name(uint16_t suite)
-{
-    int i = suite_index(suite);
-    return i < 0 ? NULL : suites[i].name;
-}
-
-/* HKDF-Expand-Label(secret, label, "", len) for len up to the hash's size:
- * one HMAC block of the HkdfLabel structure (RFC 8446 §7.1). */
-static int expand_label(const EVP_MD *md, const unsigned char *secret, size_t secret_len,
-                        const char *label, unsigned char *out, size_t len)
-{
-    unsigned char info[64], block[EVP_MAX_MD_SIZE];
-    size_t label_len = strlen(label), n = 0;
-    unsigned block_len = 0;
-    info[n++] = (unsigned char)(len >> 8);
-    info[n++] = (unsigned char)len;
-    info[n++] = (unsigned char)(6 + label_len);
-    memcpy(info + n, "tls13 ", 6);
-    memcpy(info + n + 6, label, label_len);
-    n += 6 + label_len;
-    info[n++] = 0; /* empty context */
-    info[n++] = 1; /* the counter of the first block */
-    if (HMAC(md, secret, (int)secret_len, info, n, block, &block_len) == NULL || block_len < len) return -1;
-    memcpy(out, block, len);
-    return 0;
-}
-
-int tls_record_keys(tls_direction *d, uint16_t suite, const unsigned char *secret, size_t secret_len)
-{
-    int i = suite_index(suite);
-    if (i < 0) return -1;
-    const EVP_MD *md = EVP_get_digestbyname(suites[i].hash);
-    memset(d, 0, sizeof *d);
-    if (md == NULL || expand_label(md, secret, secret_len, "key", d->key, suites[i].key_len) != 0 ||
-        expand_label(md, secret, secret_len, "iv", d->iv, sizeof d->iv) != 0)
-        return -1;
-    if (secret_len <= sizeof d->secret) {
-        memcpy(d->secret, secret, secret_len);
-        d->secret_len = (uint8_t)secret_len;
-    }
-    return 0;
-}
-
-/* RFC 8446 §7.2: application_traffic_secret_N+1 = HKDF-Expand-Label(
- * application_traffic_secret_N, "traffic upd", "", Hash.length), and d's
- * key and iv from it; seq starts again at 0.  0, or -1 (d unchanged) when
- * d has no secret of the suite's hash length. */
-static int next_keys(tls_direction *d, uint16_t suite)
-{
-    int i = suite_index(suite);
-    const EVP_MD *md = i < 0 ? NULL : EVP_get_digestbyname(suites[i].hash);
-    int n = md ? EVP_MD_get_size(md) : 0;
-    unsigned char next[TLS_SECRET_MAX];
-    if (n <= 0 || (size_t)n > sizeof next || d->secret_len != n ||
-        expand_label(md, d->secret, (size_t)n, "traffic upd", next, (size_t)n) != 0)
-        return -1;
-    tls_direction was = *d;
-    int rc = tls_record_keys(d, suite, next, (size_t)n);
-    OPENSSL_cleanse(next, sizeof next);
-    if (rc != 0) {
-        *d = was;
-    } else {
-        d->update_due = was.update_due;
-        d->updates = was.updates + 1;
-    }
-    OPENSSL_cleanse(&was, sizeof was);
-    return rc;
-}
-
-/* A cipher context keyed for d's next record (nonce: iv XOR its sequence
- * number), with header fed as the additional data; NULL on failure.  The
- * caller frees it. */
-static EVP_CIPHER_CTX *record_cipher(const tls_stream_state *st, const tls_direction *d, int seal,
-                                     const unsigned char header[TLS_RECORD_HEADER])
-{
-    pthread_once(&ciphers_once, fetch_ciphers);
-    int i = suite_index(st->suite), n = 0;
-    if (i < 0 || ciphers[i] == NULL) return NULL;
-    unsigned char nonce[12];
-    memcpy(nonce, d->iv, sizeof nonce);
-    for (int b = 0; b < 8; b++) nonce[11 - b] ^= (unsigned char)(d->seq >> (8 * b));
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (c != NULL && EVP_CipherInit_ex2(c, ciphers[i], d->key, nonce, seal, NULL) == 1 &&
-        EVP_CipherUpdate(c, NULL, &n, header, TLS_RECORD_HEADER) == 1)
-        return c;
-    EVP_CIPHER_CTX_free(c);
-    return NULL;
-}
-
-/* Seals len bytes of data and then the content type byte into out (which
- * does not overlap data) and writes the tag after them.  0, or -1. */
-static int seal_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
-                     const unsigned char *data, size_t len, unsigned char type, unsigned char *out)
-{
-    EVP_CIPHER_CTX *c = record_cipher(st, &st->out, 1, header);
-    int n = 0, ok = c != NULL && EVP_CipherUpdate(c, out, &n, data, (int)len) == 1 &&
-                    EVP_CipherUpdate(c, out + len, &n, &type, 1) == 1 &&
-                    EVP_CipherFinal_ex(c, out + len + 1, &n) == 1 &&
-                    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_SIZE, out + len + 1) == 1;
-    EVP_CIPHER_CTX_free(c);
-    return ok ? 0 : -1;
-}
-
-/* Opens the len bytes of body (followed by its tag) into out (the same
- * place, or one that does not overlap it).  0, or -1 for a bad tag.
- * The tag is checked before any byte of out is used: EVP_CipherUpdate
- * writes the decrypted bytes, EVP_CipherFinal_ex then verifies the tag,
- * and only a 0 from here lets the callers (open_at) count them, strip the
- * padding or read the content type.  On a failure the bytes written to out
- * are wiped, so no plaintext of a forged record stays even in buffers the
- * caller has not been told about. */
-static int open_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
-                     const unsigned char *body, size_t len, unsigned char *out)
-{
-    EVP_CIPHER_CTX *c = record_cipher(st, &st->in, 0, header);
-    int n = 0, ok = c != NULL && EVP_CipherUpdate(c, out, &n, body, (int)len) == 1 &&
-                    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_SIZE, (void *)(body + len)) == 1 &&
-                    EVP_CipherFinal_ex(c, out + n, &n) == 1;
-    EVP_CIPHER_CTX_free(c);
-    if (!ok) OPENSSL_cleanse(out, len);
-    return ok ? 0 : -1;
-}
-
 /* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
  * (not overlapping buf); returns the record's size, or 0 on failure. */
 static size_t seal_one(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
 {
-    size_t body_len = len + 1 + TAG_SIZE;
+    size_t body_len = len + 1 + TLS_TAG_SIZE;
     rec[0] = TYPE_APPLICATION;
     rec[1] = 3;
     rec[2] = 3;
     rec[3] = (unsigned char)(body_len >> 8);
     rec[4] = (unsigned char)body_len;
-    if (seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
+    if (tls_seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
     st->out.seq++;
     return TLS_RECORD_HEADER + body_len;
 }
@@ -232,7 +78,7 @@ static size_t seal_key_update(tls_stream_state *st, unsigned char *rec)
     static const unsigned char key_update[5] = {HANDSHAKE_KEY_UPDATE, 0, 0, 1, 0 /* update_not_requested */};
     tls_direction was = st->out;
     size_t size = seal_one(st, TYPE_HANDSHAKE, key_update, sizeof key_update, rec);
-    if (size == 0 || next_keys(&st->out, st->suite) != 0) {
+    if (size == 0 || tls_next_keys(&st->out, st->suite) != 0) {
         st->out = was;
         size = 0;
     } else if (st->out.update_due > 0) {
@@ -324,7 +170,7 @@ static void send_owed_alert(int fd, tls_stream_state *st)
 {
     if (st->alert == 0 || fd < 0) return;
     int saved = errno;
-    unsigned char alert[2] = {2 /* fatal */, st->alert}, rec[TLS_RECORD_HEADER + 2 + 1 + TAG_SIZE];
+    unsigned char alert[2] = {2 /* fatal */, st->alert}, rec[TLS_RECORD_HEADER + 2 + 1 + TLS_TAG_SIZE];
     st->alert = 0;
     size_t size = seal_one(st, TYPE_ALERT, alert, sizeof alert, rec);
     if (size > 0 && send(fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
@@ -343,7 +189,7 @@ static long whole_record_at(tls_stream_state *st, const unsigned char *p, size_t
         return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "unexpected TLS record type %d after the handshake", p[0]);
     if (len > TLS_CIPHERTEXT_MAX)
         return broke_alert(st, ALERT_RECORD_OVERFLOW, "TLS record length %zu out of range", len);
-    if (len < TAG_SIZE) /* cannot carry a tag: no AEAD would open it */
+    if (len < TLS_TAG_SIZE) /* cannot carry a tag: no AEAD would open it */
         return broke_alert(st, ALERT_BAD_RECORD_MAC, "TLS record length %zu out of range", len);
     /* the version bytes are the AEAD's additional data: other ones fail the tag */
     return avail >= TLS_RECORD_HEADER + len ? (long)(TLS_RECORD_HEADER + len) : 0;
@@ -382,7 +228,7 @@ static int handshake_record(tls_stream_state *st, const unsigned char *p, size_t
     if (len != 5)
         return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "TLS KeyUpdate not alone in its record (%zu bytes)", len);
     if (p[4] > 1) return broke_alert(st, ALERT_ILLEGAL_PARAMETER, "TLS KeyUpdate with request_update %d", p[4]);
-    if (next_keys(&st->in, st->suite) != 0)
+    if (tls_next_keys(&st->in, st->suite) != 0)
         return broke_alert(st, ALERT_INTERNAL_ERROR, "TLS KeyUpdate: no traffic secret to derive the next keys from");
     if (p[4] == 1 && st->out.update_due < UPDATES_DUE_MAX) st->out.update_due++;
     return 0;
@@ -413,11 +259,11 @@ static int control_record(tls_stream_state *st, int type, const unsigned char *p
  * -1 (st broken). */
 static long open_at(tls_stream_state *st, const unsigned char *rec, size_t rec_len, unsigned char *to)
 {
-    size_t len = rec_len - TLS_RECORD_HEADER - TAG_SIZE;
+    size_t len = rec_len - TLS_RECORD_HEADER - TLS_TAG_SIZE;
     /* TLSInnerPlaintext (content, type, padding) is at most 2^14 + 1 bytes (§5.2, §5.4) */
     if (len > TLS_PLAINTEXT_MAX + 1)
         return broke_alert(st, ALERT_RECORD_OVERFLOW, "TLS record of %zu bytes is too long", len - 1);
-    if (open_body(st, rec, rec + TLS_RECORD_HEADER, len, to) != 0)
+    if (tls_open_body(st, rec, rec + TLS_RECORD_HEADER, len, to) != 0)
         return broke_alert(st, ALERT_BAD_RECORD_MAC, "TLS record %llu failed authentication (bad tag)",
                            (unsigned long long)st->in.seq);
     /* from here on the record is authentic: its bytes may be looked at */
@@ -448,7 +294,7 @@ static int open_received(tls_stream_state *st)
     for (;;) {
         long rec = st->eof ? 0 : whole_record(st);
         if (rec <= 0) return (int)rec;
-        if (!plain_room(st, (size_t)rec - TLS_RECORD_HEADER - TAG_SIZE)) return 0;
+        if (!plain_room(st, (size_t)rec - TLS_RECORD_HEADER - TLS_TAG_SIZE)) return 0;
         if (open_record(st, (size_t)rec) != 0) return -1;
     }
 }
@@ -612,7 +458,7 @@ static long open_batch(tls_stream_state *st, const unsigned char *in, size_t len
     size_t used = 0, wrote = 0;
     long rec;
     while (!st->eof && (rec = whole_record_at(st, in + used, len - used)) > 0) {
-        size_t body = (size_t)rec - TLS_RECORD_HEADER - TAG_SIZE;
+        size_t body = (size_t)rec - TLS_RECORD_HEADER - TLS_TAG_SIZE;
         long got;
         if (body <= room - wrote) {
             got = open_at(st, in + used, (size_t)rec, out + wrote);
