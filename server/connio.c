@@ -119,8 +119,7 @@ ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t
     return k;
 }
 
-/* The mapping's length: the state rounded up to whole pages. */
-static size_t state_bytes(void)
+size_t connio_state_size(void)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     return (sizeof(tls_stream_state) + page - 1) / page * page;
@@ -128,7 +127,7 @@ static size_t state_bytes(void)
 
 tls_stream_state *connio_state_new(int *memfd, err_t *err)
 {
-    size_t len = state_bytes();
+    size_t len = connio_state_size();
     int fd = memfd_create("numrpc-tls-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return err_set(err, NUMRPC_ESERVER, "memfd_create: %s", strerror(errno)), NULL;
     /* Its size is fixed for good: a worker cannot shrink it under the
@@ -160,14 +159,14 @@ void connio_state_free(tls_stream_state *tls, int memfd)
 tls_stream_state *connio_state_map(int memfd)
 {
     struct stat st;
-    if (fstat(memfd, &st) != 0 || (size_t)st.st_size != state_bytes()) return NULL;
-    void *p = mmap(NULL, state_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (fstat(memfd, &st) != 0 || (size_t)st.st_size != connio_state_size()) return NULL;
+    void *p = mmap(NULL, connio_state_size(), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
 void connio_state_unmap(tls_stream_state *tls)
 {
-    if (tls != NULL) munmap(tls, state_bytes());
+    if (tls != NULL) munmap(tls, connio_state_size());
 }
 
 transport connio_transport(int fd, tls_stream_state *tls)

@@ -52,6 +52,8 @@ void connio_state_free(tls_stream_state *tls, int memfd);
 /* Maps a state lent with memfd (a worker's), or NULL when memfd is not one
  * (wrong size) or cannot be mapped.  Unmapped by connio_state_unmap. */
 tls_stream_state *connio_state_map(int memfd);
+/* The bytes a mapped state takes (whole pages). */
+size_t connio_state_size(void);
 void connio_state_unmap(tls_stream_state *tls);
 
 /* ---- A worker's stream ---- */

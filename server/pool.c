@@ -234,30 +234,28 @@ static void worker_exited(dispatcher *d, int w, int status)
     pool_schedule(d);
 }
 
+/* The helper processes the dispatcher hears end, and what their end means. */
+static const struct {
+    int (*is)(pid_t pid);
+    int level;
+    const char *what, *consequence;
+} helpers[] = {
+    {metajoin_is_helper, LOG_LEVEL_NOTICE, "the process reporting to the metaserver", "this server is no longer listed"},
+    {pull_broker_is, LOG_LEVEL_ERROR, "the pull broker", "DATA_PULL fails from now on"},
+    {spawner_is, LOG_LEVEL_ERROR, "the worker spawner", "no worker can be started from now on"},
+    {mpi_job_is_supervisor, LOG_LEVEL_ERROR, "the MPI job's supervisor", "MPI routines fail from now on"},
+};
+
 void pool_reap(dispatcher *d)
 {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        if (metajoin_is_helper(pid)) {
+        for (size_t h = 0; h < sizeof helpers / sizeof helpers[0]; h++) {
+            if (!helpers[h].is(pid)) continue;
             char how[64];
             server_describe_exit(status, how, sizeof how);
-            server_log(d->cfg, LOG_LEVEL_NOTICE, "the process reporting to the metaserver ended (%s): this server is no longer listed", how);
-        }
-        if (pull_broker_is(pid)) {
-            char how[64];
-            server_describe_exit(status, how, sizeof how);
-            server_log(d->cfg, LOG_LEVEL_ERROR, "the pull broker ended (%s): DATA_PULL fails from now on", how);
-        }
-        if (spawner_is(pid)) {
-            char how[64];
-            server_describe_exit(status, how, sizeof how);
-            server_log(d->cfg, LOG_LEVEL_ERROR, "the worker spawner ended (%s): no worker can be started from now on", how);
-        }
-        if (mpi_job_is_supervisor(pid)) {
-            char how[64];
-            server_describe_exit(status, how, sizeof how);
-            server_log(d->cfg, LOG_LEVEL_ERROR, "the MPI job's supervisor ended (%s): MPI routines fail from now on", how);
+            server_log(d->cfg, helpers[h].level, "%s ended (%s): %s", helpers[h].what, how, helpers[h].consequence);
         }
         handles_worker_gone(server_handles, pid); /* what it was writing stays as it was */
         for (int i = 0; i < d->nworkers_cap; i++)

@@ -151,7 +151,7 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
 }
 
 /* --max-worker-memory: the worker's address space, once its modules are
- * loaded (by default twice the call bytes allowed, 256 MiB per BLAS thread
+ * loaded, plus shared (what the dispatcher lends it beyond its calls) (by default twice the call bytes allowed, 256 MiB per BLAS thread
  * and 1 GiB: config.c).  Not under AddressSanitizer, whose shadow memory is
  * terabytes. */
 static void limit_memory(const server_config *cfg, uint64_t shared)
@@ -162,8 +162,8 @@ static void limit_memory(const server_config *cfg, uint64_t shared)
         server_log(cfg, LOG_LEVEL_DEBUG, "--max-worker-memory ignored in an AddressSanitizer build");
 #else
     if (cfg->max_worker_memory == 0) return;
-    /* The shared TLS states are mapped in every worker but are no call's:
-     * they come on top of the limit. */
+    /* A lent connection's TLS state is mapped in the worker but is no
+     * call's: it comes on top of the limit. */
     rlim_t cap = cfg->max_worker_memory + shared < shared ? RLIM_INFINITY : cfg->max_worker_memory + shared;
     struct rlimit lim = {cap, cap};
     if (setrlimit(RLIMIT_AS, &lim) != 0)
@@ -193,7 +193,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
         server_log(cfg, LOG_LEVEL_ERROR, "worker not started: %s", err.detail);
         _exit(1);
     }
-    limit_memory(cfg, sizeof(tls_stream_state)); /* a lent connection's state comes on top */
+    limit_memory(cfg, cfg->tls_cert[0] ? connio_state_size() : 0); /* a lent TLS state comes on top */
     /* This worker's routines in the shared counters (STATUS reads them). */
     for (size_t i = 0; i < reg.count; i++)
         reg.items[i].stat_index = stats_register(server_stats, &reg.items[i].iface, slot->generation);
