@@ -66,11 +66,18 @@ def stub_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def servers(stub_dir):
+def gate_dir(tmp_path_factory):
+    """Where the hold routine's release files go: the one directory of /tmp
+    the servers' confined workers may use (--worker-dir)."""
+    return str(tmp_path_factory.mktemp("gates"))
+
+
+@pytest.fixture(scope="session")
+def servers(stub_dir, gate_dir):
     started = []
     try:
         for _ in range(2):
-            started.append(Server(stub_dir))
+            started.append(Server(stub_dir, extra=["--worker-dir", gate_dir]))
         yield [s.address for s in started]
     finally:
         for s in started:

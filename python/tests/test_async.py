@@ -57,8 +57,8 @@ def test_future_carries_the_calls_error(faults):
     assert caught.value.code == -11 and caught.value.name == "NUMRPC_ECRASHED"
 
 
-def test_cancel_stops_the_call_on_its_server(faults, tmp_path):
-    path = str(tmp_path / "release")
+def test_cancel_stops_the_call_on_its_server(faults, gate_dir):
+    path = os.path.join(gate_dir, "release-cancelled")
     future = numrpc.call_async("hold", path)
     wait_for(lambda: os.path.exists(path + ".started"))
     assert future.cancel()
@@ -69,8 +69,8 @@ def test_cancel_stops_the_call_on_its_server(faults, tmp_path):
     assert not os.path.exists(path)
 
 
-def test_gil_is_released_while_a_call_waits(faults, tmp_path):
-    path = str(tmp_path / "release")
+def test_gil_is_released_while_a_call_waits(faults, gate_dir):
+    path = os.path.join(gate_dir, "release-gil")
     main_ran = []  # what this thread did while the holder was inside numrpc_callv
     seen_at_return = []
 
