@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -234,6 +235,60 @@ TEST_F(Isolation, NoEarlierCallersArraysInTheWorker)
     double scanned = 0;
     std::vector<int> found = Scan({pattern}, &scanned);
     EXPECT_EQ(0, found[0]) << "bob's array, sent in an earlier call, is in the memory of alice's worker";
+}
+
+// Another connection, alive on another worker or idle in the dispatcher:
+// its TLS state (keys, and the plaintext of its last records, where bob's
+// array ends) is mapped by no worker but the one it is lent to.  Before,
+// every worker mapped every connection's state: bob's array was there.
+TEST_F(Isolation, AnotherConnectionsPlaintextIsNotInTheWorker)
+{
+    ServerProc two({"--stubs", kModules, "--tls-cert", Pki("server.pem"), "--tls-key", Pki("server.key"),
+                    "--token-file", tokens_, "--workers", "2", "--max-workers", "2"});
+    const std::string addr = two.address(), ca = Pki("ca.pem");
+    auto init = [&](const std::string &token_file) {
+        numrpc_finalize();
+        numrpc_config cfg{};
+        cfg.servers = addr.c_str();
+        cfg.token_file = token_file.c_str();
+        cfg.pin_file = "";
+        cfg.tls_ca = ca.c_str();
+        return numrpc_init(&cfg);
+    };
+    // The end of bob's request (the last TLS records) carries the sentinel.
+    std::vector<double> a(20000);
+    for (size_t i = 0; i < a.size(); i++) a[i] = 1e-3 * (double)i + 0.987654321098765;
+    const double sentinel[4] = {2.99792458e108, -6.62607015e-74, 1.602176634e59, 9.1093837015e31};
+    for (int i = 0; i < 4; i++) a[a.size() - 64 + i] = sentinel[i];
+    numrpc_finalize(); // no connection of the fixture's crosses the fork
+    int to_bob[2], from_bob[2];
+    ASSERT_EQ(0, pipe(to_bob));
+    ASSERT_EQ(0, pipe(from_bob));
+    pid_t bob = fork();
+    ASSERT_GE(bob, 0);
+    if (bob == 0) { // bob calls, then keeps his connection open until told
+        double sum = 0;
+        char ok = init(bob_) == NUMRPC_OK && numrpc_call("hostile_keep", (int)a.size(), a.data(), &sum) == NUMRPC_OK;
+        char go;
+        if (write(from_bob[1], &ok, 1) != 1 || read(to_bob[0], &go, 1) != 1) _exit(2);
+        _exit(0);
+    }
+    char ok = 0;
+    ASSERT_EQ(1, read(from_bob[0], &ok, 1));
+    EXPECT_EQ(1, ok) << "bob's call failed";
+    ASSERT_EQ(NUMRPC_OK, init(alice_)) << Detail();
+    std::vector<uint8_t> pattern((const uint8_t *)sentinel, (const uint8_t *)sentinel + sizeof sentinel);
+    double scanned = 0;
+    std::vector<int> found = Scan({pattern}, &scanned);
+    EXPECT_GT(scanned, 1e6) << "the scan read almost nothing";
+    EXPECT_EQ(0, found[0]) << "bob's array, on his open connection, is in the memory of alice's worker";
+    ExpectKeepWorks();
+    char go = 1;
+    EXPECT_EQ(1, write(to_bob[1], &go, 1));
+    int status = -1;
+    waitpid(bob, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int fd : {to_bob[0], to_bob[1], from_bob[0], from_bob[1]}) close(fd);
 }
 
 // The scan itself finds what is there: its own caller's array of this call
