@@ -393,10 +393,12 @@ int dispatcher_tables_open(server_config *cfg, worker_slot **slots, err_t *err)
     fit_descriptors(cfg);
     if (handles_open(cfg, &server_handles, err) != 0) return -1;
     shared_nslots = cfg->max_workers;
-    shared_slots = mmap(NULL, (size_t)shared_nslots * sizeof *shared_slots, PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (slots_create(shared_nslots, &shared_slots, err) != 0) {
+        dispatcher_tables_close();
+        return -1;
+    }
     server_stats = stats_create();
-    if (shared_slots == MAP_FAILED || server_stats == NULL) {
+    if (server_stats == NULL) {
         dispatcher_tables_close();
         return err_set(err, NUMRPC_ENOMEM, "the tables shared with the workers");
     }
@@ -407,7 +409,7 @@ int dispatcher_tables_open(server_config *cfg, worker_slot **slots, err_t *err)
 
 void dispatcher_tables_close(void)
 {
-    if (shared_slots != MAP_FAILED) munmap(shared_slots, (size_t)shared_nslots * sizeof *shared_slots);
+    slots_destroy();
     shared_slots = MAP_FAILED;
     stats_destroy(server_stats);
     server_stats = NULL;

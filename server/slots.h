@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "iface.h"
 
 enum slot_state {
@@ -17,7 +18,11 @@ enum slot_state {
     SLOT_FILEIO = 5     /* the routine reads a client file: connection busy */
 };
 
-typedef struct worker_slot {
+/* A slot fills a page of its own: a worker maps its own slot writable and
+ * every other read-only (slots_confine). */
+#define SLOT_BYTES 4096
+
+typedef struct __attribute__((aligned(SLOT_BYTES))) worker_slot {
     _Atomic int state;
     uint32_t call_id;
     int conn_id;
@@ -40,6 +45,20 @@ typedef struct worker_slot {
      * worker that dies so may leave the job computing for nobody. */
     _Atomic int mpi_serving;
 } worker_slot;
+
+/* The table of n slots, made once in main before anything forks: each slot
+ * a memory file of its own (its size sealed), mapped writable here, side
+ * by side, at *table.  0, or -1 with err set.  slots_destroy unmaps it. */
+int slots_create(int n, worker_slot **table, err_t *err);
+void slots_destroy(void);
+/* The slots' memory files (n of them, the creator's), for a process that
+ * must keep them open across a close of everything else (the spawner). */
+const int *slots_fds(int *n);
+/* In a new worker of slot index, before it closes the descriptors it does
+ * not keep: every other slot is mapped again read-only, so that a routine
+ * can read the others' load and memory but write only its own slot.
+ * 0, or -1 (the worker must not serve). */
+int slots_confine(int index);
 
 /* Every worker's slot (shared memory, n of them), from which each CALL
  * reply counts the calls in flight beside its own: the load it carries to

@@ -4,6 +4,7 @@
 #include "spawner.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,14 +97,14 @@ static void become_worker(const spawn_header *h, int ctl_fd, int pull_fd, const 
     signal(SIGTERM, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
-    /* Only stdio, the control socket (3) and the pull channel (4). */
-    if (ctl_fd != 3) dup2(ctl_fd, 3);
-    unsigned first_closed = 4;
-    if (pull_fd >= 0) {
-        if (pull_fd != 4) dup2(pull_fd, 4);
-        first_closed = 5;
-    }
-    close_range(first_closed, ~0u, 0);
+    /* The other workers' slots become read-only for it (slots.h), while
+     * their memory files are still open here. */
+    if (slots_confine(h->index) != 0) _exit(1);
+    /* Only stdio, the control socket (3) and the pull channel (4): both
+     * moved out of the way first, since either may arrive as 3 or 4. */
+    int ctl = fcntl(ctl_fd, F_DUPFD, 10), pull = pull_fd >= 0 ? fcntl(pull_fd, F_DUPFD, 10) : -1;
+    if (ctl < 0 || (pull_fd >= 0 && pull < 0) || dup2(ctl, 3) != 3 || (pull >= 0 && dup2(pull, 4) != 4)) _exit(1);
+    close_range(pull >= 0 ? 5 : 4, ~0u, 0);
     pull_set_channel(pull_fd >= 0 ? 4 : -1); /* its way to the pull broker */
     worker_main(cfg, mods, rights, 3, &slots[h->index]);
 }
@@ -124,17 +125,29 @@ static int read_order(int sock, const spawn_header *h, server_config *cfg, modul
     return 0;
 }
 
+/* Closes every descriptor from 3 on but sock and the slots' memory files,
+ * which each new worker needs to map the others' slots read-only. */
+static void close_all_but(int sock)
+{
+    int n;
+    const int *keep = slots_fds(&n);
+    for (int fd = 3; fd < 65536;) {
+        int next = sock >= fd ? sock : 65536; /* the lowest kept descriptor at or after fd */
+        for (int i = 0; i < n; i++)
+            if (keep[i] >= fd && keep[i] < next) next = keep[i];
+        if (next > fd) close_range((unsigned)fd, next == 65536 ? ~0u : (unsigned)next - 1, 0);
+        if (next == 65536) break;
+        fd = next + 1;
+    }
+}
+
 /* The spawner's life: one worker per request, until the dispatcher's end
  * closes.  A worker is forked by a middle process that leaves at once, so
  * the worker is handed to the dispatcher (the nearest subreaper). */
 static void spawner_main(int sock, worker_slot *slots, int n) __attribute__((noreturn));
 static void spawner_main(int sock, worker_slot *slots, int n)
 {
-    if (sock != 3) {
-        dup2(sock, 3);
-        sock = 3;
-    }
-    close_range(4, ~0u, 0); /* the listening socket and the rest are the dispatcher's */
+    close_all_but(sock); /* the listening socket and the rest are the dispatcher's */
     prctl(PR_SET_NAME, "numrpc-spawner"); /* in ps and top; its workers take the server's name back */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);

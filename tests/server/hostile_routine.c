@@ -22,6 +22,7 @@
 void hostile_probe(int target, int k, char **paths, int port, int *result);
 void hostile_scan(int k, const int *lens, int nbytes, const char *masked, int *found, double *scanned);
 void hostile_keep(int n, const double *a, double *sum);
+void hostile_slots(int *result);
 
 #define PATTERN_MASK 0xA5
 
@@ -214,4 +215,29 @@ void hostile_keep(int n, const double *a, double *sum)
     double s = 0;
     for (int i = 0; i < n; i++) s += a[i];
     *sum = s;
+}
+
+/* The workers' slots as this worker maps them (the memfd:numrpc-slot lines
+ * of /proc/self/maps): result[0] all of them, result[1] the writable ones,
+ * result[2] the read-only ones that mprotect made writable all the same. */
+void hostile_slots(int *result)
+{
+    result[0] = result[1] = result[2] = 0;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) return;
+    char line[512];
+    while (fgets(line, sizeof line, maps)) {
+        if (strstr(line, "numrpc-slot") == NULL) continue;
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3) continue;
+        result[0]++;
+        if (perms[1] == 'w') {
+            result[1]++;
+        } else if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0) {
+            result[2]++;
+            mprotect((void *)lo, hi - lo, PROT_READ); /* found out: leave it as it was */
+        }
+    }
+    fclose(maps);
 }

@@ -291,6 +291,26 @@ TEST_F(Isolation, AnotherConnectionsPlaintextIsNotInTheWorker)
     for (int fd : {to_bob[0], to_bob[1], from_bob[0], from_bob[1]}) close(fd);
 }
 
+// Every worker maps every slot (the load and memory replies report), but
+// only its own one writable: a routine cannot set another worker's
+// deadline (the dispatcher would stop that caller's call) or its state.
+TEST_F(Isolation, AWorkerWritesOnlyItsOwnSlot)
+{
+    ServerProc three({"--stubs", kModules, "--workers", "3", "--max-workers", "3", "--admin-socket", "none"});
+    numrpc_finalize();
+    numrpc_config cfg{};
+    const std::string addr = three.address();
+    cfg.servers = addr.c_str();
+    cfg.pin_file = "";
+    ASSERT_EQ(NUMRPC_OK, numrpc_init(&cfg)) << Detail();
+    int result[3] = {-1, -1, -1};
+    ASSERT_EQ(NUMRPC_OK, numrpc_call("hostile_slots", result)) << Detail();
+    EXPECT_EQ(3, result[0]) << "the worker should map the three slots";
+    EXPECT_EQ(1, result[1]) << "slots the worker may write: its own only";
+    EXPECT_EQ(0, result[2]) << "mprotect made another worker's slot writable";
+    ExpectKeepWorks();
+}
+
 // The scan itself finds what is there: its own caller's array of this call
 // is not a pattern, but a string the module keeps is.
 TEST_F(Isolation, ScanFindsWhatIsThere)
