@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,6 +82,29 @@ int admin_listen(const char *path, err_t *err)
     return fd;
 }
 
+/* True when pid is this process or descends from it: a worker, or what a
+ * routine started (a process a routine orphaned comes back to this one,
+ * the workers' subreaper).  An administrator's command never does. */
+static int descends_from_me(pid_t pid)
+{
+    pid_t me = getpid();
+    for (int depth = 0; pid > 1 && depth < 64; depth++) {
+        if (pid == me) return 1;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) return 0;
+        char *got = fgets(line, sizeof line, f);
+        fclose(f);
+        char *close_paren = got ? strrchr(line, ')') : NULL;
+        int ppid = 0;
+        char state;
+        if (close_paren == NULL || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return 0;
+        pid = ppid;
+    }
+    return 0;
+}
+
 int admin_read_request(int fd, char *line, size_t len, err_t *err)
 {
     struct ucred cred;
@@ -91,6 +115,11 @@ int admin_read_request(int fd, char *line, size_t len, err_t *err)
     if (cred.uid != geteuid() && cred.uid != 0)
         return err_set(err, NUMRPC_EAUTH, "uid %u (pid %d) may not administer a server of uid %u",
                        (unsigned)cred.uid, (int)cred.pid, (unsigned)geteuid());
+    /* A worker runs as the server's user (without --user): a routine that
+     * reached this socket would pass the uid check. */
+    if (descends_from_me(cred.pid))
+        return err_set(err, NUMRPC_EAUTH, "pid %d is a worker of this server or was started by one: "
+                       "routines may not administer the server", (int)cred.pid);
     sock_set_timeouts(fd, 1000, 1000);
     size_t got = 0;
     while (got < len - 1) {

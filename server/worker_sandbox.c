@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mpi_job.h"
 #include "handle_store.h"
 #include "handles.h"
 #include "log.h"
@@ -73,6 +74,11 @@ static int worker_policy(const server_config *cfg, sandbox_policy *p, err_t *err
 {
     sandbox_policy_init(p);
     p->deny_inet = 1;
+    /* A worker connects to nothing but the MPI job's socket (the pull
+     * broker's channel comes connected): a routine cannot reach a unix
+     * socket by its path, which Landlock does not guard (the admin socket
+     * also refuses the server's descendants: admin.c). */
+    p->deny_connect = !mpi_job_configured();
     p->scope_signals = 1;
     p->scope_abstract_unix = 1;
     p->set_user = sb.set_user;

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ void hostile_probe(int target, int k, char **paths, int port, int *result);
 void hostile_scan(int k, const int *lens, int nbytes, const char *masked, int *found, double *scanned);
 void hostile_keep(int n, const double *a, double *sum);
 void hostile_slots(int *result);
+void hostile_admin(const char *path, int *result);
 
 #define PATTERN_MASK 0xA5
 
@@ -240,4 +242,31 @@ void hostile_slots(int *result)
         }
     }
     fclose(maps);
+}
+
+/* Asks the server's admin socket at path for its module list, as `numrpc-server
+ * admin list` would: result[0] connect's errno (0: connected), result[1] 1
+ * when the answer was a refusal ("error ..."), 2 any other answer, 0 none,
+ * -errno when the write or read failed. */
+void hostile_admin(const char *path, int *result)
+{
+    result[0] = result[1] = 0;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) {
+        result[0] = errno;
+        return;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        result[0] = errno;
+        close(fd);
+        return;
+    }
+    char reply[256] = {0};
+    ssize_t k = write(fd, "list\n", 5);
+    if (k == 5) k = read(fd, reply, sizeof reply - 1);
+    if (k > 0) result[1] = strncmp(reply, "error", 5) == 0 ? 1 : 2;
+    else if (k < 0) result[1] = -errno;
+    close(fd);
 }

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -309,6 +310,42 @@ TEST_F(Isolation, AWorkerWritesOnlyItsOwnSlot)
     EXPECT_EQ(1, result[1]) << "slots the worker may write: its own only";
     EXPECT_EQ(0, result[2]) << "mprotect made another worker's slot writable";
     ExpectKeepWorks();
+}
+
+// The admin socket answers its server's user, as a worker is without
+// --user: a routine cannot connect to it (the filter refuses connect()
+// in a worker that needs none) and, where a worker may connect (to an MPI
+// job's socket), the socket refuses the server's own descendants.
+TEST_F(Isolation, ARoutineCannotAdministerItsServer)
+{
+    TempDir dir;
+    const std::string sock = dir.path + "/admin.sock";
+    std::vector<std::string> args = {"--stubs", kModules, "--workers", "1", "--admin-socket", sock};
+    struct stat st;
+    const std::string engine = TOP_BUILDDIR "/mpi/numrpc-mpi-engine";
+    const bool mpi = stat(engine.c_str(), &st) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
+    for (int with_mpi = 0; with_mpi <= (mpi ? 1 : 0); with_mpi++) {
+        std::vector<std::string> a = args;
+        if (with_mpi) a.insert(a.end(), {"--mpi-ranks", "1", "--mpi-args", "--oversubscribe", "--mpi-engine", engine});
+        ServerProc server(a);
+        numrpc_finalize();
+        numrpc_config cfg{};
+        const std::string addr = server.address();
+        cfg.servers = addr.c_str();
+        cfg.pin_file = "";
+        ASSERT_EQ(NUMRPC_OK, numrpc_init(&cfg)) << Detail();
+        int result[2] = {-1, -1};
+        ASSERT_EQ(NUMRPC_OK, numrpc_call("hostile_admin", sock.c_str(), result)) << Detail();
+        if (!with_mpi) {
+            EXPECT_EQ(EPERM, result[0]) << "connect() from a routine: " << strerror(result[0]);
+        } else {
+            EXPECT_EQ(0, result[0]) << "with an MPI job a worker may connect: " << strerror(result[0]);
+            EXPECT_EQ(1, result[1]) << "the admin socket answered a routine";
+        }
+        ExpectKeepWorks();
+        numrpc_finalize();
+    }
+    if (!mpi) GTEST_SKIP() << "no MPI engine or mpirun: the admin socket's own refusal was not tried";
 }
 
 // The scan itself finds what is there: its own caller's array of this call
