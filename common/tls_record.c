@@ -137,17 +137,27 @@ void tls_record_set_key_update_limit(tls_stream_state *st, uint64_t records)
     st->key_update_records = records == 1 ? 2 : records;
 }
 
-/* Marks st broken with why; errno becomes code.  Returns -1. */
+/* Marks st broken with why (and the alert it owes the peer, 0: none);
+ * errno becomes code.  Returns -1. */
+static int broke_with(tls_stream_state *st, int code, int alert, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 static int broke(tls_stream_state *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int broke_with(tls_stream_state *st, int code, int alert, const char *fmt, va_list ap)
+{
+    vsnprintf(st->why, sizeof st->why, fmt, ap);
+    st->broken = 1;
+    if (alert != 0 && st->alert == 0) st->alert = (uint8_t)alert;
+    errno = code;
+    return -1;
+}
+
 static int broke(tls_stream_state *st, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(st->why, sizeof st->why, fmt, ap);
+    int rc = broke_with(st, code, 0, fmt, ap);
     va_end(ap);
-    st->broken = 1;
-    errno = code;
-    return -1;
+    return rc;
 }
 
 /* broke, owing the peer the alert (sent by the caller that has the socket). */
@@ -156,12 +166,9 @@ static int broke_alert(tls_stream_state *st, int alert, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(st->why, sizeof st->why, fmt, ap);
+    int rc = broke_with(st, EPROTO, alert, fmt, ap);
     va_end(ap);
-    st->broken = 1;
-    if (st->alert == 0) st->alert = (uint8_t)alert;
-    errno = EPROTO;
-    return -1;
+    return rc;
 }
 
 /* Sends the alert st owes the peer (broke_alert), once, without blocking:

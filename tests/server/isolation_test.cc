@@ -116,16 +116,18 @@ class Isolation : public ::testing::Test {
         numrpc_finalize();
         delete server_;
     }
-    int As(const std::string &token_file)
+    int As(const std::string &token_file) { return Use(server_->address(), token_file, true); }
+    // The client library started again for the server at addr, with a
+    // token file (or none) and the tests' CA (or plain TCP).
+    static int Use(const std::string &addr, const std::string &token_file, bool tls)
     {
         numrpc_finalize();
         std::string ca = Pki("ca.pem");
         numrpc_config cfg{};
-        std::string addr = server_->address();
         cfg.servers = addr.c_str();
-        cfg.token_file = token_file.c_str();
+        cfg.token_file = token_file.empty() ? nullptr : token_file.c_str();
         cfg.pin_file = "";
-        cfg.tls_ca = ca.c_str();
+        cfg.tls_ca = tls ? ca.c_str() : nullptr;
         return numrpc_init(&cfg);
     }
     // hostile_probe on the dispatcher, with the given paths.
@@ -246,16 +248,7 @@ TEST_F(Isolation, AnotherConnectionsPlaintextIsNotInTheWorker)
 {
     ServerProc two({"--stubs", kModules, "--tls-cert", Pki("server.pem"), "--tls-key", Pki("server.key"),
                     "--token-file", tokens_, "--workers", "2", "--max-workers", "2"});
-    const std::string addr = two.address(), ca = Pki("ca.pem");
-    auto init = [&](const std::string &token_file) {
-        numrpc_finalize();
-        numrpc_config cfg{};
-        cfg.servers = addr.c_str();
-        cfg.token_file = token_file.c_str();
-        cfg.pin_file = "";
-        cfg.tls_ca = ca.c_str();
-        return numrpc_init(&cfg);
-    };
+    auto init = [&](const std::string &token_file) { return Use(two.address(), token_file, true); };
     // The end of bob's request (the last TLS records) carries the sentinel.
     std::vector<double> a(20000);
     for (size_t i = 0; i < a.size(); i++) a[i] = 1e-3 * (double)i + 0.987654321098765;
@@ -298,12 +291,7 @@ TEST_F(Isolation, AnotherConnectionsPlaintextIsNotInTheWorker)
 TEST_F(Isolation, AWorkerWritesOnlyItsOwnSlot)
 {
     ServerProc three({"--stubs", kModules, "--workers", "3", "--max-workers", "3", "--admin-socket", "none"});
-    numrpc_finalize();
-    numrpc_config cfg{};
-    const std::string addr = three.address();
-    cfg.servers = addr.c_str();
-    cfg.pin_file = "";
-    ASSERT_EQ(NUMRPC_OK, numrpc_init(&cfg)) << Detail();
+    ASSERT_EQ(NUMRPC_OK, Use(three.address(), "", false)) << Detail();
     int result[3] = {-1, -1, -1};
     ASSERT_EQ(NUMRPC_OK, numrpc_call("hostile_slots", result)) << Detail();
     EXPECT_EQ(3, result[0]) << "the worker should map the three slots";
@@ -328,12 +316,7 @@ TEST_F(Isolation, ARoutineCannotAdministerItsServer)
         std::vector<std::string> a = args;
         if (with_mpi) a.insert(a.end(), {"--mpi-ranks", "1", "--mpi-args", "--oversubscribe", "--mpi-engine", engine});
         ServerProc server(a);
-        numrpc_finalize();
-        numrpc_config cfg{};
-        const std::string addr = server.address();
-        cfg.servers = addr.c_str();
-        cfg.pin_file = "";
-        ASSERT_EQ(NUMRPC_OK, numrpc_init(&cfg)) << Detail();
+        ASSERT_EQ(NUMRPC_OK, Use(server.address(), "", false)) << Detail();
         int result[2] = {-1, -1};
         ASSERT_EQ(NUMRPC_OK, numrpc_call("hostile_admin", sock.c_str(), result)) << Detail();
         if (!with_mpi) {
