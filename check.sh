@@ -24,6 +24,7 @@ run_suite() { # DIR [configure args]
   local dir=$1 p f t0=$SECONDS
   shift
   "$top/scripts/build.sh" "$dir" "$@" || { status=1; failed=$((failed + 1)); return; }
+  "$top/scripts/tlslite_venv.sh" "$dir" # the TLS probes' tlslite-ng (from PyPI; they SKIP without it)
   : >"$dir/check.out"
   if ! step "$dir/check.out" "testing $(basename "$dir") (make check)" make -C "$dir" -j"$(nproc)" check; then
     status=1
