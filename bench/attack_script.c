@@ -51,7 +51,9 @@ static void capture_close(transport *t)
 }
 
 static const transport_ops capture_ops = {"capture",     capture_recv,    capture_send,
-                                          capture_start, capture_pending, capture_close};
+                                          capture_start, capture_pending, capture_close,
+                                          NULL,          NULL,            NULL,
+                                          NULL,          NULL};
 
 /* A writer whose messages land in b; free it with wire_writer_free. */
 static int capture_writer(wire_writer *w, attack_bytes *b, err_t *err)

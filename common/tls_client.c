@@ -600,4 +600,4 @@ int tls_client_key_update(transport *t, int update_requested)
 }
 
 const transport_ops transport_tls_ops = {"tls", client_recv, client_send, client_start, client_pending,
-                                         client_close};
+                                         client_close, NULL, NULL, NULL, NULL, NULL}; /* a client's: no look */

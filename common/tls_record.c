@@ -599,7 +599,7 @@ static int rec_start(transport *t, int server_side, err_t *err)
 static size_t rec_pending(const transport *t)
 {
     const tls_stream_state *st = t->session;
-    if (st == NULL) return 0;
+    if (st == NULL || st->broken) return 0;
     if (st->plain_len > 0) return st->plain_len;
     if (st->cipher_len < TLS_RECORD_HEADER) return 0;
     size_t len = (size_t)st->cipher[3] << 8 | st->cipher[4];
@@ -615,7 +615,72 @@ static void rec_close(transport *t)
     t->session = NULL; /* the state stays its owner's */
 }
 
-const transport_ops transport_tls_record_ops = {"tls-record", rec_recv, rec_send, rec_start, rec_pending, rec_close};
+/* ---- Without blocking: a server's look between messages ---- */
+
+/* The plaintext ready once what the socket has is opened, or -1 (failed,
+ * or the peer finished and nothing is left). */
+static long rec_ready(transport *t)
+{
+    tls_stream_state *st = t->session;
+    err_t ignored;
+    long k = tls_record_pull(t->fd, st, &ignored);
+    return k < 0 || (k == 0 && st->eof) ? -1 : k;
+}
+
+static long rec_look(transport *t, void *buf, size_t n, int take)
+{
+    long k = rec_ready(t);
+    if (k <= 0) return k;
+    const unsigned char *p;
+    size_t got = tls_record_peek(t->session, &p);
+    if (got > n) got = n;
+    memcpy(buf, p, got);
+    if (take) tls_record_consume(t->session, got);
+    return (long)got;
+}
+
+static size_t rec_window(const transport *t)
+{
+    (void)t;
+    return TLS_PLAINTEXT_MAX; /* one record: the state holds two */
+}
+
+static int rec_seal(transport *t, transport_bytes *out, err_t *err)
+{
+    if (out->len == 0) return 0;
+    /* Each record adds its header, the inner type and the tag. */
+    size_t records = (out->len + TLS_PLAINTEXT_MAX - 1) / TLS_PLAINTEXT_MAX;
+    transport_bytes sealed = {.max = out->len + records * (TLS_CIPHERTEXT_MAX - TLS_PLAINTEXT_MAX + TLS_RECORD_HEADER)};
+    int rc = tls_record_seal(t->session, out->p, out->len, &sealed, err);
+    if (rc != 0) {
+        transport_bytes_free(&sealed);
+        return rc;
+    }
+    transport_bytes_free(out);
+    *out = sealed;
+    return 0;
+}
+
+static ssize_t rec_send_now(transport *t, const void *bytes, size_t len, size_t *size)
+{
+    tls_stream_state *st = t->session;
+    tls_direction before = st->out; /* key and number: a KeyUpdate may change both */
+    transport_bytes sealed = {.max = SIZE_MAX};
+    err_t ignored;
+    ssize_t k = -1;
+    if (tls_record_seal(st, bytes, len, &sealed, &ignored) == 0) {
+        if (size) *size = sealed.len;
+        do k = send(t->fd, sealed.p, sealed.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (k < 0 && errno == EINTR);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) k = 0;
+        if (k == 0) st->out = before; /* nothing went: the numbers are free again */
+    }
+    transport_bytes_free(&sealed);
+    return k;
+}
+
+const transport_ops transport_tls_record_ops = {"tls-record", rec_recv,  rec_send,   rec_start, rec_pending, rec_close,
+                                                rec_look,     rec_ready, rec_window, rec_seal,  rec_send_now};
 
 transport tls_record_transport(int fd, tls_stream_state *st)
 {

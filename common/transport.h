@@ -10,6 +10,7 @@
 #include "error.h"
 
 typedef struct transport transport;
+typedef struct transport_bytes transport_bytes;
 
 /* What a kind of stream must do.  Every entry is called by the one thread
  * that owns the stream; none takes a lock.  Time limits come from the
@@ -33,6 +34,25 @@ typedef struct transport_ops {
     size_t (*pending)(const transport *t);
     /* Ends the session and closes fd; safe on a closed stream. */
     void (*close)(transport *t);
+
+    /* ---- Without blocking, for a server that looks at a stream between
+     * its messages (NULL in the kinds only a client uses) ---- */
+    /* Copies up to n of the bytes ready into buf, consuming them when take:
+     * the count, 0 when none are ready yet, -1 when the peer closed with
+     * nothing left or the stream failed. */
+    long (*look)(transport *t, void *buf, size_t n, int take);
+    /* The bytes ready now (TLS: the records received, opened), or -1. */
+    long (*ready)(transport *t);
+    /* How much of a message can ever be ready at once: wait for no more. */
+    size_t (*window)(const transport *t);
+    /* Replaces out's bytes (plaintext framed in memory) by what the socket
+     * carries for them (TLS: sealed records).  0, or a code with err set. */
+    int (*seal)(transport *t, transport_bytes *out, err_t *err);
+    /* Sends len bytes (sealed first) if the socket takes them now: the
+     * socket bytes sent, 0 when it took none (nothing is used up then: a
+     * TLS record's number and key are free again), -1 when it failed.
+     * *size (if not NULL) gets the socket bytes meant, sent or not. */
+    ssize_t (*send_now)(transport *t, const void *bytes, size_t len, size_t *size);
 } transport_ops;
 
 /* One stream: plain data, copied freely by its owner; ops and session
@@ -56,11 +76,11 @@ transport transport_memory(const void *buf, size_t len);
 
 /* Bytes a sink stream collects: start as {.max = LIMIT}; p is malloc'd by
  * the sink as it grows and freed by the owner (transport_bytes_free). */
-typedef struct transport_bytes {
+struct transport_bytes {
     unsigned char *p;
     size_t len, cap;
     size_t max; /* a write that would pass it fails with ENOBUFS */
-} transport_bytes;
+};
 
 /* A write-only stream that appends to *out (which must outlive it); reads
  * fail with EBADF.  A writer framing into it builds whole messages in

@@ -58,8 +58,9 @@ static void mem_close(transport *t)
     t->session = NULL;
 }
 
+/* A client's kinds: no look without blocking (transport.h). */
 static const transport_ops transport_mem_ops = {"memory", mem_recv, mem_send, mem_start, mem_pending,
-                                                mem_close};
+                                                mem_close, NULL, NULL, NULL, NULL, NULL};
 
 transport transport_memory(const void *buf, size_t len)
 {
@@ -123,7 +124,7 @@ static void sink_close(transport *t)
 }
 
 static const transport_ops transport_sink_ops = {"memory sink", sink_recv, sink_send, mem_start, sink_pending,
-                                                 sink_close};
+                                                 sink_close, NULL, NULL, NULL, NULL, NULL};
 
 transport transport_memory_sink(transport_bytes *out)
 {

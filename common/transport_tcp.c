@@ -3,6 +3,8 @@
 #include "transport.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,7 +40,49 @@ static void tcp_close(transport *t)
     t->fd = -1;
 }
 
-const transport_ops transport_tcp_ops = {"tcp", tcp_recv, tcp_send, tcp_start, tcp_pending, tcp_close};
+/* The socket's bytes, peeked (MSG_PEEK) or taken, without waiting. */
+static long tcp_look(transport *t, void *buf, size_t n, int take)
+{
+    for (;;) {
+        ssize_t k = recv(t->fd, buf, n, (take ? 0 : MSG_PEEK) | MSG_DONTWAIT);
+        if (k > 0) return (long)k;
+        if (k == 0) return -1; /* closed */
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
+static long tcp_ready(transport *t)
+{
+    int queued = 0;
+    return ioctl(t->fd, FIONREAD, &queued) == 0 ? queued : -1;
+}
+
+static size_t tcp_window(const transport *t)
+{
+    (void)t;
+    return SIZE_MAX; /* the socket's buffer */
+}
+
+static int tcp_seal(transport *t, transport_bytes *out, err_t *err)
+{
+    (void)t;
+    (void)out;
+    (void)err;
+    return 0; /* plaintext is what goes */
+}
+
+static ssize_t tcp_send_now(transport *t, const void *bytes, size_t len, size_t *size)
+{
+    if (size) *size = len;
+    ssize_t k;
+    do k = send(t->fd, bytes, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (k < 0 && errno == EINTR);
+    return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : k;
+}
+
+const transport_ops transport_tcp_ops = {"tcp",    tcp_recv,  tcp_send,   tcp_start, tcp_pending, tcp_close,
+                                         tcp_look, tcp_ready, tcp_window, tcp_seal,  tcp_send_now};
 
 transport transport_tcp(int fd)
 {

@@ -2,13 +2,12 @@
  * packet whole, or enough of a large one, looked at without consuming it. */
 #include "arrival.h"
 
-#include "connio.h"
 #include "wire.h"
 
-int arrival_check(int fd, tls_stream_state *tls)
+int arrival_check(transport *t)
 {
     uint8_t hdr[PROTO_HEADER_SIZE];
-    long k = connio_peek(fd, tls, hdr, sizeof hdr);
+    long k = t->ops->look(t, hdr, sizeof hdr, 0);
     if (k < 0) return ARRIVAL_CLOSED;
     if (k == 0) return ARRIVAL_NOTHING;
     if (k < (long)sizeof hdr) return ARRIVAL_PARTIAL;
@@ -16,10 +15,10 @@ int arrival_check(int fd, tls_stream_state *tls)
     err_t ignored;
     /* Bytes that are no packet at all: a worker answers them (EPROTO). */
     if (wire_parse_header(hdr, &type, &call_id, &flags, &len, &ignored) != 0) return ARRIVAL_READY;
-    long queued = connio_ready(fd, tls);
+    long queued = t->ops->ready(t);
     if (queued < 0) return ARRIVAL_CLOSED;
     unsigned long want = (unsigned long)PROTO_HEADER_SIZE + len;
     if (want > ARRIVAL_ENOUGH_BYTES) want = ARRIVAL_ENOUGH_BYTES;
-    if (want > connio_window(tls)) want = connio_window(tls);
+    if (want > t->ops->window(t)) want = t->ops->window(t);
     return (unsigned long)queued >= want ? ARRIVAL_READY : ARRIVAL_PARTIAL;
 }

@@ -3,7 +3,7 @@
 #ifndef NUMRPC_SERVER_ARRIVAL_H
 #define NUMRPC_SERVER_ARRIVAL_H
 
-#include "tls.h"
+#include "transport.h"
 
 /* A request's first packet is waited for whole up to this many bytes; of a
  * larger one, this many bytes (a socket buffer holds them without reading). */
@@ -16,8 +16,8 @@ enum arrival {
     ARRIVAL_CLOSED       /* the peer closed (or the socket failed)         */
 };
 
-/* What fd holds of its next request (enum arrival), through its TLS state
- * tls when it has one (NULL: plain).  Never blocks. */
-int arrival_check(int fd, tls_stream_state *tls);
+/* What the stream t holds of its next request (enum arrival), looked at
+ * through its transport (on TLS: opened).  Never blocks. */
+int arrival_check(transport *t);
 
 #endif

@@ -3,11 +3,11 @@
 #define NUMRPC_SERVER_CANCEL_H
 
 #include "slots.h"
-#include "tls.h"
+#include "transport.h"
 
 /* While slot's worker computes, takes a CANCEL for its call from the head
- * of fd (opened through its TLS state tls, or NULL) and returns 1 with the slot held (the worker cannot reply): the
- * caller kills the worker.  0 when there is none. */
-int cancel_poll(int fd, tls_stream_state *tls, worker_slot *slot);
+ * of the connection's stream t and returns 1 with the slot held (the
+ * worker cannot reply): the caller kills the worker.  0 when there is none. */
+int cancel_poll(transport *t, worker_slot *slot);
 
 #endif

@@ -122,7 +122,7 @@ static int seal_out(dispatcher *d, int c)
     conn *k = &d->conns[c];
     err_t err;
     if (k->out_sealed) return 0;
-    if (connio_seal(conn_tls(d, c), &k->out, &err) != 0) {
+    if (k->tp.ops->seal(&k->tp, &k->out, &err) != 0) {
         server_log(d->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", c, err.detail);
         return -1;
     }
@@ -201,17 +201,18 @@ static uint32_t call_id_of(const uint8_t *bytes, long len)
     return id;
 }
 
-/* Answers call_id on fd with an error (sealed on tls), then lingers. */
-static void refuse_call(dispatcher *d, int fd, tls_stream_state *tls, uint32_t call_id, int code, const char *detail)
+/* Answers call_id on the stream t (sealed on TLS) with an error, then
+ * lingers on its socket. */
+static void refuse_call(dispatcher *d, transport *t, uint32_t call_id, int code, const char *detail)
 {
     err_t err;
     /* Framed in memory and sent if the socket takes it now: a peer that
      * does not read cannot hold the dispatcher. */
     transport_bytes refusal = {.max = CONN_OUT_MAX};
     wire_writer_attach(&d->notice, transport_memory_sink(&refusal));
-    if (reply_error(&d->notice, call_id, code, detail, &err) == 0 && connio_seal(tls, &refusal, &err) == 0)
-        linger_after(d, fd, refusal.p, refusal.len);
-    else linger_after(d, fd, NULL, 0);
+    if (reply_error(&d->notice, call_id, code, detail, &err) == 0 && t->ops->seal(t, &refusal, &err) == 0)
+        linger_after(d, t->fd, refusal.p, refusal.len);
+    else linger_after(d, t->fd, NULL, 0);
     transport_bytes_free(&refusal);
     wire_writer_attach(&d->notice, transport_none());
 }
@@ -220,10 +221,11 @@ static void refuse_call(dispatcher *d, int fd, tls_stream_state *tls, uint32_t c
  * closes.  The call id comes from the first packet's header if it is there.
  * The request bytes are read away before close so that the reply is not
  * lost to a reset. */
-void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail)
+void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail)
 {
     uint8_t hdr[PROTO_HEADER_SIZE];
-    refuse_call(d, fd, tls, call_id_of(hdr, connio_peek(fd, tls, hdr, sizeof hdr)), code, detail);
+    transport t = transport_tcp(fd);
+    refuse_call(d, &t, call_id_of(hdr, t.ops->look(&t, hdr, sizeof hdr, 0)), code, detail);
 }
 
 /* A refused peer sent more (drop it) or closed (so do we). */
@@ -257,8 +259,7 @@ void conn_send_last(dispatcher *d, int c)
 void conn_refuse(dispatcher *d, int c, int code, const char *detail)
 {
     conn *k = &d->conns[c];
-    int fd = k->fd;
-    tls_stream_state *tls = conn_tls(d, c);
+    transport t = k->tp; /* tcp until a handshake is over: then answered plain */
     uint8_t hdr[PROTO_HEADER_SIZE];
     long got;
     if (k->acceptor != NULL) { /* its TLS handshake is not over: answered plain, */
@@ -266,18 +267,18 @@ void conn_refuse(dispatcher *d, int c, int code, const char *detail)
         got = (long)tls_acceptor_received(k->acceptor, &p);
         if (got > (long)sizeof hdr) got = (long)sizeof hdr;
         memcpy(hdr, p, (size_t)got);
-        tls = NULL;
     } else {
-        got = connio_peek(fd, tls, hdr, sizeof hdr);
+        got = t.ops->look(&t, hdr, sizeof hdr, 0);
     }
     release(d, c);
-    refuse_call(d, fd, tls, call_id_of(hdr, got), code, detail);
+    refuse_call(d, &t, call_id_of(hdr, got), code, detail);
     conn_drop_tls(d, c);
 }
 
 int conn_readable(const dispatcher *d, int c)
 {
-    return connio_ready(d->conns[c].fd, conn_tls(d, c)) > 0;
+    transport *t = (transport *)&d->conns[c].tp;
+    return t->ops->ready(t) > 0;
 }
 
 void conn_make_idle(dispatcher *d, int c, double since)
@@ -288,7 +289,7 @@ void conn_make_idle(dispatcher *d, int c, double since)
     conn_watch(d, d->conns[c].fd, EV_CONN, c);
     /* Bytes a worker (or the handshake) left in the TLS state wake no
      * epoll event: the loop looks at c itself. */
-    if (connio_buffered(conn_tls(d, c))) {
+    if (d->conns[c].tp.ops->pending(&d->conns[c].tp) > 0) {
         d->conns[c].tls_look = 1;
         d->tls_looks++;
     }

@@ -67,6 +67,9 @@ typedef struct conn {
     double out_since;    /* monotonic seconds WRITING began               */
     int out_sealed;      /* out holds TLS records already (else plaintext) */
     tls_acceptor *acceptor; /* HANDSHAKE: its engine, the dispatcher's (freed when it ends) */
+    transport tp;        /* its stream (connio.h): tcp from the accept, tls-record
+                            from the handshake's end; its fd is fd, closed
+                            by the dispatcher itself, not through tp    */
     tls_stream_state *tls; /* TLS: its stream state, from the handshake's end
                             (NULL before, and on a plain server)         */
     int tls_fd;          /* the state's memory file, lent with the socket (-1: none) */
@@ -156,9 +159,9 @@ ssize_t conn_send_now(int fd, const void *bytes, size_t len);
 void conn_send_last(dispatcher *d, int c);
 /* Answers c with an error, then lets it linger until the peer closes. */
 void conn_refuse(dispatcher *d, int c, int code, const char *detail);
-/* The same for a socket that is no connection (any more), through its TLS
- * state tls (NULL: plain). */
-void conn_refuse_fd(dispatcher *d, int fd, tls_stream_state *tls, int code, const char *detail);
+/* The same for a socket that is no connection yet (accepted and turned
+ * away at once): answered plain, before any TLS. */
+void conn_refuse_fd(dispatcher *d, int fd, int code, const char *detail);
 /* A lingering refused peer sent more or closed (force: time is up). */
 void conn_linger(dispatcher *d, int i, int force);
 /* Lingering and idle connections whose time is up are closed. */

@@ -1,5 +1,5 @@
-/* connio.c -- a connection's bytes as the dispatcher and the workers see
- * them: straight from its socket, or through its TLS stream state. */
+/* connio.c -- a connection's stream as the dispatcher and the workers hold
+ * it: its transport (tcp, or tls-record over its TLS state) and that state's memory. */
 #define _GNU_SOURCE
 #include "connio.h"
 
@@ -14,110 +14,6 @@
 #include <unistd.h>
 
 #include "wire.h"
-
-/* A plain socket's look at its bytes: recv with flags (MSG_PEEK or not). */
-static long plain_read(int fd, void *buf, size_t n, int flags)
-{
-    for (;;) {
-        ssize_t k = recv(fd, buf, n, flags | MSG_DONTWAIT);
-        if (k > 0) return (long)k;
-        if (k == 0) return -1; /* closed */
-        if (errno == EINTR) continue;
-        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-    }
-}
-
-/* Opens what the socket has: the plaintext ready, or -1 (failed, or the
- * peer finished and nothing is left). */
-static long tls_ready(int fd, tls_stream_state *tls)
-{
-    err_t ignored;
-    long k = tls_record_pull(fd, tls, &ignored);
-    if (k < 0) return -1;
-    return k == 0 && tls->eof ? -1 : k;
-}
-
-long connio_peek(int fd, tls_stream_state *tls, void *buf, size_t n)
-{
-    if (tls == NULL) return plain_read(fd, buf, n, MSG_PEEK);
-    long k = tls_ready(fd, tls);
-    if (k <= 0) return k;
-    const unsigned char *p;
-    size_t got = tls_record_peek(tls, &p);
-    if (got > n) got = n;
-    memcpy(buf, p, got);
-    return (long)got;
-}
-
-long connio_take(int fd, tls_stream_state *tls, void *buf, size_t n)
-{
-    if (tls == NULL) return plain_read(fd, buf, n, 0);
-    long k = connio_peek(fd, tls, buf, n);
-    if (k > 0) tls_record_consume(tls, (size_t)k);
-    return k;
-}
-
-long connio_ready(int fd, tls_stream_state *tls)
-{
-    if (tls != NULL) return tls_ready(fd, tls);
-    int queued = 0;
-    return ioctl(fd, FIONREAD, &queued) == 0 ? queued : -1;
-}
-
-size_t connio_window(const tls_stream_state *tls)
-{
-    return tls != NULL ? TLS_PLAINTEXT_MAX : SIZE_MAX;
-}
-
-int connio_buffered(const tls_stream_state *tls)
-{
-    if (tls == NULL || tls->broken) return 0;
-    if (tls->plain_len > 0) return 1;
-    if (tls->cipher_len < TLS_RECORD_HEADER) return 0;
-    size_t len = (size_t)tls->cipher[3] << 8 | tls->cipher[4];
-    return tls->cipher_len >= TLS_RECORD_HEADER + len;
-}
-
-int connio_seal(tls_stream_state *tls, transport_bytes *out, err_t *err)
-{
-    if (tls == NULL || out->len == 0) return 0;
-    /* Each record adds its header, the inner type and the tag. */
-    size_t records = (out->len + TLS_PLAINTEXT_MAX - 1) / TLS_PLAINTEXT_MAX;
-    transport_bytes sealed = {.max = out->len + records * (TLS_CIPHERTEXT_MAX - TLS_PLAINTEXT_MAX + TLS_RECORD_HEADER)};
-    int rc = tls_record_seal(tls, out->p, out->len, &sealed, err);
-    if (rc != 0) {
-        transport_bytes_free(&sealed);
-        return rc;
-    }
-    transport_bytes_free(out);
-    *out = sealed;
-    return 0;
-}
-
-ssize_t connio_send_now(int fd, tls_stream_state *tls, const void *bytes, size_t len, size_t *size)
-{
-    transport_bytes sealed = {.max = SIZE_MAX};
-    const void *p = bytes;
-    tls_direction before = tls ? tls->out : (tls_direction){0}; /* key and number: a KeyUpdate may change both */
-    err_t ignored;
-    if (tls != NULL) {
-        if (tls_record_seal(tls, bytes, len, &sealed, &ignored) != 0) {
-            transport_bytes_free(&sealed);
-            return -1;
-        }
-        p = sealed.p;
-        len = sealed.len;
-    }
-    if (size) *size = len;
-    ssize_t k;
-    do {
-        k = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (k < 0 && errno == EINTR);
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) k = 0;
-    if (k == 0 && tls != NULL) tls->out = before; /* nothing went: the numbers (and the key) are free again */
-    transport_bytes_free(&sealed);
-    return k;
-}
 
 size_t connio_state_size(void)
 {

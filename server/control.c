@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "connio.h"
 #include "hmac.h"
 #include "log.h"
 #include "msg_control.h"
@@ -34,13 +33,13 @@ void control_forget(control_state *cs)
     memset(cs, 0, sizeof *cs);
 }
 
-int control_next(int fd, tls_stream_state *tls, control_state *cs)
+int control_next(transport *t, control_state *cs)
 {
     uint32_t type, call_id, flags, len;
     err_t ignored;
     if (cs->buf == NULL) {
         uint8_t hdr[PROTO_HEADER_SIZE];
-        long k = connio_peek(fd, tls, hdr, sizeof hdr);
+        long k = t->ops->look(t, hdr, sizeof hdr, 0);
         if (k < 0) return CONTROL_BROKEN;
         /* Not one of ours, or its header is not whole yet: a worker reads
          * it (and waits, if need be). */
@@ -61,7 +60,7 @@ int control_next(int fd, tls_stream_state *tls, control_state *cs)
             want += len;
         }
         if (cs->got >= PROTO_HEADER_SIZE && cs->got == want) return CONTROL_READY;
-        long k = connio_take(fd, tls, cs->buf + cs->got, want - cs->got);
+        long k = t->ops->look(t, cs->buf + cs->got, want - cs->got, 1);
         if (k < 0) return CONTROL_BROKEN;
         if (k == 0) return CONTROL_PARTIAL;
         cs->got += (size_t)k;

@@ -51,10 +51,10 @@ typedef struct control_ctx {
 } control_ctx;
 
 enum control_next { CONTROL_NONE = 0, CONTROL_PARTIAL, CONTROL_READY, CONTROL_BROKEN, CONTROL_BAD };
-/* Looks at what fd has to read (through its TLS state tls, or NULL): not a control message (CONTROL_NONE: a
+/* Looks at what the stream t has to read: not a control message (CONTROL_NONE: a
  * worker reads it), part of one (PARTIAL: wait), one whole (READY), a
  * peer that closed (BROKEN) or a control message too large or cut (BAD). */
-int control_next(int fd, tls_stream_state *tls, control_state *cs);
+int control_next(transport *t, control_state *cs);
 /* Answers the message read by control_next (READY).  0, CONTROL_CLOSE_AFTER
  * when the connection must close once the reply has gone out (a refused
  * token), or -1 when it must be closed now. */

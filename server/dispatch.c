@@ -100,13 +100,13 @@ static void accept_all(dispatcher *d)
         }
         char detail[160];
         if (d->stopping) {
-            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, "server shutting down");
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, "server shutting down");
             continue;
         }
         if (d->nconns_open >= d->cfg->max_connections) {
             snprintf(detail, sizeof detail, "server at its connection limit (%d connections)",
                      d->cfg->max_connections);
-            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
             continue;
         }
@@ -117,7 +117,7 @@ static void accept_all(dispatcher *d)
             snprintf(detail, sizeof detail,
                      "server busy: %d requests already wait for a worker (limit %d, %d workers)", d->qlen,
                      d->cfg->max_queue, d->cfg->max_workers);
-            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "refused a connection: %s", detail);
             continue;
         }
@@ -129,7 +129,7 @@ static void accept_all(dispatcher *d)
             snprintf(detail, sizeof detail,
                      "too many connections from this address: %d open (limit %d, --max-connections-per-peer)",
                      from_peer, per_peer);
-            conn_refuse_fd(d, fd, NULL, NUMRPC_EBUSY, detail);
+            conn_refuse_fd(d, fd, NUMRPC_EBUSY, detail);
             server_log(d->cfg, LOG_LEVEL_INFO, "refused a connection: %s", detail);
             continue;
         }
@@ -138,6 +138,7 @@ static void accept_all(dispatcher *d)
         sock_tune(fd);
         conn *k = &d->conns[c];
         k->fd = fd;
+        k->tp = transport_tcp(fd); /* tls-record once a handshake is over */
         k->since = k->request_since = sock_now(); /* its first request is due */
         k->request_began = 0;
         k->calls = 0;
@@ -308,7 +309,7 @@ static void serve_control(dispatcher *d, int c)
 static void route(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
-    switch (control_next(k->fd, conn_tls(d, c), &k->ctl)) {
+    switch (control_next(&k->tp, &k->ctl)) {
     case CONTROL_READY: serve_control(d, c); return;
     case CONTROL_PARTIAL: /* read in part (it left the socket) */
         if (k->request_since == 0) k->request_since = sock_now();
@@ -327,7 +328,7 @@ static void route(dispatcher *d, int c)
         conn_refuse(d, c, NUMRPC_EPROTO, "this server does not use TLS (unset NUMRPC_TLS_CA for it)");
         return;
     }
-    int arrival = arrival_check(k->fd, conn_tls(d, c));
+    int arrival = arrival_check(&k->tp);
     if ((arrival == ARRIVAL_PARTIAL || arrival == ARRIVAL_READY) && k->request_began == 0)
         k->request_began = sock_now();
     switch (arrival) {
@@ -362,7 +363,7 @@ static void conn_event(dispatcher *d, int c, uint32_t events)
         return;
     }
     if (k->state != CONN_IDLE) return;
-    if (k->edge && arrival_check(k->fd, conn_tls(d, c)) == ARRIVAL_PARTIAL) {
+    if (k->edge && arrival_check(&k->tp) == ARRIVAL_PARTIAL) {
         if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn_close(d, c);
         return;
     }

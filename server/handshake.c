@@ -25,6 +25,7 @@ static int finish(dispatcher *d, int c)
         return HANDSHAKE_ENDED;
     }
     k->tls = st;
+    k->tp = connio_transport(k->fd, st);
     tls_acceptor_take_state(k->acceptor, st);
     tls_acceptor_free(k->acceptor);
     k->acceptor = NULL;

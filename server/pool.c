@@ -275,7 +275,8 @@ static void send_keepalive(dispatcher *d, int i)
     err_t err;
     if (wire_send_empty(&sink, PROTO_KEEPALIVE, d->slots[i].call_id, &err) == 0) {
         size_t size = 0; /* on TLS, a record */
-        ssize_t sent = connio_send_now(d->conns[w->conn].fd, conn_tls(d, w->conn), packet.p, packet.len, &size);
+        transport *tp = &d->conns[w->conn].tp;
+        ssize_t sent = tp->ops->send_now(tp, packet.p, packet.len, &size);
         if (sent > 0 && (size_t)sent < size) {
             w->stream_cut = 1;
             w->kill_reason = NUMRPC_EIO;
@@ -315,7 +316,7 @@ void pool_tick(dispatcher *d, double now)
             kill(w->pid, SIGKILL);
             continue;
         }
-        if (!w->kill_reason && cancel_poll(d->conns[w->conn].fd, conn_tls(d, w->conn), slot)) { /* cancel.c */
+        if (!w->kill_reason && cancel_poll(&d->conns[w->conn].tp, slot)) { /* cancel.c */
             w->kill_reason = NUMRPC_ECANCELLED;
             kill(w->pid, SIGKILL);
             continue;

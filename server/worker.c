@@ -65,12 +65,12 @@ static void give_back(session *s, int ctl_fd, int kind)
  * that trickles it holds the dispatcher's attention, not a worker.  A
  * packet split by the network gets a moment to join up first. */
 #define ARRIVAL_WORKER_WAIT_MS 2
-static int request_has_arrived(int fd, tls_stream_state *tls)
+static int request_has_arrived(transport *t)
 {
     double until = sock_now() + ARRIVAL_WORKER_WAIT_MS / 1000.0;
     for (;;) {
-        if (arrival_check(fd, tls) != ARRIVAL_PARTIAL) return 1; /* ready, or closed: the reader sees which */
-        struct pollfd p = {fd, POLLRDHUP, 0};
+        if (arrival_check(t) != ARRIVAL_PARTIAL) return 1; /* ready, or closed: the reader sees which */
+        struct pollfd p = {t->fd, POLLRDHUP, 0};
         if (poll(&p, 1, 0) > 0) return 1; /* cut short by the peer: the reader says so */
         if (sock_now() >= until) return 0;
         usleep(500);
@@ -96,7 +96,7 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
     s->slot->last_active = sock_now();
     for (;;) {
         /* TLS bytes already in the state are ready without a poll. */
-        if (wire_reader_idle(r) && !(wire_reader_buffered(r) == 0 && connio_buffered(tls))) {
+        if (wire_reader_idle(r) && !(wire_reader_buffered(r) == 0 && s->conn.tp.ops->pending(&s->conn.tp) > 0)) {
             struct pollfd p[2] = {{ctl_fd, POLLIN, 0}, {fd, POLLIN, 0}};
             int n = wait_events(s, p, 2);
             if (n < 0 && errno == EINTR) continue;
@@ -113,7 +113,7 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
                 continue;
             }
             if (s->next_began == 0) s->next_began = sock_now();
-            if (wire_reader_buffered(r) == 0 && !request_has_arrived(fd, tls)) {
+            if (wire_reader_buffered(r) == 0 && !request_has_arrived(&s->conn.tp)) {
                 s->next_began = 0;
                 give_back(s, ctl_fd, CTL_RETURNED);
                 return;
