@@ -46,6 +46,16 @@ void arena_after_call(call_arena *a)
     if (a->written > a->cap) a->written = a->cap;
 }
 
+void arena_forget(call_arena *a)
+{
+    if (a->base == NULL || a->written == 0) return;
+    /* A few pages are cheaper to zero than to fault in again; beyond, the
+     * kernel drops them and the next touch finds zero pages. */
+    if (a->written <= ARENA_FORGET_ZERO_BYTES) memset(a->base, 0, a->written);
+    else madvise(a->base, a->written, MADV_DONTNEED);
+    a->written = 0;
+}
+
 size_t arena_holding(const call_arena *a)
 {
     return a->written;

@@ -35,6 +35,11 @@ void arena_clear(call_arena *a, size_t offset, size_t bytes);
 void arena_after_call(call_arena *a);
 /* Bytes the arena holds that a call wrote (resident, or soon to be). */
 size_t arena_holding(const call_arena *a);
+/* Nothing any call wrote stays readable: up to ARENA_FORGET_ZERO_BYTES are
+ * zeroed, more are given back to the kernel (zero pages when touched
+ * again); the mapping stays. */
+#define ARENA_FORGET_ZERO_BYTES ((size_t)1 << 20)
+void arena_forget(call_arena *a);
 void arena_release(call_arena *a);
 
 #endif

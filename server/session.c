@@ -280,7 +280,8 @@ int session_trim_pending(const session *s)
 void session_forget_caller(session *s)
 {
     msg_conn_wipe(&s->conn);
-    session_trim(s); /* the arena's pages go back to the kernel, which zeroes them */
+    arena_forget(&s->arena);
+    slots_keep_memory(s->slot, arena_holding(&s->arena));
 }
 
 void session_trim(session *s)

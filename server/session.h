@@ -65,7 +65,7 @@ int session_trim_pending(const session *s);
 /* Gives that memory back: the whole arena and the heap's free pages. */
 void session_trim(session *s);
 /* The connection went back: nothing of its caller stays in this worker's
- * buffers or arena (the heap's free pages go too). */
+ * packet buffers or call arena (where the arguments and results are). */
 void session_forget_caller(session *s);
 
 #endif
