@@ -124,6 +124,43 @@ int ListenOnLoopback(int *port)
     return fd;
 }
 
+// A fake source's side of one pull: accepts a connection on listen_fd
+// (the peer's address in *peer), answers its HELLO and reads its DATA_GET.
+// 0 with the DATA_GET's call id in *get_id and c attached (freed by the
+// caller with msg_conn_free), or -1.
+int ReadOneGet(int listen_fd, int timeout_s, const char *label, msg_conn *c, uint32_t *get_id, sockaddr_in *peer)
+{
+    socklen_t len = sizeof *peer;
+    int fd = accept4(listen_fd, reinterpret_cast<sockaddr *>(peer), &len, SOCK_CLOEXEC);
+    if (fd < 0) return -1;
+    timeval limit = {timeout_s, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    err_t err;
+    if (msg_conn_init(c, PROTO_DEFAULT_PACKET, &err) != 0) {
+        close(fd);
+        return -1;
+    }
+    msg_conn_attach(c, transport_tcp(fd), label);
+    for (int i = 0; i < 2; i++) {
+        uint32_t type, id;
+        if (wire_next_message(&c->reader, &type, &id, &err) != 0) break;
+        if (type == PROTO_HELLO) {
+            msg_hello h;
+            if (msg_read_hello(&c->reader, &h, &err) != 0) break;
+            h.version = PROTO_VERSION;
+            h.packet_size = PROTO_DEFAULT_PACKET;
+            msg_write_hello_reply(&c->writer, id, &h, &err);
+            continue;
+        }
+        msg_data_id ticket;
+        if (msg_read_data_get(&c->reader, &ticket, &err) != 0) break;
+        *get_id = id;
+        return 0;
+    }
+    msg_conn_free(c);
+    return -1;
+}
+
 // A source that answers one DATA_GET with a header of 4 doubles, then 8.
 class LyingSource {
   public:
@@ -143,33 +180,16 @@ class LyingSource {
   private:
     void Serve()
     {
-        int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) return;
-        timeval limit = {5, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
         msg_conn c;
+        uint32_t id;
+        sockaddr_in peer = {};
+        if (ReadOneGet(fd_, 5, "liar", &c, &id, &peer) != 0) return;
         err_t err;
-        if (msg_conn_init(&c, PROTO_DEFAULT_PACKET, &err) != 0) return;
-        msg_conn_attach(&c, transport_tcp(fd), "liar");
-        for (int i = 0; i < 2; i++) {
-            uint32_t type, id;
-            if (wire_next_message(&c.reader, &type, &id, &err) != 0) break;
-            if (type == PROTO_HELLO) {
-                msg_hello h;
-                if (msg_read_hello(&c.reader, &h, &err) != 0) break;
-                h.version = PROTO_VERSION;
-                h.packet_size = PROTO_DEFAULT_PACKET;
-                msg_write_hello_reply(&c.writer, id, &h, &err);
-            } else {
-                msg_data_id ticket;
-                msg_read_data_get(&c.reader, &ticket, &err);
-                msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
-                msg_write_data_get_reply_header(&c.writer, id, &s, &err);
-                wire_put_u64(&c.writer, 8, &err); // more elements than the shape
-                for (int k = 0; k < 8; k++) wire_put_double(&c.writer, 1.0, &err);
-                wire_end(&c.writer, &err);
-            }
-        }
+        msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
+        msg_write_data_get_reply_header(&c.writer, id, &s, &err);
+        wire_put_u64(&c.writer, 8, &err); // more elements than the shape
+        for (int k = 0; k < 8; k++) wire_put_double(&c.writer, 1.0, &err);
+        wire_end(&c.writer, &err);
         msg_conn_free(&c);
     }
     int fd_ = -1, port_ = 0;
@@ -212,44 +232,25 @@ class HeldSource {
   private:
     void Serve()
     {
-        sockaddr_in peer = {};
-        socklen_t len = sizeof peer;
-        int fd = accept4(fd_, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC);
-        if (fd < 0) return;
-        timeval limit = {10, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
         msg_conn c;
-        err_t err;
-        if (msg_conn_init(&c, PROTO_DEFAULT_PACKET, &err) != 0) return;
-        msg_conn_attach(&c, transport_tcp(fd), "held");
-        for (int i = 0; i < 2; i++) {
-            uint32_t type, id;
-            if (wire_next_message(&c.reader, &type, &id, &err) != 0) break;
-            if (type == PROTO_HELLO) {
-                msg_hello h;
-                if (msg_read_hello(&c.reader, &h, &err) != 0) break;
-                h.version = PROTO_VERSION;
-                h.packet_size = PROTO_DEFAULT_PACKET;
-                msg_write_hello_reply(&c.writer, id, &h, &err);
-                continue;
-            }
-            msg_data_id ticket;
-            msg_read_data_get(&c.reader, &ticket, &err);
-            {
-                std::unique_lock<std::mutex> lock(mu_);
-                asked_from_ = ntohs(peer.sin_port);
-                cv_.notify_all();
-                cv_.wait_for(lock, std::chrono::seconds(10), [this] { return released_; });
-            }
-            std::vector<double> v = {1, 2, 3, 4};
-            msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
-            iface_param p;
-            iface_shape sh;
-            msg_data_as_param(&s, &p, &sh);
-            msg_write_data_get_reply_header(&c.writer, id, &s, &err);
-            marshal_write_block(&c.writer, &p, &sh, v.data(), &err);
-            wire_end(&c.writer, &err);
+        uint32_t id;
+        sockaddr_in peer = {};
+        if (ReadOneGet(fd_, 10, "held", &c, &id, &peer) != 0) return;
+        {
+            std::unique_lock<std::mutex> lock(mu_);
+            asked_from_ = ntohs(peer.sin_port);
+            cv_.notify_all();
+            cv_.wait_for(lock, std::chrono::seconds(10), [this] { return released_; });
         }
+        err_t err;
+        std::vector<double> v = {1, 2, 3, 4};
+        msg_data_shape s = {NUMRPC_T_DOUBLE, 4, 1, 4};
+        iface_param p;
+        iface_shape sh;
+        msg_data_as_param(&s, &p, &sh);
+        msg_write_data_get_reply_header(&c.writer, id, &s, &err);
+        marshal_write_block(&c.writer, &p, &sh, v.data(), &err);
+        wire_end(&c.writer, &err);
         msg_conn_free(&c);
     }
     int fd_ = -1, port_ = 0;
