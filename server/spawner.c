@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "pull.h"
 #include "sock.h"
 #include "worker.h"
