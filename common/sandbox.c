@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/securebits.h>
@@ -340,14 +341,29 @@ static int apply_seccomp(const sandbox_policy *p, err_t *err)
 
 /* ---- The whole ---- */
 
+/* dl_iterate_phdr's visit: the first loaded OpenBLAS's path into data. */
+static int find_openblas(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libopenblas") == NULL) return 0;
+    snprintf(data, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
+
 /* OpenBLAS (pthreads) starts its pool when it loads, before confinement;
- * ended here, it starts again at the next call, from the confined thread. */
+ * ended here, it starts again at the next call, from the confined thread.
+ * Stub modules are loaded RTLD_LOCAL: the library is found among those
+ * loaded, and its own symbol asked for. */
 static int stop_blas_threads(void)
 {
     int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
-    if (shutdown == NULL) return 0;
-    shutdown();
-    return 1;
+    char path[PATH_MAX] = "";
+    void *lib = NULL;
+    if (shutdown == NULL && dl_iterate_phdr(find_openblas, path) && (lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)))
+        shutdown = (int (*)(void))dlsym(lib, "blas_thread_shutdown_");
+    if (shutdown != NULL) shutdown();
+    if (lib != NULL) dlclose(lib); /* the reference RTLD_NOLOAD took: it stays loaded */
+    return shutdown != NULL;
 }
 
 int sandbox_apply(const sandbox_policy *p, sandbox_status *st, err_t *err)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -329,6 +330,47 @@ TEST_F(Isolation, ARoutineCannotAdministerItsServer)
         numrpc_finalize();
     }
     if (!mpi) GTEST_SKIP() << "no MPI engine or mpirun: the admin socket's own refusal was not tried";
+}
+
+// Every thread of a worker is confined, the BLAS pool's included: OpenBLAS
+// starts its threads when the modules load, before the worker confines
+// itself, so they are stopped first and start again, confined, at the next
+// BLAS call.  Checked from /proc after a dgemm on two BLAS threads: no
+// capability, no-new-privs, the seccomp filter, on every thread.
+TEST_F(Isolation, EveryThreadOfAWorkerIsConfined)
+{
+    ServerProc blas({"--workers", "1", "--max-workers", "1", "--blas-threads", "2", "--admin-socket", "none"});
+    ASSERT_EQ(NUMRPC_OK, Use(blas.address(), "", false)) << Detail();
+    const int n = 300;
+    std::vector<double> a(n * n, 1.0), b(n * n, 2.0), c(n * n, 0.0);
+    ASSERT_EQ(NUMRPC_OK, numrpc_call("dgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n))
+        << Detail();
+    EXPECT_EQ(2.0 * n, c[0]);
+    int threads = 0;
+    std::ifstream children("/proc/" + std::to_string(blas.pid()) + "/task/" + std::to_string(blas.pid()) + "/children");
+    for (int pid; children >> pid;) {
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string name;
+        if (!(comm >> name) || name != "numrpc-server") continue; // the spawner
+        DIR *tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+        ASSERT_NE(nullptr, tasks);
+        while (dirent *e = readdir(tasks)) {
+            if (e->d_name[0] == '.') continue;
+            std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + e->d_name + "/status");
+            std::string line, caps, nnp, filter;
+            while (std::getline(status, line)) {
+                if (line.rfind("CapEff:", 0) == 0) caps = line.substr(7);
+                if (line.rfind("NoNewPrivs:", 0) == 0) nnp = line.substr(11);
+                if (line.rfind("Seccomp:", 0) == 0) filter = line.substr(8);
+            }
+            threads++;
+            EXPECT_EQ("0000000000000000", caps.substr(caps.find_first_not_of(" \t"))) << "thread " << e->d_name;
+            EXPECT_EQ("1", nnp.substr(nnp.find_first_not_of(" \t"))) << "thread " << e->d_name;
+            EXPECT_EQ("2", filter.substr(filter.find_first_not_of(" \t"))) << "thread " << e->d_name;
+        }
+        closedir(tasks);
+    }
+    EXPECT_GE(threads, 2) << "the worker ran dgemm on one thread: nothing was checked beyond it";
 }
 
 // The scan itself finds what is there: its own caller's array of this call
