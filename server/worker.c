@@ -143,7 +143,8 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
              * lost nothing: as quiet as a plain client that closed. */
             int left_quietly = tls != NULL && tls->truncated && wire_reader_idle(r);
             if (strcmp(err.detail, "closed") != 0 && !left_quietly)
-                server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s", s->conn_id, err.detail);
+                server_log(s->cfg, LOG_LEVEL_NOTICE, "closing connection %d: %s%s%s%s", s->conn_id, err.detail,
+                           tls && tls->why[0] ? " (TLS: " : "", tls ? tls->why : "", tls && tls->why[0] ? ")" : "");
             give_back(s, ctl_fd, CTL_CLOSED);
             return;
         }

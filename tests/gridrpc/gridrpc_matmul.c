@@ -88,7 +88,8 @@ int main(int argc, char **argv)
             ids[i] = GRPC_SESSIONID_VOID;
         }
     }
-    check(grpc_wait_and(ids, NCALLS) == GRPC_NO_ERROR, "grpc_wait_and returns every session");
+    if (grpc_wait_and(ids, NCALLS) != GRPC_NO_ERROR) grpc_perror("grpc_wait_and"); /* says which session, and why */
+    check(grpc_get_last_error() == GRPC_NO_ERROR, "grpc_wait_and returns every session");
     for (i = 0; i < NCALLS; i++) {
         char what[80];
         snprintf(what, sizeof what, "asynchronous product %d equals the local dgemm", i);
