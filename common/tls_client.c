@@ -45,6 +45,7 @@ typedef struct tls_client {
                           * the first batch (HELD_MAX bytes), freed by close */
     size_t held_len;
     int cut;         /* that error was the socket's, not the session's */
+    int ended;       /* ... an end of the stream without close_notify: no alert can follow */
     int peer_alert;  /* the TLS alert the peer ended the session with, -1: none */
     char why[ERR_DETAIL_MAX - 64]; /* the fatal error's reason ("" before one) */
     tls_peer peer;
@@ -439,12 +440,15 @@ static int unexpected_eof(void)
     return ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
 }
 
-/* errno for an SSL_read or SSL_write that returned r <= 0; a fatal error
- * also leaves its reason in c->why.  The peer's close_notify is 0 (EOF); a
- * connection closed without it is ECONNRESET, "... without close_notify:
- * the stream may be truncated" -- a cut of the socket, not of the session
- * (which stays resumable, client_close). */
-static ssize_t io_failed(tls_client *c, int r)
+/* errno for an SSL_read (reading) or SSL_write that returned r <= 0; a
+ * fatal error also leaves its reason in c->why.  The peer's close_notify is
+ * 0 (EOF); a stream read to its end without it is EPROTO, "... without
+ * close_notify: the stream may be truncated" -- a cut of the socket, not of
+ * the session (which stays resumable, client_close).  A write that fails
+ * with no errno is EPROTO too, as before: nothing sends the writer to
+ * learn_refusal, whose read would meet the pooled connection's reader in
+ * another thread (one SSL used by two threads at once). */
+static ssize_t io_failed(tls_client *c, int r, int reading)
 {
     int e = SSL_get_error(c->ssl, r);
     int saved = errno;
@@ -452,9 +456,10 @@ static ssize_t io_failed(tls_client *c, int r)
     if (e == SSL_ERROR_ZERO_RETURN) return 0;
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         errno = EAGAIN; /* a time limit */
-    } else if ((e == SSL_ERROR_SSL && unexpected_eof()) || (e == SSL_ERROR_SYSCALL && saved == 0)) {
-        c->failed = c->cut = 1;
-        errno = ECONNRESET;
+    } else if ((e == SSL_ERROR_SSL && unexpected_eof()) || (reading && e == SSL_ERROR_SYSCALL && saved == 0)) {
+        c->failed = c->cut = c->ended = 1;
+        errno = EPROTO; /* as any cut TLS stream: ECONNRESET sent a pipelined farm's reader into a retry
+                           that sent garbage (the secure demo's GridRPC farm, 1 run in 60) */
         snprintf(c->why, sizeof c->why,
                  "TLS session with %s:%d failed: the peer closed the connection without close_notify: "
                  "the stream may be truncated",
@@ -508,17 +513,23 @@ static ssize_t client_recv(transport *t, void *buf, size_t n)
     ERR_clear_error();
     errno = 0;
     int r = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
-    return r > 0 ? r : io_failed(c, r);
+    return r > 0 ? r : io_failed(c, r, 1);
 }
 
 /* The server may have refused the session (TLS 1.3 servers judge a client
  * certificate after the client has finished) and left: its alert, if it
- * came, is the reason, read without waiting. */
+ * came, is the reason, read without waiting.  errno is kept: a pooled
+ * connection the server had closed must still read as a reset (the call
+ * is then retried on a fresh one), not as its look's EAGAIN (a time limit). */
 static void learn_refusal(tls_client *c)
 {
     char byte, reason[200];
+    int saved = errno; /* the caller's reason: a reset or a closed pipe, not this look's EAGAIN */
     int flags = fcntl(c->fd, F_GETFL);
-    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) return;
+    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        errno = saved;
+        return;
+    }
     ERR_clear_error();
     int r = SSL_read(c->ssl, &byte, 1);
     if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL) {
@@ -529,6 +540,7 @@ static void learn_refusal(tls_client *c)
     }
     ERR_clear_error();
     fcntl(c->fd, F_SETFL, flags);
+    errno = saved;
 }
 
 static ssize_t client_send(transport *t, const void *buf, size_t n)
@@ -554,9 +566,11 @@ static ssize_t client_send(transport *t, const void *buf, size_t n)
     c->more = 0;
     if (c->held_len > 0 && send_held(c) != 0) return -1; /* the batch ended early */
     if (done > 0) return (ssize_t)done;
-    ssize_t k = io_failed(c, r);
+    ssize_t k = io_failed(c, r, 0);
     if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
-    if (errno == EPIPE || errno == ECONNRESET) learn_refusal(c);
+    /* Not after the end of the stream: nothing more can be read (and a
+     * read here could meet the pooled connection's reader in another thread). */
+    if ((errno == EPIPE || errno == ECONNRESET) && !c->ended) learn_refusal(c);
     return -1;
 }
 
