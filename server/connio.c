@@ -4,16 +4,12 @@
 #include "connio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
-
-#include "wire.h"
 
 size_t connio_state_size(void)
 {

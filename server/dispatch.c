@@ -403,7 +403,6 @@ int dispatcher_tables_open(server_config *cfg, worker_slot **slots, err_t *err)
         dispatcher_tables_close();
         return err_set(err, NUMRPC_ENOMEM, "the tables shared with the workers");
     }
-    slots_share(shared_slots, shared_nslots);
     *slots = shared_slots;
     return 0;
 }

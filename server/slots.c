@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 /* The table slots_create made: its slots' memory files and where they are
- * mapped side by side (the dispatcher's; the spawner and workers inherit it). */
+ * mapped side by side (the dispatcher's; the spawner and workers inherit
+ * it).  Each CALL reply counts the calls in flight in it beside its own:
+ * the load it carries to the client (docs/protocol.md). */
 static worker_slot *table = MAP_FAILED;
 static int *table_fds;
 static int table_count;
@@ -81,28 +83,19 @@ int slots_confine(int index)
     return 0;
 }
 
-static const worker_slot *peer_slots; /* the dispatcher's; workers inherit them */
-static int peer_count;
-
-void slots_share(const worker_slot *slots, int n)
-{
-    peer_slots = slots;
-    peer_count = n;
-}
-
 uint32_t slots_in_flight(const worker_slot *except)
 {
     uint32_t n = 0;
-    for (int i = 0; i < peer_count; i++) n += &peer_slots[i] != except && atomic_load(&peer_slots[i].state) != SLOT_IDLE;
+    for (int i = 0; i < table_count; i++) n += &table[i] != except && atomic_load(&table[i].state) != SLOT_IDLE;
     return n;
 }
 
 uint64_t slots_memory_held(const worker_slot *self)
 {
     uint64_t sum = 0;
-    for (int i = 0; i < peer_count; i++)
-        if (&peer_slots[i] != self)
-            sum += atomic_load(&peer_slots[i].call_bytes) + atomic_load(&peer_slots[i].kept_bytes);
+    for (int i = 0; i < table_count; i++)
+        if (&table[i] != self)
+            sum += atomic_load(&table[i].call_bytes) + atomic_load(&table[i].kept_bytes);
     return sum;
 }
 
@@ -113,8 +106,8 @@ int slots_reserve_memory(worker_slot *self, uint64_t bytes, uint64_t cap, uint64
 {
     atomic_store(&self->call_bytes, bytes);
     uint64_t sum = 0;
-    for (int i = 0; i < peer_count; i++)
-        if (&peer_slots[i] != self) sum += atomic_load(&peer_slots[i].call_bytes);
+    for (int i = 0; i < table_count; i++)
+        if (&table[i] != self) sum += atomic_load(&table[i].call_bytes);
     *others = sum;
     if (bytes <= cap && sum <= cap - bytes) return 0;
     atomic_store(&self->call_bytes, 0);

@@ -60,10 +60,6 @@ const int *slots_fds(int *n);
  * 0, or -1 (the worker must not serve). */
 int slots_confine(int index);
 
-/* Every worker's slot (shared memory, n of them), from which each CALL
- * reply counts the calls in flight beside its own: the load it carries to
- * the client (docs/protocol.md).  Set by the dispatcher before it forks. */
-void slots_share(const worker_slot *slots, int n);
 /* Calls in flight now: the worker slots that are not idle, leaving out
  * `except` (NULL: count every slot). */
 uint32_t slots_in_flight(const worker_slot *except);
