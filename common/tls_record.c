@@ -110,9 +110,23 @@ static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_
 static int hold(tls_stream_state *st)
 {
     uint32_t free_ = 0;
-    if (__atomic_compare_exchange_n(&st->busy, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 1;
-    errno = EBUSY;
-    return 0;
+    if (!__atomic_compare_exchange_n(&st->busy, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        errno = EBUSY;
+        return 0;
+    }
+    /* A state comes back from a worker, whose routine may have been taken
+     * over: its counts are checked before any is used as an offset, and its
+     * strings end inside their arrays (the dispatcher logs them). */
+    st->why[sizeof st->why - 1] = '\0';
+    st->peer.common_name[sizeof st->peer.common_name - 1] = '\0';
+    st->peer.fingerprint[sizeof st->peer.fingerprint - 1] = '\0';
+    if (st->cipher_len > sizeof st->cipher || st->plain_off > sizeof st->plain ||
+        st->plain_len > sizeof st->plain - st->plain_off) {
+        st->cipher_len = st->plain_off = st->plain_len = 0;
+        st->broken = 1;
+        snprintf(st->why, sizeof st->why, "TLS state with counts out of bounds: refused");
+    }
+    return 1;
 }
 
 /* Gives st back (release: the next holder sees what this one wrote);

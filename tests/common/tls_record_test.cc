@@ -624,6 +624,25 @@ TEST_F(RecordLink, OurKeyUpdateGoesBeforeTheLimit)
 
 // ---- One holder at a time ----
 
+// A state a worker gave back with counts beyond its buffers (its routine
+// taken over) is refused whole: nothing is read or written past them.
+TEST_F(RecordLink, CountsOutOfBoundsBreakTheStateInsteadOfBeingUsed)
+{
+    err_t err;
+    st_.cipher_len = sizeof st_.cipher + 1000;
+    EXPECT_LT(tls_record_pull(fd_[0], &st_, &err), 0);
+    EXPECT_TRUE(st_.broken);
+    EXPECT_EQ(0u, st_.cipher_len);
+    EXPECT_STREQ(st_.why, "TLS state with counts out of bounds: refused");
+    st_.broken = 0;
+    st_.plain_off = 10;
+    st_.plain_len = sizeof st_.plain; // off + len past the end
+    errno = 0;
+    EXPECT_EQ(Recv(), -1);
+    EXPECT_TRUE(st_.broken);
+    EXPECT_EQ(0u, st_.plain_len);
+}
+
 TEST_F(RecordLink, ASecondHolderGetsEbusyAndSealsOrOpensNothing)
 {
     err_t err;
