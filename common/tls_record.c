@@ -105,6 +105,7 @@ static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_
 
 /* ---- One holder at a time ---- */
 
+static int broke(tls_stream_state *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Takes st for this call: 1, or 0 with errno EBUSY (another holder has it;
  * st untouched).  Acquire ordering: what the last holder wrote is seen. */
 static int hold(tls_stream_state *st)
@@ -114,17 +115,14 @@ static int hold(tls_stream_state *st)
         errno = EBUSY;
         return 0;
     }
-    /* A state comes back from a worker, whose routine may have been taken
-     * over: its counts are checked before any is used as an offset, and its
-     * strings end inside their arrays (the dispatcher logs them). */
-    st->why[sizeof st->why - 1] = '\0';
-    st->peer.common_name[sizeof st->peer.common_name - 1] = '\0';
+    /* A state comes back from a worker (its routine may be taken over): its
+     * counts are checked before use as offsets, its strings end in their arrays. */
+    st->why[sizeof st->why - 1] = st->peer.common_name[sizeof st->peer.common_name - 1] = '\0';
     st->peer.fingerprint[sizeof st->peer.fingerprint - 1] = '\0';
     if (st->cipher_len > sizeof st->cipher || st->plain_off > sizeof st->plain ||
         st->plain_len > sizeof st->plain - st->plain_off) {
         st->cipher_len = st->plain_off = st->plain_len = 0;
-        st->broken = 1;
-        snprintf(st->why, sizeof st->why, "TLS state with counts out of bounds: refused");
+        broke(st, EPROTO, "TLS state with counts out of bounds: refused");
     }
     return 1;
 }
@@ -155,7 +153,6 @@ void tls_record_set_key_update_limit(tls_stream_state *st, uint64_t records)
  * errno becomes code.  Returns -1. */
 static int broke_with(tls_stream_state *st, int code, int alert, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
-static int broke(tls_stream_state *st, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int broke_with(tls_stream_state *st, int code, int alert, const char *fmt, va_list ap)
 {
     vsnprintf(st->why, sizeof st->why, fmt, ap);
