@@ -247,7 +247,7 @@ void hostile_slots(int *result)
 /* Asks the server's admin socket at path for its module list, as `numrpc-server
  * admin list` would: result[0] connect's errno (0: connected), result[1] 1
  * when the answer was a refusal ("error ..."), 2 any other answer, 0 none,
- * -errno when the write or read failed. */
+ * -errno when nothing could be read (the read's, or the write's). */
 void hostile_admin(const char *path, int *result)
 {
     result[0] = result[1] = 0;
@@ -264,9 +264,13 @@ void hostile_admin(const char *path, int *result)
         return;
     }
     char reply[256] = {0};
-    ssize_t k = write(fd, "list\n", 5);
-    if (k == 5) k = read(fd, reply, sizeof reply - 1);
+    /* The server may refuse before the request is written (EPIPE then):
+     * its answer waits in the socket either way. */
+    ssize_t sent = write(fd, "list\n", 5);
+    int write_errno = sent < 0 ? errno : 0;
+    ssize_t k = read(fd, reply, sizeof reply - 1);
     if (k > 0) result[1] = strncmp(reply, "error", 5) == 0 ? 1 : 2;
     else if (k < 0) result[1] = -errno;
+    else if (write_errno) result[1] = -write_errno;
     close(fd);
 }
