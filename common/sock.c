@@ -80,6 +80,21 @@ void sock_set_timeouts(int fd, int send_ms, int recv_ms)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &r, sizeof r);
 }
 
+int sock_await(int fd, short events)
+{
+    struct timeval tv = {0, 0};
+    socklen_t len = sizeof tv;
+    getsockopt(fd, SOL_SOCKET, events == POLLIN ? SO_RCVTIMEO : SO_SNDTIMEO, &tv, &len);
+    int ms = tv.tv_sec == 0 && tv.tv_usec == 0 ? -1 : (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000) + 1;
+    for (;;) {
+        struct pollfd p = {fd, events, 0};
+        int n = poll(&p, 1, ms);
+        if (n > 0) return 0;
+        if (n == 0) errno = EAGAIN;
+        if (n == 0 || errno != EINTR) return -1;
+    }
+}
+
 int sock_listen(const char *bind_addr, int port, int *port_out, err_t *err)
 {
     struct addrinfo hints = {0}, *res = NULL;

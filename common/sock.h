@@ -21,6 +21,10 @@ int sock_connect(const char *host, int port, int timeout_ms, err_t *err);
 void sock_tune(int fd);
 /* Socket time limits for sends and receives (0 = none). */
 void sock_set_timeouts(int fd, int send_ms, int recv_ms);
+/* Waits until fd is ready for events (POLLIN or POLLOUT) within the time
+ * limit a blocking recv or send on it would have (SO_RCVTIMEO, SO_SNDTIMEO;
+ * none: for ever).  0, or -1 with errno (EAGAIN: the limit passed). */
+int sock_await(int fd, short events);
 /* Sends descriptor fd_to_pass with a small message over a Unix socket. */
 int sock_send_fd(int unix_fd, int fd_to_pass, const void *msg, size_t len);
 /* The same with nfds (at most SOCK_FDS_MAX) descriptors attached. */

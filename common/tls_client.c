@@ -23,6 +23,7 @@
 
 #define TLS_CLIENT_BATCH (256u << 10) /* bytes sealed per send, read ahead per receive */
 #define HELD_MAX (TLS_CLIENT_BATCH / TLS_PLAINTEXT_MAX * TLS_RECORD_MAX) /* one batch's records */
+#define HELD_ROOM (HELD_MAX + 4096) /* and small records the other thread seals meanwhile */
 /* A numrpc packet a server answers with instead of TLS (a refusal at accept
  * time) is read in packets of this size at most. */
 #define PLAIN_ANSWER_PACKET 4096
@@ -40,9 +41,18 @@ typedef struct tls_client {
     int first_byte;  /* the peer's first byte, -1 until one came */
     int plain_answer; /* that byte starts no TLS record: left unread in the socket */
     int failed;      /* a fatal error: no close_notify, no more reads */
-    int more;        /* more records of this send follow: hold them (held) */
-    unsigned char *held; /* records of a batch sealed, not sent yet: malloc'd on
-                          * the first batch (HELD_MAX bytes), freed by close */
+    /* A pooled connection has a reading and a writing thread, and OpenSSL's
+     * SSL is not for concurrent use: a TLS 1.3 message read after the
+     * handshake (a session ticket) runs the state machine that a write
+     * entering meanwhile runs too.  So every SSL call holds lock, and none
+     * waits under it: once streaming, reads take what the socket has and
+     * writes seal into held, sent by flush_held without the lock. */
+    pthread_mutex_t lock; /* the SSL object, held, held_len, sending */
+    int sending;          /* a thread is sending held (flush_held) */
+    pthread_cond_t sent;  /* ... and has stopped */
+    int streaming;   /* the handshake is over */
+    unsigned char *held; /* records sealed, not sent yet (HELD_ROOM bytes):
+                          * malloc'd by tls_client_connect, freed by close */
     size_t held_len;
     int cut;         /* that error was the socket's, not the session's */
     int ended;       /* ... an end of the stream without close_notify: no alert can follow */
@@ -147,42 +157,71 @@ tls_context *tls_self_context_new(const char *own_cert, const char *own_key, err
 /* ---- The socket under OpenSSL: sends never raise SIGPIPE, and the
  * peer's first byte is noted (a plain server's answer tells itself by it) ---- */
 
-/* Sends the held records whole (blocking within the socket's time limit).
- * 0, or -1 with errno: the session is then broken (part of a record may
- * have gone). */
-static int send_held(tls_client *c)
+static void learn_refusal(tls_client *c);
+
+/* Sends the records held, in the order sealed, with c->lock released
+ * while the bytes go (the other thread seals after them meanwhile).  One
+ * sender at a time: it also takes what was sealed while it sent.  With
+ * MSG_DONTWAIT in flags (the reader, which must never wait for the
+ * writer's peer to read, and close) nothing waits: while another thread
+ * sends, that one takes these bytes too, and what the socket does not take
+ * stays held for the next flush.  Otherwise it waits for the other sender,
+ * then sends everything within the socket's time limit.  0, or -1 with
+ * errno: the session is then broken, with the peer's alert as its reason
+ * if one came (a TLS 1.3 server refuses a client certificate after the
+ * handshake). */
+static int flush_held(tls_client *c, int flags)
 {
-    size_t sent = 0;
-    while (sent < c->held_len) {
-        ssize_t k = send(c->fd, c->held + sent, c->held_len - sent, MSG_NOSIGNAL);
-        if (k > 0) sent += (size_t)k;
-        else if (errno != EINTR) break;
-    }
-    if (sent == c->held_len) {
-        c->held_len = 0;
+    int nowait = (flags & MSG_DONTWAIT) != 0, e = 0, saved = errno;
+    pthread_mutex_lock(&c->lock);
+    while (c->sending && !nowait) pthread_cond_wait(&c->sent, &c->lock);
+    if (c->sending) {
+        pthread_mutex_unlock(&c->lock);
         return 0;
     }
-    int e = errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
-    c->failed = c->cut = 1;
-    snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: send: %s", c->host, c->port, strerror(e));
-    errno = e;
-    return -1;
+    c->sending = 1;
+    while (c->held_len > 0 && e == 0) {
+        size_t len = c->held_len, sent = 0; /* [0, len) is this sender's; others append after */
+        pthread_mutex_unlock(&c->lock);
+        while (sent < len && e == 0) {
+            ssize_t k = send(c->fd, c->held + sent, len - sent, MSG_NOSIGNAL | flags);
+            if (k > 0) sent += (size_t)k;
+            else if (nowait && (errno == EAGAIN || errno == EWOULDBLOCK)) break; /* stays held */
+            else if (k == 0 || errno != EINTR) e = errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+        }
+        pthread_mutex_lock(&c->lock);
+        memmove(c->held, c->held + sent, c->held_len - sent);
+        c->held_len -= sent;
+        if (sent < len && e == 0) break; /* the socket is full and this sender does not wait */
+    }
+    c->sending = 0;
+    pthread_cond_broadcast(&c->sent);
+    if (e != 0 && !c->failed) {
+        c->failed = c->cut = 1;
+        snprintf(c->why, sizeof c->why, "TLS session with %s:%d failed: send: %s", c->host, c->port, strerror(e));
+        errno = e;
+        if ((e == EPIPE || e == ECONNRESET) && !c->ended) learn_refusal(c);
+    }
+    pthread_mutex_unlock(&c->lock);
+    errno = e != 0 ? e : saved;
+    return e != 0 ? -1 : 0;
 }
 
-/* A batch's records (c->more) are held and go with its last one in one
- * system call, so the peer wakes once per batch. */
+/* During the handshake, records go to the socket (made non-blocking by
+ * client_start); once streaming, they are held (under c->lock) for
+ * flush_held, and a full hold asks the writer to flush first. */
 static int socket_write(BIO *b, const char *buf, int n)
 {
     tls_client *c = BIO_get_data(b);
     BIO_clear_retry_flags(b);
-    if (c->more && c->held == NULL) c->held = malloc(HELD_MAX); /* without it, records go one by one */
-    if (c->held != NULL && (c->more || c->held_len > 0)) {
-        if (c->held_len + (size_t)n > HELD_MAX && send_held(c) != 0) return -1;
-        if ((size_t)n <= HELD_MAX) {
-            memcpy(c->held + c->held_len, buf, (size_t)n);
-            c->held_len += (size_t)n;
-            return c->more || send_held(c) == 0 ? n : -1;
+    if (c->streaming) {
+        if (c->held_len + (size_t)n > HELD_ROOM) {
+            BIO_set_retry_write(b);
+            return -1;
         }
+        memcpy(c->held + c->held_len, buf, (size_t)n);
+        c->held_len += (size_t)n;
+        return n;
     }
     ssize_t k = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
@@ -210,7 +249,7 @@ static int socket_read(BIO *b, char *buf, int n)
     tls_client *c = BIO_get_data(b);
     BIO_clear_retry_flags(b);
     if (c->first_byte < 0 && !first_byte_is_tls(b, c)) return -1;
-    ssize_t k = recv(c->fd, buf, (size_t)n, 0);
+    ssize_t k = recv(c->fd, buf, (size_t)n, c->streaming ? MSG_DONTWAIT : 0); /* client_recv waits */
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(b);
     if (k > 0 && c->first_byte < 0) c->first_byte = (unsigned char)buf[0];
     return (int)k;
@@ -351,6 +390,7 @@ static int client_start(transport *t, int server_side, err_t *err)
     }
     if (fcntl(t->fd, F_SETFL, flags) < 0 && rc == 0) rc = err_set(err, NUMRPC_EIO, "fcntl: %s", strerror(errno));
     if (rc != 0 && c->plain_answer) rc = read_plain_answer(c, err);
+    c->streaming = rc == 0;
     return rc != 0 ? rc : check_peer(c, err);
 }
 
@@ -373,10 +413,15 @@ int tls_client_connect(transport *t, tls_context *ctx, const char *host, int por
     if (ctx->pinned[0]) expect_fingerprint = ctx->pinned;
     if (expect_fingerprint != NULL) normalize_fingerprint(expect_fingerprint, c->expect);
     c->ssl = SSL_new(ctx->ssl);
-    if (c->ssl == NULL) {
+    c->held = malloc(HELD_ROOM);
+    if (c->ssl == NULL || c->held == NULL) {
+        SSL_free(c->ssl);
+        free(c->held);
         free(c);
         return err_set(err, NUMRPC_ENOMEM, "TLS client session");
     }
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->sent, NULL);
     SSL_set_app_data(c->ssl, c);
     int is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
     /* No host name to check on a pinned certificate: only the holder of its
@@ -444,10 +489,7 @@ static int unexpected_eof(void)
  * fatal error also leaves its reason in c->why.  The peer's close_notify is
  * 0 (EOF); a stream read to its end without it is EPROTO, "... without
  * close_notify: the stream may be truncated" -- a cut of the socket, not of
- * the session (which stays resumable, client_close).  A write that fails
- * with no errno is EPROTO too, as before: nothing sends the writer to
- * learn_refusal, whose read would meet the pooled connection's reader in
- * another thread (one SSL used by two threads at once). */
+ * the session (which stays resumable, client_close).  Under c->lock. */
 static ssize_t io_failed(tls_client *c, int r, int reading)
 {
     int e = SSL_get_error(c->ssl, r);
@@ -458,8 +500,7 @@ static ssize_t io_failed(tls_client *c, int r, int reading)
         errno = EAGAIN; /* a time limit */
     } else if ((e == SSL_ERROR_SSL && unexpected_eof()) || (reading && e == SSL_ERROR_SYSCALL && saved == 0)) {
         c->failed = c->cut = c->ended = 1;
-        errno = EPROTO; /* as any cut TLS stream: ECONNRESET sent a pipelined farm's reader into a retry
-                           that sent garbage (the secure demo's GridRPC farm, 1 run in 60) */
+        errno = EPROTO; /* as any cut TLS stream */
         snprintf(c->why, sizeof c->why,
                  "TLS session with %s:%d failed: the peer closed the connection without close_notify: "
                  "the stream may be truncated",
@@ -506,32 +547,47 @@ int tls_stream_refused(const transport *t)
 static ssize_t client_recv(transport *t, void *buf, size_t n)
 {
     tls_client *c = t->session;
-    if (c->failed) {
-        errno = EPROTO;
-        return -1;
+    ssize_t k = -1;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        if (c->failed) {
+            errno = EPROTO;
+            break;
+        }
+        ERR_clear_error();
+        errno = 0;
+        int r = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+        int e = r > 0 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            k = r > 0 ? r : io_failed(c, r, 1);
+            break;
+        }
+        pthread_mutex_unlock(&c->lock); /* the writer goes on while this waits */
+        /* held full (a hostile peer's many KeyUpdates): wait, within the send time limit */
+        int rc = e == SSL_ERROR_WANT_READ ? sock_await(c->fd, POLLIN) : flush_held(c, 0);
+        pthread_mutex_lock(&c->lock);
+        if (rc != 0) break;
     }
-    ERR_clear_error();
-    errno = 0;
-    int r = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
-    return r > 0 ? r : io_failed(c, r, 1);
+    int owed = c->held_len > 0; /* records the read sealed: an alert, an answer to a KeyUpdate */
+    pthread_mutex_unlock(&c->lock);
+    int saved = errno;
+    if (owed) flush_held(c, MSG_DONTWAIT);
+    errno = saved;
+    return k;
 }
 
 /* The server may have refused the session (TLS 1.3 servers judge a client
  * certificate after the client has finished) and left: its alert, if it
- * came, is the reason, read without waiting.  errno is kept: a pooled
- * connection the server had closed must still read as a reset (the call
- * is then retried on a fresh one), not as its look's EAGAIN (a time limit). */
+ * came, is the reason, looked for without waiting (a peek: data stays for
+ * the reader).  errno is kept: a pooled connection the server had closed
+ * must still read as a reset (the call is then retried on a fresh one),
+ * not as this look's EAGAIN.  Under c->lock, streaming. */
 static void learn_refusal(tls_client *c)
 {
     char byte, reason[200];
-    int saved = errno; /* the caller's reason: a reset or a closed pipe, not this look's EAGAIN */
-    int flags = fcntl(c->fd, F_GETFL);
-    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        errno = saved;
-        return;
-    }
+    int saved = errno;
     ERR_clear_error();
-    int r = SSL_read(c->ssl, &byte, 1);
+    int r = SSL_peek(c->ssl, &byte, 1);
     if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_SSL) {
         c->cut = 0;
         note_alert(c);
@@ -539,54 +595,65 @@ static void learn_refusal(tls_client *c)
                  tls_ossl_reason(reason, sizeof reason, "protocol error"));
     }
     ERR_clear_error();
-    fcntl(c->fd, F_SETFL, flags);
     errno = saved;
 }
 
+/* Seals up to a batch of buf (one record per SSL_write: partial writes)
+ * and sends it in one system call, so the peer wakes once per batch. */
 static ssize_t client_send(transport *t, const void *buf, size_t n)
 {
     tls_client *c = t->session;
-    if (c->failed) {
-        errno = EPROTO;
-        return -1;
-    }
-    if (n == 0) return 0;
-    /* one record per SSL_write (partial writes); all but the batch's last
-     * are held (socket_write) and go with it */
     size_t done = 0;
-    int r = 1;
-    while (done < n && done < TLS_CLIENT_BATCH && r > 0) {
+    int failed = 0;
+    pthread_mutex_lock(&c->lock);
+    while (done < n && done < TLS_CLIENT_BATCH && !failed) {
+        if (c->failed) {
+            errno = EPROTO;
+            failed = 1;
+            break;
+        }
         size_t chunk = n - done < TLS_PLAINTEXT_MAX ? n - done : TLS_PLAINTEXT_MAX;
-        c->more = done + chunk < n && done + chunk < TLS_CLIENT_BATCH;
         ERR_clear_error();
         errno = 0;
-        r = SSL_write(c->ssl, (const char *)buf + done, (int)chunk);
-        if (r > 0) done += (size_t)r;
+        int r = SSL_write(c->ssl, (const char *)buf + done, (int)chunk);
+        if (r > 0) {
+            done += (size_t)r;
+        } else if (SSL_get_error(c->ssl, r) == SSL_ERROR_WANT_WRITE) { /* held is full */
+            pthread_mutex_unlock(&c->lock);
+            failed = flush_held(c, 0) != 0;
+            pthread_mutex_lock(&c->lock);
+        } else {
+            failed = 1;
+            if (io_failed(c, r, 0) == 0) errno = EPIPE; /* the peer ended the session: no more writing */
+        }
     }
-    c->more = 0;
-    if (c->held_len > 0 && send_held(c) != 0) return -1; /* the batch ended early */
-    if (done > 0) return (ssize_t)done;
-    ssize_t k = io_failed(c, r, 0);
-    if (k == 0) errno = EPIPE; /* the peer ended the session: no more writing */
-    /* Not after the end of the stream: nothing more can be read (and a
-     * read here could meet the pooled connection's reader in another thread). */
-    if ((errno == EPIPE || errno == ECONNRESET) && !c->ended) learn_refusal(c);
-    return -1;
+    pthread_mutex_unlock(&c->lock);
+    int saved = errno;
+    if (flush_held(c, 0) != 0) return -1;
+    errno = saved;
+    return done > 0 ? (ssize_t)done : failed ? -1 : 0; /* a failure after some bytes: the next send tells */
 }
 
 static size_t client_pending(const transport *t)
 {
-    const tls_client *c = t->session;
+    tls_client *c = t->session;
     if (c == NULL || c->ssl == NULL) return 0;
+    pthread_mutex_lock(&c->lock);
     size_t opened = (size_t)SSL_pending(c->ssl);
-    return opened > 0 ? opened : (size_t)SSL_has_pending(c->ssl); /* 1: records read ahead */
+    if (opened == 0) opened = (size_t)SSL_has_pending(c->ssl); /* 1: records read ahead */
+    pthread_mutex_unlock(&c->lock);
+    return opened;
 }
 
+/* By the last user of the stream (no other thread is in it). */
 static void client_close(transport *t)
 {
     tls_client *c = t->session;
     if (c != NULL) {
-        if (!c->failed && t->fd >= 0 && SSL_is_init_finished(c->ssl)) SSL_shutdown(c->ssl); /* close_notify */
+        if (!c->failed && t->fd >= 0 && SSL_is_init_finished(c->ssl)) {
+            SSL_shutdown(c->ssl); /* close_notify, held while streaming */
+            if (c->streaming) flush_held(c, MSG_DONTWAIT);
+        }
         /* A connection cut under a sound session (a server closing an idle
          * one, a reset) leaves the session resumable, as TLS allows since
          * 1.1: without this, OpenSSL's SSL_free would mark it not resumable
@@ -594,6 +661,8 @@ static void client_close(transport *t)
          * OpenSSL already. */
         if (c->failed && c->cut) SSL_set_shutdown(c->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
         SSL_free(c->ssl);
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->sent);
         free(c->held);
         free(c);
     }
@@ -606,10 +675,14 @@ int tls_client_key_update(transport *t, int update_requested)
 {
     if (t->ops != &transport_tls_ops || t->session == NULL) return -1;
     tls_client *c = t->session;
-    if (c->failed) return -1;
-    ERR_clear_error();
-    int ok = SSL_key_update(c->ssl, update_requested ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED);
-    ERR_clear_error();
+    pthread_mutex_lock(&c->lock);
+    int ok = 0;
+    if (!c->failed) {
+        ERR_clear_error();
+        ok = SSL_key_update(c->ssl, update_requested ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED);
+        ERR_clear_error();
+    }
+    pthread_mutex_unlock(&c->lock);
     return ok == 1 ? 0 : -1;
 }
 
