@@ -1,5 +1,5 @@
 /* tls_keys.c -- TLS 1.3 record protection: the suites, the key schedule
- * (HKDF-Expand-Label, KeyUpdate's next keys) and one record body sealed or opened. */
+ * (HKDF-Expand-Label, KeyUpdate's next keys), record bodies and whole records sealed. */
 #include "tls_ossl.h"
 
 #include <pthread.h>
@@ -161,3 +161,57 @@ int tls_open_body(const tls_stream_state *st, const unsigned char header[TLS_REC
     return ok ? 0 : -1;
 }
 
+/* ---- Whole records ---- */
+
+size_t tls_seal_one(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
+{
+    size_t body_len = len + 1 + TLS_TAG_SIZE;
+    rec[0] = TLS_TYPE_APPLICATION;
+    rec[1] = 3;
+    rec[2] = 3;
+    rec[3] = (unsigned char)(body_len >> 8);
+    rec[4] = (unsigned char)body_len;
+    if (tls_seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
+    st->out.seq++;
+    return TLS_RECORD_HEADER + body_len;
+}
+
+/* Whether a KeyUpdate goes before our next record: the peer asked for one,
+ * or the sealing key has one record left under st's limit (the KeyUpdate
+ * itself is sealed with the key it replaces).  Keys without a secret (set
+ * by hand) cannot be updated. */
+static int key_update_due(const tls_stream_state *st)
+{
+    uint64_t limit = st->key_update_records ? st->key_update_records : TLS_KEY_UPDATE_RECORDS;
+    return st->out.secret_len > 0 && (st->out.update_due > 0 || st->out.seq + 1 >= limit);
+}
+
+/* Seals our KeyUpdate (update_not_requested) into rec (TLS_KEY_UPDATE_RECORD
+ * bytes) and moves the sealing direction to the next secret.  The record's
+ * size, or 0 on failure. */
+static size_t seal_key_update(tls_stream_state *st, unsigned char *rec)
+{
+    static const unsigned char key_update[5] = {TLS_HANDSHAKE_KEY_UPDATE, 0, 0, 1, 0 /* update_not_requested */};
+    tls_direction was = st->out;
+    size_t size = tls_seal_one(st, TLS_TYPE_HANDSHAKE, key_update, sizeof key_update, rec);
+    if (size == 0 || tls_next_keys(&st->out, st->suite) != 0) {
+        st->out = was;
+        size = 0;
+    } else if (st->out.update_due > 0) {
+        st->out.update_due--;
+    }
+    OPENSSL_cleanse(&was, sizeof was);
+    return size;
+}
+
+size_t tls_seal_record(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
+{
+    size_t at = 0;
+    for (int i = 0; i < TLS_UPDATES_DUE_MAX && key_update_due(st); i++) {
+        size_t k = seal_key_update(st, rec + at);
+        if (k == 0) return 0;
+        at += k;
+    }
+    size_t k = tls_seal_one(st, type, buf, len, rec + at);
+    return k == 0 ? 0 : at + k;
+}

@@ -68,4 +68,32 @@ int tls_seal_body(const tls_stream_state *st, const unsigned char header[TLS_REC
 int tls_open_body(const tls_stream_state *st, const unsigned char header[TLS_RECORD_HEADER],
                   const unsigned char *body, size_t len, unsigned char *out);
 
+/* ---- Whole records (tls_keys.c) ---- */
+#define TLS_TYPE_ALERT 21
+#define TLS_TYPE_HANDSHAKE 22
+#define TLS_TYPE_APPLICATION 23
+#define TLS_HANDSHAKE_KEY_UPDATE 24
+/* A KeyUpdate record: header, the message (type, 3 length bytes, request),
+ * the inner type, the tag. */
+#define TLS_KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TLS_TAG_SIZE)
+/* KeyUpdates the peer may have asked for and we still owe: more requests
+ * before our next record are answered this many times (one would do, RFC
+ * 8446 §4.6.3; tlsfuzzer's script counts one answer per request).  All of
+ * them go before one record, and 8 keep a record's framing with them
+ * (8 * 27 + 22 bytes) within the TLS_RECORD_MAX - TLS_PLAINTEXT_MAX bytes
+ * per record that callers reserve for sealed records (server/connio.c). */
+#define TLS_UPDATES_DUE_MAX 8
+/* Room for one record of len bytes and the KeyUpdates that may go first. */
+#define TLS_SEALED_ROOM(len) ((TLS_UPDATES_DUE_MAX + 1) * TLS_KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TLS_TAG_SIZE)
+#define TLS_SEALED_MAX TLS_SEALED_ROOM(TLS_PLAINTEXT_MAX)
+
+/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
+ * (not overlapping buf); returns the record's size, or 0 on failure. */
+size_t tls_seal_one(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec);
+/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
+ * (TLS_SEALED_ROOM(len) bytes, not overlapping buf), after the KeyUpdates
+ * due (the peer asked, or the key's record limit is near); returns the
+ * size of what it sealed, or 0 on failure. */
+size_t tls_seal_record(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec);
+
 #endif

@@ -13,10 +13,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#define TYPE_ALERT 21
-#define TYPE_HANDSHAKE 22
-#define TYPE_APPLICATION 23
-#define HANDSHAKE_KEY_UPDATE 24
 
 /* Alerts (RFC 8446 §6) */
 #define ALERT_CLOSE_NOTIFY 0
@@ -28,80 +24,8 @@
 #define ALERT_INTERNAL_ERROR 80
 #define ALERT_USER_CANCELED 90
 
-/* A KeyUpdate record: header, the message (type, 3 length bytes, request),
- * the inner type, the tag. */
-#define KEY_UPDATE_RECORD (TLS_RECORD_HEADER + 5 + 1 + TLS_TAG_SIZE)
-/* KeyUpdates the peer may have asked for and we still owe: more requests
- * before our next record are answered this many times (one would do, RFC
- * 8446 §4.6.3; tlsfuzzer's script counts one answer per request).  All of
- * them go before one record, and 8 keep a record's framing with them
- * (8 * 27 + 22 bytes) within the TLS_RECORD_MAX - TLS_PLAINTEXT_MAX bytes
- * per record that callers reserve for sealed records (server/connio.c). */
-#define UPDATES_DUE_MAX 8
-/* Room for one record of len bytes and the KeyUpdates that may go first. */
-#define SEALED_ROOM(len) ((UPDATES_DUE_MAX + 1) * KEY_UPDATE_RECORD + TLS_RECORD_HEADER + (len) + 1 + TLS_TAG_SIZE)
-#define SEALED_MAX SEALED_ROOM(TLS_PLAINTEXT_MAX)
-
 #define TRUNCATED_WHY "the peer closed the connection without close_notify: the stream may be truncated"
 #define BUSY_WHY "TLS state in use by another holder"
-
-/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
- * (not overlapping buf); returns the record's size, or 0 on failure. */
-static size_t seal_one(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
-{
-    size_t body_len = len + 1 + TLS_TAG_SIZE;
-    rec[0] = TYPE_APPLICATION;
-    rec[1] = 3;
-    rec[2] = 3;
-    rec[3] = (unsigned char)(body_len >> 8);
-    rec[4] = (unsigned char)body_len;
-    if (tls_seal_body(st, rec, buf, len, (unsigned char)type, rec + TLS_RECORD_HEADER) != 0) return 0;
-    st->out.seq++;
-    return TLS_RECORD_HEADER + body_len;
-}
-
-/* Whether a KeyUpdate goes before our next record: the peer asked for one,
- * or the sealing key has one record left under st's limit (the KeyUpdate
- * itself is sealed with the key it replaces).  Keys without a secret (set
- * by hand) cannot be updated. */
-static int key_update_due(const tls_stream_state *st)
-{
-    uint64_t limit = st->key_update_records ? st->key_update_records : TLS_KEY_UPDATE_RECORDS;
-    return st->out.secret_len > 0 && (st->out.update_due > 0 || st->out.seq + 1 >= limit);
-}
-
-/* Seals our KeyUpdate (update_not_requested) into rec (KEY_UPDATE_RECORD
- * bytes) and moves the sealing direction to the next secret.  The record's
- * size, or 0 on failure. */
-static size_t seal_key_update(tls_stream_state *st, unsigned char *rec)
-{
-    static const unsigned char key_update[5] = {HANDSHAKE_KEY_UPDATE, 0, 0, 1, 0 /* update_not_requested */};
-    tls_direction was = st->out;
-    size_t size = seal_one(st, TYPE_HANDSHAKE, key_update, sizeof key_update, rec);
-    if (size == 0 || tls_next_keys(&st->out, st->suite) != 0) {
-        st->out = was;
-        size = 0;
-    } else if (st->out.update_due > 0) {
-        st->out.update_due--;
-    }
-    OPENSSL_cleanse(&was, sizeof was);
-    return size;
-}
-
-/* Seals len (<= TLS_PLAINTEXT_MAX) bytes of type as one record into rec
- * (SEALED_ROOM(len) bytes, not overlapping buf), after the KeyUpdates due
- * (key_update_due); returns the size of what it sealed, or 0 on failure. */
-static size_t seal_record(tls_stream_state *st, int type, const void *buf, size_t len, unsigned char *rec)
-{
-    size_t at = 0;
-    for (int i = 0; i < UPDATES_DUE_MAX && key_update_due(st); i++) {
-        size_t k = seal_key_update(st, rec + at);
-        if (k == 0) return 0;
-        at += k;
-    }
-    size_t k = seal_one(st, type, buf, len, rec + at);
-    return k == 0 ? 0 : at + k;
-}
 
 /* ---- One holder at a time ---- */
 
@@ -190,7 +114,7 @@ static void send_owed_alert(int fd, tls_stream_state *st)
     int saved = errno;
     unsigned char alert[2] = {2 /* fatal */, st->alert}, rec[TLS_RECORD_HEADER + 2 + 1 + TLS_TAG_SIZE];
     st->alert = 0;
-    size_t size = seal_one(st, TYPE_ALERT, alert, sizeof alert, rec);
+    size_t size = tls_seal_one(st, TLS_TYPE_ALERT, alert, sizeof alert, rec);
     if (size > 0 && send(fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         /* the peer will see the connection close */
     }
@@ -203,7 +127,7 @@ static long whole_record_at(tls_stream_state *st, const unsigned char *p, size_t
 {
     if (avail < TLS_RECORD_HEADER) return 0;
     size_t len = (size_t)p[3] << 8 | p[4];
-    if (p[0] != TYPE_APPLICATION)
+    if (p[0] != TLS_TYPE_APPLICATION)
         return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "unexpected TLS record type %d after the handshake", p[0]);
     if (len > TLS_CIPHERTEXT_MAX)
         return broke_alert(st, ALERT_RECORD_OVERFLOW, "TLS record length %zu out of range", len);
@@ -239,7 +163,7 @@ static int handshake_record(tls_stream_state *st, const unsigned char *p, size_t
         return broke_alert(st, ALERT_UNEXPECTED_MESSAGE,
                            "a TLS handshake message cut across records after the handshake (%zu bytes)", len);
     size_t msg_len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    if (p[0] != HANDSHAKE_KEY_UPDATE)
+    if (p[0] != TLS_HANDSHAKE_KEY_UPDATE)
         return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "the peer sent a TLS handshake message (type %d) after the handshake",
                            p[0]);
     if (msg_len != 1) return broke_alert(st, ALERT_DECODE_ERROR, "TLS KeyUpdate of %zu bytes (1 expected)", msg_len);
@@ -248,7 +172,7 @@ static int handshake_record(tls_stream_state *st, const unsigned char *p, size_t
     if (p[4] > 1) return broke_alert(st, ALERT_ILLEGAL_PARAMETER, "TLS KeyUpdate with request_update %d", p[4]);
     if (tls_next_keys(&st->in, st->suite) != 0)
         return broke_alert(st, ALERT_INTERNAL_ERROR, "TLS KeyUpdate: no traffic secret to derive the next keys from");
-    if (p[4] == 1 && st->out.update_due < UPDATES_DUE_MAX) st->out.update_due++;
+    if (p[4] == 1 && st->out.update_due < TLS_UPDATES_DUE_MAX) st->out.update_due++;
     return 0;
 }
 
@@ -257,17 +181,17 @@ static int handshake_record(tls_stream_state *st, const unsigned char *p, size_t
  * broken). */
 static int control_record(tls_stream_state *st, int type, const unsigned char *p, size_t len)
 {
-    if (type == TYPE_ALERT && len == 2 && p[1] == ALERT_CLOSE_NOTIFY) {
+    if (type == TLS_TYPE_ALERT && len == 2 && p[1] == ALERT_CLOSE_NOTIFY) {
         st->eof = 1;
         return 0;
     }
-    if (type == TYPE_ALERT && len == 2 && p[1] == ALERT_USER_CANCELED)
+    if (type == TLS_TYPE_ALERT && len == 2 && p[1] == ALERT_USER_CANCELED)
         return 0; /* a closure alert: close_notify follows (RFC 8446 §6.1) */
-    if (type == TYPE_ALERT && len == 2)
+    if (type == TLS_TYPE_ALERT && len == 2)
         return broke(st, EPROTO, "the peer sent TLS alert %d (%s)", p[1], SSL_alert_desc_string_long(p[1]));
-    if (type == TYPE_ALERT) /* alerts are neither cut nor coalesced (§5.1) */
+    if (type == TLS_TYPE_ALERT) /* alerts are neither cut nor coalesced (§5.1) */
         return broke_alert(st, ALERT_DECODE_ERROR, "TLS alert record of %zu bytes", len);
-    if (type == TYPE_HANDSHAKE) return handshake_record(st, p, len);
+    if (type == TLS_TYPE_HANDSHAKE) return handshake_record(st, p, len);
     return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "bad TLS inner content type %d (length %zu)", type, len);
 }
 
@@ -289,7 +213,7 @@ static long open_at(tls_stream_state *st, const unsigned char *rec, size_t rec_l
     while (len > 0 && to[len - 1] == 0) len--; /* padding */
     if (len == 0) return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "TLS record without a content type");
     int type = to[--len];
-    if (type != TYPE_APPLICATION) return control_record(st, type, to, len);
+    if (type != TLS_TYPE_APPLICATION) return control_record(st, type, to, len);
     return (long)len;
 }
 
@@ -395,13 +319,13 @@ void tls_record_consume(tls_stream_state *st, size_t n)
 
 static int seal(tls_stream_state *st, const void *buf, size_t len, transport_bytes *out, err_t *err)
 {
-    unsigned char rec[SEALED_MAX];
+    unsigned char rec[TLS_SEALED_MAX];
     transport sink = transport_memory_sink(out);
     const unsigned char *p = buf;
     if (st->broken) return err_set(err, NUMRPC_EIO, "TLS stream broken: %s", st->why);
     while (len > 0) {
         size_t n = len < TLS_PLAINTEXT_MAX ? len : TLS_PLAINTEXT_MAX;
-        size_t size = seal_record(st, TYPE_APPLICATION, p, n, rec);
+        size_t size = tls_seal_record(st, TLS_TYPE_APPLICATION, p, n, rec);
         if (size == 0) return err_set(err, NUMRPC_EINTERNAL, "TLS record sealing failed");
         if (sink.ops->send(&sink, rec, size) < 0) {
             broke(st, errno, "sealed records: %s", strerror(errno));
@@ -424,11 +348,11 @@ int tls_record_seal(tls_stream_state *st, const void *buf, size_t len, transport
 int tls_record_close_notify(int fd, tls_stream_state *st)
 {
     static const unsigned char close_notify[2] = {1, ALERT_CLOSE_NOTIFY};
-    unsigned char rec[SEALED_ROOM(sizeof close_notify)];
+    unsigned char rec[TLS_SEALED_ROOM(sizeof close_notify)];
     if (!hold(st)) return -1;
     int rc = -1;
     if (!st->broken && fd >= 0) {
-        size_t size = seal_record(st, TYPE_ALERT, close_notify, sizeof close_notify, rec);
+        size_t size = tls_seal_record(st, TLS_TYPE_ALERT, close_notify, sizeof close_notify, rec);
         ssize_t k = size > 0 ? send(fd, rec, size, MSG_NOSIGNAL | MSG_DONTWAIT) : -1;
         rc = k == (ssize_t)size ? 0 : -1;
         snprintf(st->why, sizeof st->why, "this end sent close_notify");
@@ -567,7 +491,7 @@ static int send_records(int fd, tls_stream_state *st, const unsigned char *rec, 
 
 static ssize_t send_plain(transport *t, tls_stream_state *st, const void *buf, size_t n)
 {
-    unsigned char one[SEALED_MAX], *batch = n > TLS_PLAINTEXT_MAX ? thread_batch() : NULL;
+    unsigned char one[TLS_SEALED_MAX], *batch = n > TLS_PLAINTEXT_MAX ? thread_batch() : NULL;
     size_t room = batch ? BATCH_MAX : sizeof one, size = 0, took = 0;
     if (batch == NULL) batch = one;
     if (st->broken) {
@@ -577,8 +501,8 @@ static ssize_t send_plain(transport *t, tls_stream_state *st, const void *buf, s
     tls_direction was = st->out; /* to take the records back if none goes */
     while (took < n) {
         size_t len = n - took < TLS_PLAINTEXT_MAX ? n - took : TLS_PLAINTEXT_MAX;
-        if (room - size < SEALED_ROOM(len)) break;
-        size_t sealed = seal_record(st, TYPE_APPLICATION, (const unsigned char *)buf + took, len, batch + size);
+        if (room - size < TLS_SEALED_ROOM(len)) break;
+        size_t sealed = tls_seal_record(st, TLS_TYPE_APPLICATION, (const unsigned char *)buf + took, len, batch + size);
         if (sealed == 0) return broke(st, EPROTO, "TLS record sealing failed");
         size += sealed;
         took += len;
