@@ -95,6 +95,10 @@ int tls_stream_refused(const transport *t);
  * (the 2^-57 margin); 2^23 stays 2.8 times below, and is 128 GiB of data
  * (ChaCha20-Poly1305 has no such limit: the same one keeps things simple). */
 #define TLS_KEY_UPDATE_RECORDS (1ull << 23)
+/* Records in a row without application data (empty ones, KeyUpdates) a
+ * peer may send before the stream is refused: each costs a decryption and
+ * moves nothing on (OpenSSL allows 32 empty records). */
+#define TLS_IDLE_RECORDS_MAX 32
 
 typedef struct tls_direction {
     unsigned char key[32];
@@ -115,6 +119,7 @@ typedef struct tls_stream_state {
     uint32_t busy;   /* the one-holder guard: 1 while a seal, open or pull runs (__atomic) */
     uint8_t alert;   /* the alert owed to the peer for what broke the stream, 0: none */
     uint64_t key_update_records; /* records per key before a KeyUpdate; 0: TLS_KEY_UPDATE_RECORDS */
+    uint32_t idle_records; /* records in a row that carried no application byte */
     tls_direction in, out;
     tls_peer peer;
     unsigned char binding[TLS_BINDING_SIZE];

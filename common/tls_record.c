@@ -24,6 +24,9 @@
 #define ALERT_INTERNAL_ERROR 80
 #define ALERT_USER_CANCELED 90
 
+/* Records one pull opens at most (tls_record_pull). */
+#define PULL_RECORDS 64
+
 #define TRUNCATED_WHY "the peer closed the connection without close_notify: the stream may be truncated"
 #define BUSY_WHY "TLS state in use by another holder"
 
@@ -213,6 +216,12 @@ static long open_at(tls_stream_state *st, const unsigned char *rec, size_t rec_l
     while (len > 0 && to[len - 1] == 0) len--; /* padding */
     if (len == 0) return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "TLS record without a content type");
     int type = to[--len];
+    /* Records that carry no application byte cost a decryption each and
+     * move no request on: a few in a row are allowed, as other stacks do. */
+    st->idle_records = type == TLS_TYPE_APPLICATION && len > 0 ? 0 : st->idle_records + 1;
+    if (st->idle_records > TLS_IDLE_RECORDS_MAX)
+        return broke_alert(st, ALERT_UNEXPECTED_MESSAGE, "%u TLS records in a row without application data",
+                           st->idle_records);
     if (type != TLS_TYPE_APPLICATION) return control_record(st, type, to, len);
     return (long)len;
 }
@@ -229,16 +238,17 @@ static int open_record(tls_stream_state *st, size_t rec_len)
     return 0;
 }
 
-/* Opens every whole record received while plaintext has room for it.
- * 0, or -1 (st broken). */
-static int open_received(tls_stream_state *st)
+/* Opens the whole records received while plaintext has room for them,
+ * *budget of them at most (counted down).  0, or -1 (st broken). */
+static int open_received(tls_stream_state *st, int *budget)
 {
-    for (;;) {
+    for (; *budget > 0; --*budget) {
         long rec = st->eof ? 0 : whole_record(st);
         if (rec <= 0) return (int)rec;
         if (!plain_room(st, (size_t)rec - TLS_RECORD_HEADER - TLS_TAG_SIZE)) return 0;
         if (open_record(st, (size_t)rec) != 0) return -1;
     }
+    return 0;
 }
 
 /* One recv into to (room bytes), kept bytes of a record having come
@@ -277,10 +287,15 @@ static ssize_t receive(int fd, tls_stream_state *st, int flags)
     return k;
 }
 
+/* What the socket has, opened without blocking, PULL_RECORDS at most per
+ * call: one connection's records (tiny or empty ones too) cannot keep the
+ * dispatcher from the others; a whole record left stays pending. */
 static long pull(int fd, tls_stream_state *st, err_t *err)
 {
+    int budget = PULL_RECORDS;
     while (!st->broken) {
-        if (open_received(st) != 0) break;
+        if (open_received(st, &budget) != 0) break;
+        if (budget == 0) return (long)st->plain_len;
         if (st->eof) {
             if (ended(st) != 0) break;
             return (long)st->plain_len;
@@ -452,14 +467,19 @@ static ssize_t receive_plain(transport *t, tls_stream_state *st, void *buf, size
             tls_record_consume(st, k);
             return (ssize_t)k;
         }
-        if (open_received(st) != 0) return -1;
+        int budget = PULL_RECORDS;
+        if (open_received(st, &budget) != 0) return -1;
         if (st->plain_len > 0) continue;
         if (st->eof) return ended(st);
+        if (budget < PULL_RECORDS) break; /* records without application bytes: the caller's clock runs */
         ssize_t k = batch ? receive_batch(t->fd, st, batch, buf, n) : receive(t->fd, st, 0);
         if (batch && k > 0) return k;
         if (k == 0 && st->eof) continue; /* ended() tells */
         if (k < 0) return -1; /* a time limit leaves a cut record buffered; st->broken tells the rest */
+        if (batch && st->plain_len == 0 && st->cipher_len < TLS_RECORD_HEADER) break; /* only empty records */
     }
+    errno = EINTR; /* nothing for the caller yet: it checks its deadlines and reads again */
+    return -1;
 }
 
 static ssize_t rec_recv(transport *t, void *buf, size_t n)

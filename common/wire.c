@@ -339,7 +339,7 @@ void wire_reader_attach(wire_reader *r, transport tp)
     r->payload_left = 0;
     r->in_message = 0;
     r->deadline = 0;
-    r->pace_started = 0;
+    r->pace_started = r->pace_from = 0;
     r->broken = 0;
 }
 
@@ -352,6 +352,11 @@ void wire_reader_set_pace(wire_reader *r, double grace_s, double rate)
 {
     r->pace_grace = grace_s;
     r->pace_rate = rate;
+}
+
+void wire_reader_pace_from(wire_reader *r, double first_byte)
+{
+    r->pace_from = first_byte;
 }
 
 int wire_reader_broken(const wire_reader *r)
@@ -417,16 +422,10 @@ int wire_reader_next_is(const wire_reader *r, uint32_t type, uint32_t call_id)
            id == call_id;
 }
 
-/* Waits until the stream has bytes or r's deadline passes. */
-static int await_deadline(wire_reader *r, err_t *err)
-{
-    if (r->tp.ops->pending(&r->tp) > 0) return 0;
-    return await_fd(r->tp.fd, POLLIN, r->deadline, "while waiting for the peer", err);
-}
-
-/* The pace, checked as bytes come (a silent sender meets the socket's own
- * time limit instead): the message so far took longer than its grace plus
- * one second per pace_rate bytes. */
+/* The pace: the message so far took longer than its grace plus one second
+ * per pace_rate bytes.  Checked as bytes come, and on the clock while none
+ * do (await_deadline): a sender that stops, or sends records that carry
+ * no byte, is held to it all the same. */
 static int check_pace(const wire_reader *r, err_t *err)
 {
     if (r->pace_rate <= 0 || r->pace_started <= 0) return 0;
@@ -436,6 +435,25 @@ static int check_pace(const wire_reader *r, err_t *err)
     return err_set(err, NUMRPC_ETIMEDOUT,
                    "request too slow: %llu bytes in %.1f s, under this server's minimum of %.0f bytes/s after %.1f s",
                    (unsigned long long)got, took, r->pace_rate, r->pace_grace);
+}
+
+/* Waits until the stream has bytes, r's deadline passes, or the pace fails
+ * (the moment by which one more byte must have come). */
+static int await_deadline(wire_reader *r, err_t *err)
+{
+    if (r->tp.ops->pending(&r->tp) > 0) return 0;
+    double pace = 0;
+    if (r->pace_rate > 0 && r->pace_started > 0)
+        pace = r->pace_started + r->pace_grace + (double)(r->bytes_in - r->pace_base + 1) / r->pace_rate;
+    if (pace <= 0 || (r->deadline > 0 && r->deadline <= pace))
+        return await_fd(r->tp.fd, POLLIN, r->deadline, "while waiting for the peer", err);
+    int rc = await_fd(r->tp.fd, POLLIN, pace, "while waiting for the peer", err);
+    if (rc != NUMRPC_ETIMEDOUT) return rc;
+    /* Bytes already here are taken even past the pace: a request's header
+     * tells whom its refusal goes to. */
+    struct pollfd here = {r->tp.fd, POLLIN, 0};
+    if (poll(&here, 1, 0) > 0) return 0;
+    return check_pace(r, err) != 0 ? err->code : rc;
 }
 
 /* Makes at least `need` bytes (<= cap) available at buf + head. */
@@ -497,9 +515,11 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
 {
     NR_ASSERT(!r->in_message);
     if (r->pace_rate > 0) {
-        r->pace_started = sock_now();
+        double now = sock_now();
+        r->pace_started = r->pace_from > 0 && r->pace_from < now ? r->pace_from : now;
         r->pace_base = r->bytes_in - (r->tail - r->head);
     }
+    r->pace_from = 0;
     for (;;) {
         uint32_t t, id, flags, len;
         int rc = read_header(r, &t, &id, &flags, &len, err);

@@ -106,6 +106,7 @@ typedef struct wire_reader {
     double pace_grace;     /* a message may take this long, then ...    */
     double pace_rate;      /* ... must arrive at this many bytes/s (0 = off) */
     double pace_started;   /* monotonic seconds its current message began */
+    double pace_from;      /* the next message's first byte came then (0: when it is read) */
     uint64_t pace_base;    /* bytes_in then, less what was buffered       */
     int broken;            /* a receive failed: nothing more can be read */
 } wire_reader;
@@ -123,10 +124,14 @@ void wire_reader_attach(wire_reader *r, transport tp);
 void wire_reader_set_deadline(wire_reader *r, double deadline);
 /* A sender's pace: reading a message (from wire_next_message to its end)
  * may take grace_s seconds plus one second per rate bytes that arrived for
- * it; a slower sender fails with NUMRPC_ETIMEDOUT when its next bytes come
- * (one that sends nothing meets the socket's receive limit).  rate 0 turns
- * it off.  Kept across attach (a policy of the owner, not of a stream). */
+ * it; a slower sender fails with NUMRPC_ETIMEDOUT as soon as it falls
+ * behind, on the clock, whether bytes come or not.  rate 0 turns it off.
+ * Kept across attach (a policy of the owner, not of a stream). */
 void wire_reader_set_pace(wire_reader *r, double grace_s, double rate);
+/* The next message's first byte reached the process before this reader
+ * (the dispatcher saw it at first_byte, monotonic seconds): its pace
+ * counts from then. */
+void wire_reader_pace_from(wire_reader *r, double first_byte);
 /* True once a receive failed (timed out, peer gone, garbage): the stream
  * is out of step and the connection must be closed, never reused. */
 int wire_reader_broken(const wire_reader *r);
