@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/procs.sh"
 rounds=5 calls=400 conns=1000 out="" build=${NUMRPC_BUILD:-}
-modes="none silent slow slowhello statuspipe silent-1src slow-1src"
+modes="none silent slow slowhello statuspipe silent-1src slow-1src firstpacket"
 while [[ $# -gt 0 ]]; do
     case $1 in
     --rounds) rounds=$2; shift ;;
@@ -51,6 +51,8 @@ attack_args() {
     statuspipe) echo "--mode statuspipe --connections 20 --pipeline 5000 --sources $eight" ;;
     silent-1src) echo "--mode silent --connections $conns --sources 127.0.0.2" ;;
     slow-1src) echo "--mode slow --connections $conns --sources 127.0.0.2" ;;
+    # issue 28: a HELLO and the first 4 KiB of a multi-packet CALL, then nothing (40 connections, as found)
+    firstpacket) echo "--mode firstpacket --connections 40 --call-n 8192 --sources 127.0.0.2" ;;
     *) echo "attack_p99.sh: unknown mode $1" >&2; exit 2 ;;
     esac
 }

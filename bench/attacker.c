@@ -30,9 +30,10 @@ typedef enum attack_mode {
     MODE_SLOW,
     MODE_SLOWHELLO,
     MODE_STATUSPIPE,
+    MODE_FIRSTPACKET,
     NMODES
 } attack_mode;
-static const char *const mode_names[NMODES] = {"silent", "slow", "slowhello", "statuspipe"};
+static const char *const mode_names[NMODES] = {"silent", "slow", "slowhello", "statuspipe", "firstpacket"};
 
 /* What a connection of one mode sends: script[0, fast) at once, the rest
  * at --rate bytes per second; at the end it starts again at loop_from (or
@@ -97,7 +98,7 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: numrpc-attacker --target HOST:PORT[,HOST:PORT...] [--connections N]\n"
-        "         [--mode silent|slow|slowhello|statuspipe[,...]] [--sources ADDR[,ADDR...]]\n"
+        "         [--mode silent|slow|slowhello|statuspipe|firstpacket[,...]] [--sources ADDR[,ADDR...]]\n"
         "         [--seconds S] [--rate BYTES_PER_S] [--pipeline K] [--call-n N] [--reconnect]\n"
         "         [--report-every S]\n"
         "Opens N connections (spread over the targets, the modes and the source addresses,\n"
@@ -106,6 +107,7 @@ static void usage(void)
         "  slow        a valid HELLO at once, then a valid CALL of dcopy(N=--call-n) at --rate\n"
         "              bytes/s (default 1), again and again\n"
         "  slowhello   the HELLO itself at --rate, then the CALL likewise\n"
+        "  firstpacket a HELLO and the first packet of the CALL at once, then nothing\n"
         "  statuspipe  K STATUS requests back to back (default 60), never reading a reply\n"
         "--reconnect: a connection the server closes is opened again (backing off while they\n"
         "end early), so that N stay open.  Prints a line of counts every --report-every s,\n"
@@ -198,13 +200,19 @@ static int build_scripts(void)
         s->reads = m != MODE_STATUSPIPE;
         s->loop_from = -1;
         if (m == MODE_STATUSPIPE) rc = attack_add_status(&s->bytes, opt.pipeline, &err);
-        if (m == MODE_SLOW || m == MODE_SLOWHELLO) {
+        if (m == MODE_SLOW || m == MODE_SLOWHELLO || m == MODE_FIRSTPACKET) {
             rc = attack_add_hello(&s->bytes, &err);
-            s->fast = m == MODE_SLOW ? s->bytes.len : 0;
-            s->loop_from = (long)s->bytes.len;
+            size_t hello = s->bytes.len;
+            s->fast = m == MODE_SLOW ? hello : 0;
+            s->loop_from = (long)hello;
             if (rc == 0)
                 rc = attack_add_dcopy_call(&s->bytes, opt.targets[0], opt.ports[0], opt.call_n,
                                            &err);
+            if (m == MODE_FIRSTPACKET) { /* the HELLO and the CALL's first packet at once, then nothing */
+                if (s->bytes.len > hello + PROTO_DEFAULT_PACKET) s->bytes.len = hello + PROTO_DEFAULT_PACKET;
+                s->fast = s->bytes.len;
+                s->loop_from = -1;
+            }
         }
         if (m == MODE_STATUSPIPE) s->fast = s->bytes.len;
     }

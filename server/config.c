@@ -44,6 +44,9 @@ static const option_def options[] = {
     {"max-connections", 0, OPT_INT, F(max_connections), "N", "open connections at most (default 1024)"},
     {"max-connections-per-peer", 0, OPT_INT, F(max_connections_per_peer), "N",
      "open connections from one address (an IPv6 /64) at most (default 0 = a quarter of --max-connections)"},
+    {"max-receiving-per-peer", 0, OPT_INT, F(max_receiving_per_peer), "N",
+     "workers one address may hold at once with requests still arriving; its other requests wait, and "
+     "more than a quarter of --max-queue of them is EBUSY (default 0 = a quarter of --max-workers, at least 1)"},
     {"max-queue", 0, OPT_INT, F(max_queue), "N",
      "requests waiting whole for a worker at most; beyond, EBUSY (default 256, 0 = no limit)"},
     {"max-call-bytes", 0, OPT_U64, F(max_call_bytes), "B", "array memory of one call at most (default 8 GiB)"},
@@ -367,6 +370,7 @@ void config_normalise(server_config *cfg)
     if (cfg->min_workers < 1) cfg->min_workers = 1;
     if (cfg->max_workers < cfg->min_workers) cfg->max_workers = cfg->min_workers;
     if (cfg->max_connections < 1) cfg->max_connections = 1;
+    if (cfg->max_receiving_per_peer <= 0) cfg->max_receiving_per_peer = cfg->max_workers / 4 > 1 ? cfg->max_workers / 4 : 1;
     if (cfg->request_timeout_ms < 1) cfg->request_timeout_ms = 1;
     if (cfg->keepalive_ms < 10) cfg->keepalive_ms = 10;
     if (cfg->max_handles < 1) cfg->max_handles = 1;

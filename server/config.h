@@ -27,6 +27,7 @@ typedef struct server_config {
     int max_workers;           /* workers at most (concurrent calls)         */
     int max_connections;       /* open connections at most                   */
     int max_connections_per_peer; /* from one address (0 = a quarter of all) */
+    int max_receiving_per_peer; /* workers one address holds with requests arriving */
     int max_queue;             /* requests waiting for a worker (0 = any)    */
     uint64_t max_call_bytes;   /* array memory of one call at most           */
     uint64_t max_array_elems;  /* elements of one array at most              */

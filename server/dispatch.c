@@ -343,6 +343,13 @@ static void route(dispatcher *d, int c)
         conn_refuse(d, c, NUMRPC_EAUTH, ACCESS_NEED_TOKEN);
     } else if (d->stopping && k->calls > 0) {
         conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
+    } else if (d->cfg->max_queue > 0 && pool_queued_from(d, &k->peer) >= (d->cfg->max_queue + 3) / 4) {
+        /* Requests held back by --max-receiving-per-peer wait, a quarter
+         * of the queue at most: one address cannot fill it for all. */
+        char detail[160];
+        snprintf(detail, sizeof detail, "server busy: %d requests from this address already wait for a worker",
+                 pool_queued_from(d, &k->peer));
+        conn_refuse(d, c, NUMRPC_EBUSY, detail);
     } else {
         conn_enqueue(d, c);
     }

@@ -98,6 +98,8 @@ static int assign(dispatcher *d, int w, int c)
     if (sock_send_fds(d->workers[w].ctl, fds, fds[1] >= 0 ? 2 : 1, &m, sizeof m) != 0) return -1;
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;
+    d->workers[w].fresh = 1;
+    d->workers[w].fresh_mark = d->slots[w].last_active;
     d->workers[w].release_sent = 0;
     d->conns[c].state = CONN_HELD;
     d->conns[c].worker = w;
@@ -106,12 +108,74 @@ static int assign(dispatcher *d, int w, int c)
     return 0;
 }
 
+/* ---- One address's share of the workers reading requests ---- */
+
+/* Whether worker i is taken by a request still arriving on its connection:
+ * reading it, or lent it and not yet seen to start. */
+static int receiving(dispatcher *d, int i)
+{
+    worker *h = &d->workers[i];
+    if (h->state != WORKER_HOLDING) return 0;
+    worker_slot *slot = &d->slots[i];
+    int state = atomic_load(&slot->state);
+    if (h->fresh && (state != SLOT_IDLE || slot->last_active != h->fresh_mark)) h->fresh = 0;
+    return state == SLOT_READING || h->fresh;
+}
+
+/* How many workers requests from address p are arriving at; with wake, each
+ * of them is asked to wake the dispatcher once its request is read. */
+static int peer_receiving(dispatcher *d, const peer_key *p, int wake)
+{
+    int n = 0;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        if (!receiving(d, i) || memcmp(&d->conns[d->workers[i].conn].peer, p, sizeof *p) != 0) continue;
+        n++;
+        if (wake) atomic_store(&d->slots[i].wake_when_read, 1);
+    }
+    return n;
+}
+
+/* The place in the queue of the first connection whose address holds fewer
+ * workers with requests arriving than --max-receiving-per-peer, or -1: a
+ * sender that sends a first packet and then nothing holds its share of the
+ * workers for the request's time, and no more (its other requests wait). */
+static int next_eligible(dispatcher *d)
+{
+    for (int j = 0; j < d->qlen; j++) {
+        int c = d->queue[(d->qhead + j) % d->nconns_cap];
+        if (peer_receiving(d, &d->conns[c].peer, 0) < d->cfg->max_receiving_per_peer) return j;
+        peer_receiving(d, &d->conns[c].peer, 1);
+    }
+    return -1;
+}
+
+/* Takes the j-th queued connection out of the queue (those before it move up). */
+static int take_queued(dispatcher *d, int j)
+{
+    int cap = d->nconns_cap, c = d->queue[(d->qhead + j) % cap];
+    for (; j > 0; j--) d->queue[(d->qhead + j) % cap] = d->queue[(d->qhead + j - 1) % cap];
+    d->qhead = (d->qhead + 1) % cap;
+    d->qlen--;
+    return c;
+}
+
+int pool_queued_from(const dispatcher *d, const peer_key *p)
+{
+    int n = 0;
+    for (int j = 0; j < d->qlen; j++)
+        n += memcmp(&d->conns[d->queue[(d->qhead + j) % d->nconns_cap]].peer, p, sizeof *p) == 0;
+    return n;
+}
+
 /* Gives queued connections to workers: a free one, a new one, or one that
- * holds an idle connection and is asked to give it back.  While draining,
- * no connection is taken back: each one's call finishes first. */
+ * holds an idle connection and is asked to give it back; an address's
+ * requests wait while it has its share of workers reading (next_eligible).
+ * While draining, no connection is taken back: each one's call finishes
+ * first. */
 void pool_schedule(dispatcher *d)
 {
-    while (d->qlen > 0) {
+    int j;
+    while (d->qlen > 0 && (j = next_eligible(d)) >= 0) {
         int w = -1, spare = -1;
         for (int i = 0; i < d->nworkers_cap; i++) {
             if (d->workers[i].state == WORKER_FREE) {
@@ -133,9 +197,7 @@ void pool_schedule(dispatcher *d)
             }
             return;
         }
-        int c = d->queue[d->qhead];
-        d->qhead = (d->qhead + 1) % d->nconns_cap;
-        d->qlen--;
+        int c = take_queued(d, j);
         if (assign(d, w, c) != 0) conn_close(d, c);
     }
 }

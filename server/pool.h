@@ -18,6 +18,8 @@ void pool_ask_release(dispatcher *d, int index);
 int pool_count(const dispatcher *d);
 /* Gives queued connections to free (or new) workers. */
 void pool_schedule(dispatcher *d);
+/* Requests from address p waiting for a worker. */
+int pool_queued_from(const dispatcher *d, const peer_key *p);
 /* A message on worker w's control socket (a connection came back). */
 void pool_message(dispatcher *d, int w);
 /* SIGCHLD: reaps workers (their calls answered, replaced if needed). */

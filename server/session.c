@@ -351,7 +351,8 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     atomic_store(&slot->state, SLOT_COMPUTING);
     /* The dispatcher's loop wakes at least every 200 ms and then waits for
      * the soonest deadline: only one nearer than that needs a word. */
-    if (deadline > 0 && deadline - t0 < SESSION_DEADLINE_NEAR && s->deadline_set) s->deadline_set(s);
+    int wake = atomic_exchange(&slot->wake_when_read, 0); /* and the request is read (pool.c) */
+    if ((wake || (deadline > 0 && deadline - t0 < SESSION_DEADLINE_NEAR)) && s->wake_dispatcher) s->wake_dispatcher(s);
     if (r->iface.backend == IFACE_BACKEND_MPI)
         run_on_mpi_job(s, r, a);
     else
@@ -580,10 +581,15 @@ int session_serve_one(session *s, err_t *err)
     uint64_t in0 = bytes_consumed(s);
     double began = s->next_began;
     s->next_began = 0;
+    /* A request's time runs from its first byte, which the dispatcher saw. */
+    if (began > 0) wire_reader_pace_from(&s->conn.reader, began);
+    atomic_store(&s->slot->state, SLOT_READING); /* from its first byte (pool.c counts it) */
     int rc = wire_next_message(&s->conn.reader, &type, &call_id, err);
-    if (rc != 0) return rc;
+    if (rc != 0) {
+        atomic_store(&s->slot->state, SLOT_IDLE); /* no request: the peer left, or sent too little */
+        return rc;
+    }
     if (began == 0) began = sock_now(); /* read ahead with the one before */
-    atomic_store(&s->slot->state, SLOT_READING);
     s->last_type = type;
     if (type == PROTO_CALL) record_begin(s, in0);
     err_t denied;
@@ -618,5 +624,8 @@ int session_serve_one(session *s, err_t *err)
         rc = wire_flush(&s->conn.writer, err);
     s->slot->last_active = sock_now();
     atomic_store(&s->slot->state, SLOT_IDLE);
+    /* The dispatcher holds requests of this address until one is read
+     * (pool.c next_eligible): it hears that now, not at its next tick. */
+    if (atomic_exchange(&s->slot->wake_when_read, 0) && s->wake_dispatcher) s->wake_dispatcher(s);
     return rc;
 }

@@ -43,14 +43,15 @@ typedef struct session {
      * CALL's deadline counts from there.  0: not known (a message read
      * ahead with the one before): from when its header is read. */
     double next_began;
-    /* Called when a routine starts under a near deadline (NULL: nobody to
-     * tell): the worker wakes the dispatcher, which stops the routine at it. */
-    void (*deadline_set)(const struct session *s);
+    /* Wakes the dispatcher's loop (NULL: nobody to tell): a routine starts
+     * under a near deadline (the dispatcher stops it at it), or a request
+     * the dispatcher asked about (slot wake_when_read) is read. */
+    void (*wake_dispatcher)(const struct session *s);
     call_record rec;    /* of the CALL being served */
 } session;
 
 /* A routine whose deadline is nearer than this many seconds when it starts
- * wakes the dispatcher (session.deadline_set); its ticks see later ones. */
+ * wakes the dispatcher (session.wake_dispatcher); its ticks see later ones. */
 #define SESSION_DEADLINE_NEAR 1.0
 
 /* A call whose strings took this much heap gives the heap's free pages

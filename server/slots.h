@@ -44,6 +44,10 @@ typedef struct __attribute__((aligned(SLOT_BYTES))) worker_slot {
     /* Rank 0 of the MPI job has taken this worker's call (mpi_call.c): a
      * worker that dies so may leave the job computing for nobody. */
     _Atomic int mpi_serving;
+    /* The dispatcher holds requests from this connection's address until
+     * one of its requests is read (--max-receiving-per-peer): the worker
+     * wakes it when this one is. */
+    _Atomic int wake_when_read;
 } worker_slot;
 
 /* The table of n slots, made once in main before anything forks: each slot

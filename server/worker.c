@@ -43,9 +43,10 @@ static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
 /* The dispatcher's end of this worker's control socket. */
 static int dispatcher_fd = -1;
 
-/* session.deadline_set: the dispatcher stops the routine at its deadline,
- * however soon, rather than at its next tick. */
-static void tell_deadline(const session *s)
+/* session.wake_dispatcher: the dispatcher stops the routine at its
+ * deadline, however soon, rather than at its next tick, and gives the
+ * workers a request held back was waiting for (pool.c next_eligible). */
+static void wake_dispatcher(const session *s)
 {
     tell_dispatcher(dispatcher_fd, CTL_DEADLINE, s->conn_id);
 }
@@ -204,7 +205,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
     s.tokens = tokens;
     s.slot = slot;
     dispatcher_fd = ctl_fd;
-    s.deadline_set = tell_deadline;
+    s.wake_dispatcher = wake_dispatcher;
     if (msg_conn_init(&s.conn, cfg->packet_size, &err) != 0) {
         server_log(cfg, LOG_LEVEL_ERROR, "%s", err.detail);
         _exit(1);
