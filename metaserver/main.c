@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "exposure.h"
+#include "http_port.h"
 #include "msg.h"
 #include "sock.h"
 #include "tls.h"
@@ -45,6 +46,8 @@ static void usage(FILE *out)
             "                      default: off); HTTPS with --tls-cert; with --token-file,\n"
             "                      a `status` token (Authorization: Bearer NAME:SECRET)\n"
             "  --http-port-file F  write the HTTP port chosen to F once it serves\n"
+            "  --http-timeout S    an HTTP request must arrive whole within S seconds,\n"
+            "                      and its reply be taken within S more (default 10)\n"
             "  --quiet             no log lines\n"
             "Servers join with numrpc-server --metaserver HOST:PORT; clients set\n"
             "NUMRPC_METASERVER=HOST:PORT.  See docs/metaserver.md.\n");
@@ -61,6 +64,7 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
     o->idle_timeout = 600;
     o->max_per_identity = META_PER_IDENTITY_DEFAULT;
     o->http_port = -1;
+    o->http_timeout = HTTP_PORT_TIMEOUT_S;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -99,6 +103,11 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             long p = strtol(v, &end, 10);
             if (*end || p < 0 || p > 65535) return err_set(err, NUMRPC_EINVAL, "--http-port %s: want 0..65535", v);
             o->http_port = (int)p;
+        } else if (strcmp(a, "--http-timeout") == 0) {
+            long t = strtol(v, &end, 10);
+            if (*end || t < 1 || t > HTTP_PORT_TIMEOUT_MAX_S)
+                return err_set(err, NUMRPC_EINVAL, "--http-timeout %s: want 1..%d seconds", v, HTTP_PORT_TIMEOUT_MAX_S);
+            o->http_timeout = (int)t;
         } else if (strcmp(a, "--http-port-file") == 0) {
             snprintf(o->http_port_file, sizeof o->http_port_file, "%s", v);
         } else if (strcmp(a, "--port-file") == 0) {

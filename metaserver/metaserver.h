@@ -41,6 +41,7 @@ typedef struct meta_options {
     char tls_client_ca[1024]; /* --tls-client-ca ("" = no client certificates) */
     int http_port;            /* --http-port (-1 = off, 0 = a free port)     */
     char http_port_file[1024];
+    int http_timeout;         /* --http-timeout: seconds a request, and its reply, may take */
 } meta_options;
 
 /* ---- One routine a server offers ---- */
