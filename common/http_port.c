@@ -1,15 +1,18 @@
 /* http_port.c -- the HTTP port on libmicrohttpd: the listening socket bound
- * like the main one, limits, HTTPS, the token check, routing GET requests. */
+ * like the main one, limits and deadlines, HTTPS, the token check, routing. */
 #include "http_port.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exposure.h"
@@ -22,6 +25,19 @@
 #include <microhttpd.h>
 
 #define PEM_MAX (1u << 20) /* a certificate chain or key file, bytes at most */
+#define SWEEP_MS 200       /* how often the deadlines are looked at          */
+
+/* One open connection's deadline (libmicrohttpd's timeout is per idle gap:
+ * a byte every few seconds kept a connection forever).  fd is a duplicate
+ * of the connection's socket, so it names that socket until the connection
+ * is closed, never a later one that reuses the number. */
+typedef struct deadline {
+    struct deadline *next, *prev;
+    int fd;
+    double due;  /* CLOCK_MONOTONIC seconds                               */
+    int dropped; /* shut down once already                                */
+    char peer[48];
+} deadline;
 
 struct http_port {
     struct MHD_Daemon *daemon;
@@ -30,6 +46,13 @@ struct http_port {
     char *pem[3];          /* certificate, key, client CA (kept while serving) */
     pthread_mutex_t lock;  /* guards tokens                                */
     token_table tokens;
+    /* Deadlines: the list, guarded by dl_lock, swept by the watch thread. */
+    double limit;          /* seconds a request (or its reply) may take    */
+    pthread_mutex_t dl_lock;
+    pthread_cond_t dl_wake;
+    deadline *deadlines;
+    int watching, stopping;
+    pthread_t watch;
 };
 
 static void port_log(const http_port *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -84,6 +107,8 @@ static void free_port(http_port *p)
     }
     tokens_free(&p->tokens);
     pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->dl_lock);
+    pthread_cond_destroy(&p->dl_wake);
     free(p);
 }
 
@@ -171,6 +196,125 @@ static void peer_text(const struct sockaddr *sa, char *out, size_t len)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Drops a connection from any thread: its socket shut down both ways (the
+ * port's thread sees the end and closes it), unsent bytes discarded. */
+static void drop_socket(int fd)
+{
+    struct linger l = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    shutdown(fd, SHUT_RDWR);
+}
+
+/* libmicrohttpd's connection start and end (its thread): a connection
+ * gets its deadline when it opens; one that cannot have it is dropped. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **context, enum MHD_ConnectionNotificationCode toe)
+{
+    http_port *p = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        deadline *d = *context;
+        if (d == NULL) return;
+        pthread_mutex_lock(&p->dl_lock);
+        if (d->prev) d->prev->next = d->next;
+        else p->deadlines = d->next;
+        if (d->next) d->next->prev = d->prev;
+        pthread_mutex_unlock(&p->dl_lock);
+        close(d->fd);
+        free(d);
+        *context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    int fd = fi ? fi->connect_fd : -1;
+    deadline *d = fd >= 0 ? calloc(1, sizeof *d) : NULL;
+    if (d != NULL && (d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        free(d);
+        d = NULL;
+    }
+    *context = d;
+    if (d == NULL) { /* out of memory or descriptors: no deadline, no connection */
+        if (fd >= 0) drop_socket(fd);
+        port_log(p, "http: dropped a connection: no room to time it (%s)", strerror(errno));
+        return;
+    }
+    peer_text(ai ? ai->client_addr : NULL, d->peer, sizeof d->peer);
+    d->due = now_s() + p->limit;
+    pthread_mutex_lock(&p->dl_lock);
+    d->next = p->deadlines;
+    if (d->next) d->next->prev = d;
+    p->deadlines = d;
+    pthread_mutex_unlock(&p->dl_lock);
+}
+
+/* A new limit for c from now: its reply's (a request was read) or its next
+ * request's (a reply was taken, the connection kept alive). */
+static void restart_deadline(http_port *p, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    deadline *d = ci ? ci->socket_context : NULL;
+    if (d == NULL) return;
+    pthread_mutex_lock(&p->dl_lock);
+    d->due = now_s() + p->limit;
+    pthread_mutex_unlock(&p->dl_lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode toe)
+{
+    (void)state;
+    (void)toe;
+    restart_deadline(cls, c);
+}
+
+/* The watch thread: every SWEEP_MS, drops the connections past their due
+ * time, and says how many (one line a sweep, naming one peer). */
+static void *watch_deadlines(void *arg)
+{
+    http_port *p = arg;
+    pthread_mutex_lock(&p->dl_lock);
+    while (!p->stopping) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += SWEEP_MS * 1000000L;
+        t.tv_sec += t.tv_nsec / 1000000000L;
+        t.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&p->dl_wake, &p->dl_lock, &t);
+        double now = now_s();
+        int n = 0;
+        char peer[48] = "";
+        for (deadline *d = p->deadlines; d != NULL && !p->stopping; d = d->next) {
+            if (d->dropped || now < d->due) continue;
+            drop_socket(d->fd);
+            d->dropped = 1;
+            if (n++ == 0) snprintf(peer, sizeof peer, "%s", d->peer);
+        }
+        if (n == 0) continue;
+        pthread_mutex_unlock(&p->dl_lock); /* the log may take its owner's locks */
+        port_log(p, "http: dropped %d connection%s (%s%s) that did not send a whole request or take a reply within %g s",
+                 n, n > 1 ? "s" : "", peer, n > 1 ? ", ..." : "", p->limit);
+        pthread_mutex_lock(&p->dl_lock);
+    }
+    pthread_mutex_unlock(&p->dl_lock);
+    return NULL;
+}
+
+static void stop_watch(http_port *p)
+{
+    if (!p->watching) return;
+    pthread_mutex_lock(&p->dl_lock);
+    p->stopping = 1;
+    pthread_cond_signal(&p->dl_wake);
+    pthread_mutex_unlock(&p->dl_lock);
+    pthread_join(p->watch, NULL);
+    p->watching = 0;
+}
+
 /* Who may ask: the client certificate (with a client CA), then the token. */
 static unsigned check_access(http_port *p, struct MHD_Connection *c, char *why, size_t len)
 {
@@ -203,6 +347,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
     (void)state; /* a GET is answered at its first call: its headers are all in */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0) return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served here");
     if (*upload_data_size != 0) return refuse(c, MHD_HTTP_BAD_REQUEST, "a GET request carries no body");
+    restart_deadline(p, c); /* the request is in: its reply has the limit again */
     char why[ERR_DETAIL_MAX];
     unsigned verdict = check_access(p, c, why, sizeof why);
     if (verdict != HTTP_ALLOWED) return refuse(c, verdict, why);
@@ -210,9 +355,9 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
         const http_route *r = &p->opt.routes[i];
         if (strcmp(url, r->path) != 0) continue;
         strbuf out = {0};
-        if (r->render(p->opt.owner, &out) != 0 || out.failed || out.p == NULL) {
+        if (r->render(p->opt.owner, &out) != 0 || out.failed || out.p == NULL || out.len > HTTP_PORT_REPLY_BYTES) {
             free(out.p);
-            return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "the page could not be made (out of memory?)");
+            return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "the page could not be made (out of memory, or too long?)");
         }
         return answer(c, MHD_HTTP_OK, out.p, out.len, r->content_type, r->policy);
     }
@@ -243,6 +388,9 @@ static int write_port_file(const char *path, int port, err_t *err)
     return fclose(f) == 0 ? 0 : err_set(err, NUMRPC_EINVAL, "cannot write %s: %s", path, strerror(errno));
 }
 
+/* The daemon and its watch thread (both with every signal blocked, so that
+ * signals keep going to the signalfd or sigwait meant for them); NULL if
+ * either did not start. */
 static struct MHD_Daemon *start_daemon(http_port *p, int fd)
 {
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (p->tls ? MHD_USE_TLS : 0);
@@ -252,17 +400,21 @@ static struct MHD_Daemon *start_daemon(http_port *p, int fd)
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3"},
         {p->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, p->pem[2]},
         {MHD_OPTION_END, 0, NULL}};
-    /* The port's thread inherits this thread's mask: every signal blocked,
-     * so that signals keep going to the signalfd or sigwait meant for them. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, serve, p, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, p, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_PORT_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)HTTP_PORT_PER_ADDRESS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_PORT_TIMEOUT_S,
+        (unsigned)HTTP_PORT_PER_ADDRESS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)p->limit,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, p, MHD_OPTION_NOTIFY_COMPLETED, on_completed, p,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_PORT_REQUEST_BYTES, MHD_OPTION_STRICT_FOR_CLIENT, 1,
         MHD_OPTION_ARRAY, p->tls ? tls : tls + 4, MHD_OPTION_END);
+    if (d != NULL && pthread_create(&p->watch, NULL, watch_deadlines, p) != 0) {
+        MHD_stop_daemon(d); /* closes fd */
+        d = NULL;
+    }
+    p->watching = d != NULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return d;
 }
@@ -275,7 +427,10 @@ http_port *http_port_start(const http_port_options *o, int *port_out, err_t *err
         return NULL;
     }
     p->opt = *o;
+    p->limit = o->timeout_s > 0 ? o->timeout_s : HTTP_PORT_TIMEOUT_S;
     pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->dl_lock, NULL);
+    pthread_cond_init(&p->dl_wake, NULL);
     int fd = -1;
     if (copy_tokens(o->tokens, &p->tokens) != 0) err_set(err, NUMRPC_ENOMEM, "--http-port: tokens");
     else if (load_tls(p, o, err) == 0) fd = sock_listen(o->bind_addr, o->port, port_out, err);
@@ -291,6 +446,7 @@ http_port *http_port_start(const http_port_options *o, int *port_out, err_t *err
         fd = -1;
     }
     if (fd >= 0 && write_port_file(o->port_file, *port_out, err) != 0) {
+        stop_watch(p);
         MHD_stop_daemon(p->daemon); /* closes fd */
         fd = -1;
     }
@@ -304,7 +460,8 @@ http_port *http_port_start(const http_port_options *o, int *port_out, err_t *err
 void http_port_stop(http_port *p)
 {
     if (p == NULL) return;
-    MHD_stop_daemon(p->daemon);
+    stop_watch(p);
+    MHD_stop_daemon(p->daemon); /* each connection's deadline freed as it closes */
     free_port(p);
 }
 

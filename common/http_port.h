@@ -7,12 +7,21 @@
 #include "strbuf.h"
 #include "tokens.h"
 
-/* Bounds of the port: a connection idle this long is closed; connections
- * at once, and from one address; bytes of a request's line and headers. */
+/* Bounds of the port (docs/security.md, "The HTTP port"): a request must
+ * arrive whole within HTTP_PORT_TIMEOUT_S of the connection's start (or of
+ * the previous reply's end), and its reply be taken within as long again,
+ * else the connection is dropped; connections at once, and from one address
+ * (beyond, closed at once); bytes of a request's line and headers; bytes of
+ * a reply. */
 #define HTTP_PORT_TIMEOUT_S 10
-#define HTTP_PORT_CONNECTIONS 64
-#define HTTP_PORT_PER_ADDRESS 16
+#define HTTP_PORT_TIMEOUT_MAX_S 3600
+#define HTTP_PORT_CONNECTIONS 128
+#define HTTP_PORT_PER_ADDRESS 8
 #define HTTP_PORT_REQUEST_BYTES (32u << 10)
+#define HTTP_PORT_REPLY_BYTES (16u << 20)
+/* Descriptors the port may hold: two per connection (its own and the
+ * deadline's duplicate), the listening socket and a few of the library's. */
+#define HTTP_PORT_FDS (2 * HTTP_PORT_CONNECTIONS + 8)
 
 /* One page: render appends it to *out (a {0} strbuf the port frees) and
  * returns 0, or -1 (the request gets 500).  It runs in the port's thread,
@@ -32,6 +41,7 @@ typedef struct http_port_options {
      * same certificate; with a client CA, a client certificate it signed. */
     const char *tls_cert, *tls_key, *tls_client_ca;
     int allow_insecure;       /* beyond loopback with neither TLS nor tokens */
+    int timeout_s;            /* request and reply limits (0: HTTP_PORT_TIMEOUT_S) */
     const token_table *tokens; /* copied (NULL or empty: anyone may read)   */
     const http_route *routes; /* the caller's, for the port's life          */
     int nroutes;

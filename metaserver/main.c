@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "exposure.h"
+#include "http_port.h"
 #include "msg.h"
 #include "sock.h"
 #include "tls.h"
@@ -33,8 +34,11 @@ static void usage(FILE *out)
             "  --tls-client-ca F   with TLS, require client certificates signed by this CA\n"
             "  --allow-insecure    listen beyond loopback without authentication: anyone\n"
             "                      who reaches the port may join, report and query\n"
-            "  --max-servers-per-identity N  servers one token (or address) may hold\n"
-            "                      (default 16 of the table's 64)\n"
+            "  --max-servers-per-identity N  servers one token, and one address, may\n"
+            "                      hold (default 16 of the table's 64; the last 16 go one\n"
+            "                      per token and address)\n"
+            "  --max-reports-per-minute N  reports of finished calls one token (or\n"
+            "                      address) may send a minute; beyond, dropped (default 60)\n"
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
@@ -45,6 +49,8 @@ static void usage(FILE *out)
             "                      default: off); HTTPS with --tls-cert; with --token-file,\n"
             "                      a `status` token (Authorization: Bearer NAME:SECRET)\n"
             "  --http-port-file F  write the HTTP port chosen to F once it serves\n"
+            "  --http-timeout S    an HTTP request must arrive whole within S seconds,\n"
+            "                      and its reply be taken within S more (default 10)\n"
             "  --quiet             no log lines\n"
             "Servers join with numrpc-server --metaserver HOST:PORT; clients set\n"
             "NUMRPC_METASERVER=HOST:PORT.  See docs/metaserver.md.\n");
@@ -60,7 +66,9 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
     o->max_connections = 1024;
     o->idle_timeout = 600;
     o->max_per_identity = META_PER_IDENTITY_DEFAULT;
+    o->reports_per_minute = META_REPORTS_PER_MINUTE_DEFAULT;
     o->http_port = -1;
+    o->http_timeout = HTTP_PORT_TIMEOUT_S;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -95,10 +103,20 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             if (*end || n < 1 || n > META_MAX_SERVERS)
                 return err_set(err, NUMRPC_EINVAL, "--max-servers-per-identity %s: want 1..%d", v, META_MAX_SERVERS);
             o->max_per_identity = (int)n;
+        } else if (strcmp(a, "--max-reports-per-minute") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 1000000)
+                return err_set(err, NUMRPC_EINVAL, "--max-reports-per-minute %s: want 1..1000000", v);
+            o->reports_per_minute = (int)n;
         } else if (strcmp(a, "--http-port") == 0) {
             long p = strtol(v, &end, 10);
             if (*end || p < 0 || p > 65535) return err_set(err, NUMRPC_EINVAL, "--http-port %s: want 0..65535", v);
             o->http_port = (int)p;
+        } else if (strcmp(a, "--http-timeout") == 0) {
+            long t = strtol(v, &end, 10);
+            if (*end || t < 1 || t > HTTP_PORT_TIMEOUT_MAX_S)
+                return err_set(err, NUMRPC_EINVAL, "--http-timeout %s: want 1..%d seconds", v, HTTP_PORT_TIMEOUT_MAX_S);
+            o->http_timeout = (int)t;
         } else if (strcmp(a, "--http-port-file") == 0) {
             snprintf(o->http_port_file, sizeof o->http_port_file, "%s", v);
         } else if (strcmp(a, "--port-file") == 0) {

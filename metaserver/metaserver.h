@@ -22,6 +22,13 @@
 #define META_HOST_MAX (MSG_META_HOST_MAX + 1)
 #define META_OWNER_MAX (TOKEN_NAME_MAX + 1) /* a token's name or a peer's address */
 #define META_PER_IDENTITY_DEFAULT (META_MAX_SERVERS / 4)
+/* The table's last entries go one per identity and address (table.c). */
+#define META_RESERVED (META_MAX_SERVERS / 4)
+/* Reports move a routine's calibration only within this factor of 1: a
+ * server's speed stays within [measured / 4, measured * 4] of its curve. */
+#define META_CALIB_WINDOW 4.0
+#define META_REPORTS_PER_MINUTE_DEFAULT 60
+#define META_REPORT_BUCKETS 256 /* identities whose report rate is tracked */
 
 /* ---- Options ---- */
 typedef struct meta_options {
@@ -41,6 +48,8 @@ typedef struct meta_options {
     char tls_client_ca[1024]; /* --tls-client-ca ("" = no client certificates) */
     int http_port;            /* --http-port (-1 = off, 0 = a free port)     */
     char http_port_file[1024];
+    int http_timeout;         /* --http-timeout: seconds a request, and its reply, may take */
+    int reports_per_minute;   /* --max-reports-per-minute, per identity       */
 } meta_options;
 
 /* ---- One routine a server offers ---- */
@@ -61,6 +70,7 @@ typedef struct meta_server {
     char name[MSG_META_NAME_MAX + 1];
     char owner[META_OWNER_MAX]; /* the identity that joined it (token name, or
                                  * the peer's address without tokens)       */
+    char from[META_HOST_MAX];   /* the address its JOIN came from           */
     char fingerprint[MSG_META_FINGERPRINT + 1]; /* its TLS certificate's, as its
                                  * JOIN announced it ("" = a plain server)  */
     int slots;           /* calls that run at once at the measured speed  */
@@ -101,6 +111,13 @@ typedef struct meta_recent {
     double flops, predicted, measured;
 } meta_recent;
 
+/* One identity's reports: a bucket of --max-reports-per-minute, refilled
+ * continuously (table.c). */
+typedef struct meta_bucket {
+    char who[META_OWNER_MAX]; /* "" = free */
+    double level, at;         /* reports it may send now; sock_now() of level */
+} meta_bucket;
+
 /* Something that went wrong (a refusal, a server dropped), for the status. */
 typedef struct meta_event {
     double at; /* sock_now() */
@@ -123,6 +140,8 @@ typedef struct meta_table {
     int nerr_all, err_all_pos;
     uint64_t queries, reports;
     uint64_t reports_dropped; /* from identities without the `report` right */
+    uint64_t reports_limited; /* beyond an identity's --max-reports-per-minute */
+    meta_bucket buckets[META_REPORT_BUCKETS];
     double started;      /* sock_now() at start                          */
     double started_unix; /* the same in Unix seconds                      */
     const meta_options *opt;
@@ -135,9 +154,11 @@ extern meta_table meta;
 /* ---- table.c (every function takes meta.lock itself unless _locked) ---- */
 void table_init(const meta_options *opt);
 /* A server joined: takes ownership of routines (n of them); *id_out.
- * proto->owner is who asks: an entry with the same host:port held by
- * another owner is never replaced (EAUTH), and one owner holds at most
- * --max-servers-per-identity entries (EBUSY); a full table is ELIMIT. */
+ * proto->owner is who asks, proto->from its address: an entry with the
+ * same host:port held by another owner is never replaced (EAUTH); one
+ * owner, and one address, holds at most --max-servers-per-identity
+ * entries (EBUSY); the last META_RESERVED free entries go only to an owner
+ * and address that hold none, and a full table is ELIMIT. */
 int table_join(const meta_server *proto, meta_routine *routines, uint32_t n,
                uint32_t *id_out, err_t *err);
 /* Replaces server id's routine list (takes ownership). */
@@ -159,7 +180,9 @@ int table_rank(const msg_meta_query *q, const char *client, const char *identity
  * time includes a wait in the client's queues; only compute time counts;
  * PROTO_REPORT_PROBE: only the link learns).  It ends a placement (and
  * counts one call fewer in flight) only when one made for identity is
- * still running on that server. */
+ * still running on that server.  Beyond identity's --max-reports-per-minute
+ * it is dropped and counted; it moves a calibration only within
+ * META_CALIB_WINDOW. */
 void table_report(const char *client, const char *identity, const msg_meta_call *call);
 /* A report from an identity without the `report` right, dropped. */
 void table_report_dropped(void);

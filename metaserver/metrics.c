@@ -112,6 +112,8 @@ static void totals_locked(strbuf *b)
         {"numrpc_meta_reports_total", "counter", "Finished calls clients reported.", (double)meta.reports},
         {"numrpc_meta_reports_dropped_total", "counter", "Reports dropped: their token has no `report` right.",
          (double)meta.reports_dropped},
+        {"numrpc_meta_reports_limited_total", "counter",
+         "Reports dropped: beyond their identity's --max-reports-per-minute.", (double)meta.reports_limited},
         {"numrpc_meta_errors_total", "counter", "Refused connections and requests, and servers dropped as silent.",
          (double)meta.errors_total},
         {"numrpc_meta_lease_seconds", "gauge", "How long a client may reuse an answer (--lease-ms).",

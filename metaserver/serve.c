@@ -196,6 +196,7 @@ static int serve_join(serve_conn *c, uint32_t call_id, err_t *err)
     snprintf(proto.label, sizeof proto.label, "%s:%d", proto.host, proto.port);
     snprintf(proto.name, sizeof proto.name, "%s", j.name);
     snprintf(proto.owner, sizeof proto.owner, "%s", identity(c));
+    snprintf(proto.from, sizeof proto.from, "%s", c->peer);
     snprintf(proto.fingerprint, sizeof proto.fingerprint, "%s", j.fingerprint);
     proto.slots = (int)j.slots;
     proto.curve = j.curve;

@@ -28,10 +28,11 @@ static void status_text_locked(strbuf *b, double now)
     int nservers = 0;
     for (int i = 0; i < META_MAX_SERVERS; i++) nservers += meta.servers[i].used;
     strbuf_printf(b,
-                  "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports (%llu dropped), drop after %.1f s, "
-                  "lease %d ms, %s\n",
+                  "metaserver: up %.1f s, %d server%s, %llu queries, %llu reports (%llu dropped, %llu over the rate), "
+                  "drop after %.1f s, lease %d ms, %s\n",
                   now - meta.started, nservers, nservers == 1 ? "" : "s", (unsigned long long)meta.queries,
-                  (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped, meta.opt->drop_after,
+                  (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped,
+                  (unsigned long long)meta.reports_limited, meta.opt->drop_after,
                   meta.opt->lease_ms, rights_on() ? "tokens required" : "no tokens");
     strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
                   "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
@@ -141,9 +142,10 @@ static void status_json_locked(strbuf *b, double now)
 {
     strbuf_printf(b,
                   "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
-                  "\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
+                  "\"reports_limited\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
                   now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
-                  (unsigned long long)meta.reports_dropped, rights_on(), meta.opt->drop_after, meta.opt->lease_ms);
+                  (unsigned long long)meta.reports_dropped, rights_on(), (unsigned long long)meta.reports_limited,
+                  meta.opt->drop_after, meta.opt->lease_ms);
     int first = 1;
     for (int i = 0; i < META_MAX_SERVERS; i++) {
         if (!meta.servers[i].used) continue;

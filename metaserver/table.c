@@ -52,23 +52,38 @@ static void log_event(const char *fmt, const char *a, const char *b)
     }
 }
 
-/* Refuses proto's join when its host:port is another owner's, or when
- * its owner holds its share of the table already (replacing: the entry it
- * would replace, NULL if none).  0 or the error; meta.lock held. */
+/* Refuses proto's join when its host:port is another owner's, when its
+ * owner or its address holds its share of the table already, or when the
+ * table is down to its reserve and either holds an entry (replacing: the
+ * entry it would replace, NULL if none).  0 or the error; meta.lock held. */
 static int join_allowed_locked(const meta_server *proto, const meta_server *replacing, err_t *err)
 {
     if (replacing && strcmp(replacing->owner, proto->owner) != 0)
         return err_set(err, NUMRPC_EAUTH, "%s is held by another identity", proto->label);
-    int held = 0;
-    for (int i = 0; i < META_MAX_SERVERS; i++)
-        held += meta.servers[i].used && &meta.servers[i] != replacing &&
-                strcmp(meta.servers[i].owner, proto->owner) == 0;
+    int held = 0, held_from = 0, free_entries = 0;
+    for (int i = 0; i < META_MAX_SERVERS; i++) {
+        const meta_server *s = &meta.servers[i];
+        free_entries += !s->used;
+        if (!s->used || s == replacing) continue;
+        held += strcmp(s->owner, proto->owner) == 0;
+        held_from += strcmp(s->from, proto->from) == 0;
+    }
     int cap = meta.opt->max_per_identity;
     if (held >= cap)
         return err_set(err, NUMRPC_EBUSY,
                        "%s holds %d servers on this metaserver already, the most one identity may "
                        "(--max-servers-per-identity %d)",
                        proto->owner, held, cap);
+    if (held_from >= cap)
+        return err_set(err, NUMRPC_EBUSY,
+                       "the address %s holds %d servers on this metaserver already, the most one address may "
+                       "(--max-servers-per-identity %d)",
+                       proto->from, held_from, cap);
+    if (replacing == NULL && free_entries > 0 && free_entries <= META_RESERVED && (held > 0 || held_from > 0))
+        return err_set(err, NUMRPC_ELIMIT,
+                       "the metaserver's last %d entries go one per identity and address, and %s (from %s) "
+                       "holds %d already",
+                       META_RESERVED, proto->owner, proto->from, held > held_from ? held : held_from);
     return 0;
 }
 
@@ -358,6 +373,16 @@ static double bounded_step(double current, double sample)
     return sample;
 }
 
+/* Keeps a calibration within META_CALIB_WINDOW of 1, so that reports can
+ * never move a server's speed beyond that factor of the curve it measured
+ * itself and sent with its JOIN, however many of them come. */
+static double within_window(double calib)
+{
+    if (calib > META_CALIB_WINDOW) return META_CALIB_WINDOW;
+    if (calib < 1 / META_CALIB_WINDOW) return 1 / META_CALIB_WINDOW;
+    return calib;
+}
+
 /* Ends the placement made for identity on s that ends first; 0 when none
  * is running (meta.lock held). */
 static int end_placement_locked(meta_server *s, const char *identity, double now)
@@ -369,6 +394,32 @@ static int end_placement_locked(meta_server *s, const char *identity, double now
             end = i;
     if (end < 0) return 0;
     s->placed_until[end] = 0;
+    return 1;
+}
+
+/* Takes one report from identity's bucket: 1, or 0 when it is empty (the
+ * report is to be dropped).  The buckets of identities not heard from
+ * lately give way to new ones (meta.lock held). */
+static int report_admitted_locked(const char *identity, double now)
+{
+    double rate = meta.opt->reports_per_minute / 60.0, cap = meta.opt->reports_per_minute;
+    meta_bucket *b = NULL, *stale = &meta.buckets[0];
+    for (int i = 0; i < META_REPORT_BUCKETS && b == NULL; i++) {
+        meta_bucket *x = &meta.buckets[i];
+        if (x->who[0] && strcmp(x->who, identity) == 0) b = x;
+        else if (!x->who[0] || (stale->who[0] && x->at < stale->at)) stale = x;
+    }
+    if (b == NULL) { /* a new identity: a full bucket in the longest-quiet place */
+        b = stale;
+        snprintf(b->who, sizeof b->who, "%s", identity);
+        b->level = cap;
+        b->at = now;
+    }
+    b->level += (now - b->at) * rate;
+    if (b->level > cap) b->level = cap;
+    b->at = now;
+    if (b->level < 1) return 0;
+    b->level -= 1;
     return 1;
 }
 
@@ -387,6 +438,11 @@ void table_report(const char *client, const char *identity, const msg_meta_call 
     uint64_t bytes_sent = call->bytes_sent, bytes_received = call->bytes_received;
     uint32_t flags = call->flags;
     pthread_mutex_lock(&meta.lock);
+    if (!report_admitted_locked(identity, sock_now())) {
+        meta.reports_limited++;
+        pthread_mutex_unlock(&meta.lock);
+        return;
+    }
     meta.reports++;
     meta_server *s = NULL;
     for (int i = 0; i < META_MAX_SERVERS && s == NULL; i++)
@@ -415,8 +471,8 @@ void table_report(const char *client, const char *identity, const msg_meta_call 
             s->in_flight--;
         meta_routine *r = table_routine_of_locked(s, routine, 0);
         if (r && flops > 0 && compute > 1e-3)
-            r->calib = ewma(r->calib, bounded_step(r->calib, rank_correction_sample(compute, flops,
-                                                                                  rank_speed_at(&s->curve, flops), 1)));
+            r->calib = within_window(ewma(r->calib, bounded_step(r->calib, rank_correction_sample(compute, flops,
+                                                                                  rank_speed_at(&s->curve, flops), 1))));
         if (!(flags & PROTO_REPORT_QUEUED) && predicted > 0) {
             meta_recent *x = &meta.recent[meta.recent_pos];
             snprintf(x->server, sizeof x->server, "%s", server);

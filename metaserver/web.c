@@ -95,6 +95,7 @@ int web_start(const meta_options *opt, err_t *err)
                            .tls_key = opt->tls_key,
                            .tls_client_ca = opt->tls_client_ca,
                            .allow_insecure = opt->allow_insecure,
+                           .timeout_s = opt->http_timeout,
                            .tokens = &tokens,
                            .routes = routes,
                            .nroutes = (int)(sizeof routes / sizeof routes[0]),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "http_port.h"
 #include "protocol.h"
 
 #ifndef NUMRPC_STUBDIR
@@ -108,6 +109,8 @@ static const option_def options[] = {
      "serve Prometheus /metrics over HTTP on port P of --bind (0 = any free port; default: off), HTTPS with "
      "--tls-cert, a `status` token with --token-file"},
     {"http-port-file", 0, OPT_STR, F(http_port_file), "FILE", "write the HTTP port chosen to FILE once it serves"},
+    {"http-timeout", 0, OPT_INT, F(http_timeout), "S",
+     "an HTTP request must arrive whole within S seconds, and its reply be taken within S more (default 10)"},
     /* Worker confinement (docs/security.md, "Worker confinement"). */
     {"worker-dir", 0, OPT_STR, F(worker_dirs), "DIRS",
      "directories (comma-separated) where routines may read and write, besides their private temporary one"},
@@ -146,6 +149,7 @@ void config_defaults(server_config *cfg)
     cfg->handle_lease_ms = 60000;
     cfg->handle_ticket_ms = 10000;
     cfg->http_port = CONFIG_HTTP_OFF;
+    cfg->http_timeout = HTTP_PORT_TIMEOUT_S;
 }
 
 static const char *const level_names[] = {"error", "warn", "notice", "info", "debug"};
@@ -396,6 +400,9 @@ int config_build(server_config *cfg, int argc, char **argv, int *help, err_t *er
         rc = err_set(err, NUMRPC_EINVAL, "--tls-cert and --tls-key go together: give both or neither");
     if (rc == 0 && cfg->http_port > 65535)
         rc = err_set(err, NUMRPC_EINVAL, "--http-port %d: want 0..65535", cfg->http_port);
+    if (rc == 0 && (cfg->http_timeout < 1 || cfg->http_timeout > HTTP_PORT_TIMEOUT_MAX_S))
+        rc = err_set(err, NUMRPC_EINVAL, "--http-timeout %d: want 1..%d seconds", cfg->http_timeout,
+                     HTTP_PORT_TIMEOUT_MAX_S);
     if (rc == 0 && cfg->tls_client_ca[0] && !cfg->tls_cert[0])
         rc = err_set(err, NUMRPC_EINVAL, "--tls-client-ca needs TLS: give --tls-cert and --tls-key too");
     if (rc == 0) config_normalise(cfg);

@@ -75,6 +75,7 @@ typedef struct server_config {
      * certificate and --token-file's tokens. */
     int http_port;
     char http_port_file[CONFIG_PATH_MAX];
+    int http_timeout; /* seconds for a request to arrive, and for its reply to be taken */
     /* --user: workers become this user (name or uid) before they are
      * confined (worker_sandbox.c; "" = stay the server's user). */
     char user[256];

@@ -77,7 +77,7 @@ static void fit_descriptors(server_config *cfg)
     }
     if (r.rlim_cur == RLIM_INFINITY) return;
     long reserve = 2L * cfg->max_workers + DISPATCH_FD_RESERVE +
-                   (cfg->http_port != CONFIG_HTTP_OFF ? HTTP_PORT_CONNECTIONS + 8 : 0); /* metrics.c's port */
+                   (cfg->http_port != CONFIG_HTTP_OFF ? HTTP_PORT_FDS : 0); /* metrics.c's port */
     long room = (long)r.rlim_cur - reserve;
     if (room < 1) room = 1;
     if (cfg->max_connections > room) {
@@ -215,6 +215,7 @@ static void reload(dispatcher *d)
     fresh.max_workers = d->cfg->max_workers;
     fresh.http_port = d->cfg->http_port; /* its socket is made once too */
     memcpy(fresh.http_port_file, d->cfg->http_port_file, sizeof fresh.http_port_file);
+    fresh.http_timeout = d->cfg->http_timeout;
     if (fresh.min_workers > fresh.max_workers) fresh.min_workers = fresh.max_workers;
     *d->cfg = fresh;
     handles_configure(server_handles, d->cfg);

@@ -200,6 +200,7 @@ int metrics_start(const server_config *cfg, const token_table *tokens, err_t *er
                            .tls_key = cfg->tls_key,
                            .tls_client_ca = cfg->tls_client_ca,
                            .allow_insecure = cfg->allow_insecure,
+                           .timeout_s = cfg->http_timeout,
                            .tokens = tokens,
                            .routes = routes,
                            .nroutes = (int)(sizeof routes / sizeof routes[0]),

@@ -1,6 +1,7 @@
 // meta_auth_test.cc -- the attacks on the metaserver of issue 15 with real
 // processes: hostile joiners (no token, another identity's host:port, a
-// flood), rights of queries, status and reports, forged in-flight ends.
+// flood), rights of queries, status and reports, forged in-flight ends;
+// and issue 28's forged speeds and five addresses filling the table.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -444,6 +445,89 @@ TEST_P(MetaAuthVariant, ReportsEndOnlyTheirOwnPlacements)
     ASSERT_EQ(client.query("dgefa"), NUMRPC_OK) << client.detail(); // the reports are read before it
     js = status_json(meta_->port(), stat);
     EXPECT_EQ(server_field(js, at, "in_flight"), 1) << js;
+}
+
+// A top-level count of the status JSON (-1: absent).
+long status_count(const std::string &js, const std::string &field)
+{
+    size_t at = js.find("\"" + field + "\":");
+    return at == std::string::npos ? -1 : std::atol(js.c_str() + at + field.size() + 3);
+}
+
+// Issue 28: 15 reports from another address took a server from 3.7e10 to
+// 7.3e8 flop/s.  Now 100 forged reports (from 127.0.0.2, with tokens from a
+// holder of `report`) of absurdly slow calls leave the speed at the window's
+// edge, a quarter of what the server measured; 100 of absurdly fast ones
+// from 127.0.0.3 (or another `report` token) at 4 times it; beyond 60 a
+// minute from one identity they are dropped and counted.
+TEST_P(MetaAuthVariant, ForgedReportsMoveASpeedOnlyWithinItsWindow)
+{
+    std::vector<Routine> r;
+    fetch({"dgefa"}, &r);
+    const bool with_tokens = GetParam();
+    auto own = [&](const char *name) { return own_if(with_tokens, name); };
+    Peer server(meta_->port(), own("srv"));
+    ASSERT_EQ(server.hello(), NUMRPC_OK) << server.detail();
+    const double measured = 1e10, flops = 1e9;
+    ASSERT_EQ(server.join("127.0.0.1", 20998, {&r[0]}, 4, measured), NUMRPC_OK) << server.detail();
+    const std::string at = "127.0.0.1:20998";
+    Peer client(meta_->port(), own("cli"));
+    ASSERT_EQ(client.hello(), NUMRPC_OK) << client.detail();
+    ASSERT_DOUBLE_EQ(client.speed("dgefa", flops, at), measured) << client.detail();
+
+    Peer slow(meta_->port(), own("rep"), "127.0.0.2");
+    ASSERT_EQ(slow.hello(), NUMRPC_OK) << slow.detail();
+    for (int i = 0; i < 100; i++) ASSERT_EQ(slow.report(at, "dgefa", flops, 1e6), NUMRPC_OK) << slow.detail();
+    std::string js;
+    for (int i = 0; i < 200 && status_count(js, "reports") + status_count(js, "reports_limited") < 100; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        js = status_json(meta_->port(), own("stat"));
+    }
+    long limited = status_count(js, "reports_limited");
+    EXPECT_GE(limited, 35) << js; // 60 a minute, refilled while they arrive
+    EXPECT_LE(limited, 40) << js;
+    EXPECT_EQ(status_count(js, "reports") + limited, 100) << js;
+    double now = client.speed("dgefa", flops, at);
+    EXPECT_GE(now, measured / 4 * 0.999) << "100 forged slow reports took the speed from " << measured << " to " << now;
+    EXPECT_LE(now, measured / 4 * 1.001) << "the reports that counted reach the window's edge";
+
+    Peer fast(meta_->port(), own("cr"), "127.0.0.3");
+    ASSERT_EQ(fast.hello(), NUMRPC_OK) << fast.detail();
+    for (int i = 0; i < 100; i++) ASSERT_EQ(fast.report(at, "dgefa", 1e15, 2e-3), NUMRPC_OK) << fast.detail();
+    ASSERT_EQ(fast.query("dgefa"), NUMRPC_OK) << fast.detail(); // read after the reports
+    now = client.speed("dgefa", flops, at);
+    EXPECT_LE(now, measured * 4 * 1.001) << "100 forged fast reports took the speed from " << measured << " to " << now;
+    EXPECT_GE(now, measured * 4 * 0.999);
+}
+
+// Five addresses (without tokens; with them, one `join` token from five
+// addresses) try to fill the 64-entry table, 16 joins each: they stop
+// short of it (the last 16 entries go one per identity and address) and a
+// real server still joins and is listed.
+TEST_P(MetaAuthVariant, FiveAddressesCannotFillTheTable)
+{
+    std::vector<Routine> r;
+    fetch({"dcopy"}, &r);
+    const bool with_tokens = GetParam();
+    std::string flood = own_if(with_tokens, "flood");
+    std::vector<std::unique_ptr<Peer>> fakes;
+    int joined = 0;
+    for (int a = 0; a < 5; a++) {
+        std::string src = "127.0.0." + std::to_string(2 + a);
+        for (int i = 0; i < 16; i++) {
+            fakes.push_back(std::make_unique<Peer>(meta_->port(), flood, src.c_str()));
+            ASSERT_EQ(fakes.back()->hello(), NUMRPC_OK) << fakes.back()->detail();
+            int rc = fakes.back()->join(src, 20000 + 16 * a + i, {&r[0]});
+            joined += rc == NUMRPC_OK;
+            if (rc == NUMRPC_ELIMIT)
+                EXPECT_EQ(fakes.back()->detail(),
+                          "the metaserver's last 16 entries go one per identity and address, and " + src + " (from " +
+                              src + ") holds 1 already");
+        }
+    }
+    EXPECT_EQ(joined, with_tokens ? 16 : 3 * 16 + 2);
+    auto real = start_server(meta_->port(), join_args(with_tokens));
+    EXPECT_TRUE(wait_listed(meta_->port(), own_if(with_tokens, "stat"), label(real->port())));
 }
 
 } // namespace

@@ -127,13 +127,32 @@ class Peer {
         free(got);
         return rc;
     }
-    // A finished call on server (one-way; sent at once).
-    int report(const std::string &server, const char *routine)
+    // The speed (flop/s) the metaserver predicts for routine at flops on
+    // server, from a QUERY's answer (0: not named, -1: no answer).
+    double speed(const char *routine, double flops, const std::string &server)
+    {
+        msg_meta_query q = {};
+        snprintf(q.routine, sizeof q.routine, "%s", routine);
+        q.flops = flops;
+        q.max_servers = 8;
+        msg_meta_ranked got[8];
+        uint32_t id = next(), lease = 0, n = 0;
+        if (msg_write_meta_query(&c_.writer, id, &q, &err_) != 0 || msg_read_reply(&c_.reader, id, "peer", &err_) != 0 ||
+            msg_read_meta_query_reply(&c_.reader, &lease, got, 8, &n, &err_) != 0)
+            return -1;
+        for (uint32_t i = 0; i < n; i++)
+            if (std::string(got[i].host) + ":" + std::to_string(got[i].port) == server) return got[i].flops_per_second;
+        return 0;
+    }
+    // A finished call on server (one-way; sent at once): flops done in
+    // seconds (0 flops: a call that teaches no speed).
+    int report(const std::string &server, const char *routine, double flops = 0, double seconds = 1e-4)
     {
         msg_meta_call call = {};
         snprintf(call.server, sizeof call.server, "%s", server.c_str());
         snprintf(call.routine, sizeof call.routine, "%s", routine);
-        call.total_seconds = call.compute_seconds = 1e-4;
+        call.flops = flops;
+        call.total_seconds = call.compute_seconds = seconds;
         int rc = msg_write_meta_report(&c_.writer, next(), &call, 1, &err_);
         if (rc == 0 && wire_writer_holding(&c_.writer)) rc = wire_flush(&c_.writer, &err_);
         return rc;
