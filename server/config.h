@@ -58,8 +58,9 @@ typedef struct server_config {
      * many and how many bytes the server keeps, and their lease. */
     char handle_dir[CONFIG_PATH_MAX]; /* the parent of the private directory */
     int max_handles;
+    int max_handles_per_identity;       /* one token's (or address's); 0 = a quarter */
     uint64_t handle_bytes;              /* all handles together              */
-    uint64_t handle_bytes_per_identity; /* one token's (or no token's)       */
+    uint64_t handle_bytes_per_identity; /* one token's (or address's)        */
     int handle_lease_ms;
     /* Moving handles between servers (pull.c; docs/security.md "Handles
      * moved between servers"): the servers a DATA_PULL may fetch from

@@ -58,7 +58,7 @@ static int serve_put(session *s, uint32_t call_id, err_t *err)
     if (rc != 0) return read_failed(s, call_id, rc, err);
     handle_ref ref;
     err_t why;
-    if (handles_reserve(server_handles, s->identity, &shape, &ref, &why) != 0) return refuse(s, call_id, &why, err);
+    if (handles_reserve(server_handles, s->identity, s->account, &shape, &ref, &why) != 0) return refuse(s, call_id, &why, err);
     rc = fill_new(s, &ref, (flags & MSG_DATA_EMPTY) != 0, err);
     if (rc == 0) rc = wire_expect_end(&s->conn.reader, err);
     if (rc != 0) {
@@ -110,7 +110,7 @@ static int serve_grant(session *s, uint32_t call_id, err_t *err)
     err_t why;
     int rc = msg_read_data_grant(&s->conn.reader, &id, err);
     if (rc != 0) return read_failed(s, call_id, rc, err);
-    if (handles_grant(server_handles, s->identity, &id, &ticket, &ttl_ms, &why) != 0)
+    if (handles_grant(server_handles, s->identity, s->account, &id, &ticket, &ttl_ms, &why) != 0)
         return refuse(s, call_id, &why, err);
     return msg_write_data_grant_reply(&s->conn.writer, call_id, &ticket, ttl_ms, err);
 }
@@ -123,7 +123,7 @@ static int serve_pull(session *s, uint32_t call_id, err_t *err)
     err_t why;
     int rc = msg_read_data_pull(&s->conn.reader, &q, err);
     if (rc != 0) return read_failed(s, call_id, rc, err);
-    if (pull_fetch(s->cfg, s->identity, &q, &ref, &why) != 0) return refuse(s, call_id, &why, err);
+    if (pull_fetch(s->cfg, s->identity, s->account, &q, &ref, &why) != 0) return refuse(s, call_id, &why, err);
     return msg_write_data_put_reply(&s->conn.writer, call_id, &ref.id, handles_lease_ms(server_handles), err);
 }
 

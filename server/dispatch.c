@@ -246,6 +246,10 @@ static void publish_gauges(dispatcher *d, int tick)
     atomic_store(&g->handle_bytes, bytes);
     atomic_store(&g->pulled_bytes, pulled);
     atomic_store(&g->lent_bytes, lent);
+    _Static_assert(STATS_HANDLE_LIMITS == HANDLE_LIMITS, "stats.h counts every limit of handles.h");
+    uint64_t refused[HANDLE_LIMITS];
+    handles_refusals(server_handles, refused);
+    for (int i = 0; i < HANDLE_LIMITS; i++) atomic_store(&g->handle_refusals[i], refused[i]);
 }
 
 static int handle_signals(dispatcher *d)

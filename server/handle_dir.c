@@ -114,6 +114,10 @@ void handles_configure(handle_store *s, server_config *cfg)
     s->ticket_ms = (uint32_t)cfg->handle_ticket_ms;
     s->max_bytes = cfg->handle_bytes;
     s->max_identity_bytes = cfg->handle_bytes_per_identity;
+    /* A quarter of the table by default: one identity cannot fill it. */
+    uint32_t share = s->capacity / 4 > 0 ? s->capacity / 4 : 1;
+    if (cfg->max_handles_per_identity > 0) share = (uint32_t)cfg->max_handles_per_identity;
+    s->max_identity_handles = share < s->capacity ? share : s->capacity;
     unlock(s);
 }
 

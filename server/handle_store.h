@@ -14,8 +14,9 @@
 #include "msg_data.h"
 #include "tokens.h"
 
-/* DATA_GRANT's tickets: outstanding at most, and how long each is good. */
+/* DATA_GRANT's tickets: outstanding at most, and of one identity. */
 #define TICKETS 256
+#define TICKETS_PER_IDENTITY (TICKETS / 4)
 
 enum entry_state { ENTRY_FREE = 0, ENTRY_FILLING = 1, ENTRY_LIVE = 2 };
 
@@ -25,6 +26,7 @@ typedef struct handle_entry {
                       writing it (0: none) */
     msg_data_id id;
     char owner[TOKEN_NAME_MAX + 1];
+    char account[HANDLE_ACCOUNT_MAX]; /* whom its budgets charge */
     msg_data_shape shape;
     uint64_t bytes;
     double lease_end; /* monotonic seconds (CLOCK_MONOTONIC is system-wide) */
@@ -38,11 +40,13 @@ typedef struct handle_entry {
 typedef struct handle_ticket {
     msg_data_id ticket, id;
     double expires; /* monotonic seconds */
+    char account[HANDLE_ACCOUNT_MAX]; /* the identity that asked for it */
 } handle_ticket;
 
 struct handle_store {
     pthread_mutex_t lock; /* process-shared, robust: guards all below */
     uint32_t capacity;    /* --max-handles */
+    uint32_t max_identity_handles; /* --max-handles-per-identity, resolved */
     uint32_t lease_ms, ticket_ms;
     uint64_t max_bytes, max_identity_bytes;
     uint64_t bytes, count; /* of FILLING and LIVE entries */
@@ -51,6 +55,7 @@ struct handle_store {
     char dir[CONFIG_PATH_MAX + 64];
     handle_ticket tickets[TICKETS];
     uint64_t pulled_bytes, lent_bytes; /* moved in by DATA_PULL, out on tickets */
+    uint64_t refused[HANDLE_LIMITS];   /* requests each limit turned away */
     spare_pool spares; /* with the handles' bytes, within max_bytes */
     uint64_t last_version; /* versions are handed out once each, upwards from
                               a random start (handles_open) */

@@ -29,6 +29,11 @@
 
 handle_store *server_handles;
 
+const char *const handle_limit_names[HANDLE_LIMITS] = {
+    "max-handles", "max-handles-per-identity", "handle-bytes", "handle-bytes-per-identity",
+    "tickets", "tickets-per-identity",
+};
+
 void handles_path(const handle_store *s, const msg_data_id *id, const char *suffix, char *out, size_t len)
 {
     char hex[2 * MSG_DATA_ID_SIZE + 1];
@@ -119,44 +124,62 @@ uint32_t handles_lease_ms(handle_store *s)
     return s->lease_ms;
 }
 
-/* Bytes of the handles owner holds (being filled too). */
-static uint64_t owner_bytes(const handle_store *s, const char *owner)
+/* The handles charged to account (being filled too): how many, their bytes. */
+static void account_usage(const handle_store *s, const char *account, uint32_t *count, uint64_t *bytes)
 {
-    uint64_t sum = 0;
+    *count = 0;
+    *bytes = 0;
     for (uint32_t i = 0; i < s->capacity; i++)
-        if (s->items[i].state != ENTRY_FREE && strcmp(s->items[i].owner, owner) == 0) sum += s->items[i].bytes;
-    return sum;
+        if (s->items[i].state != ENTRY_FREE && strcmp(s->items[i].account, account) == 0) {
+            (*count)++;
+            *bytes += s->items[i].bytes;
+        }
 }
 
-/* The budgets: 0, or NUMRPC_ELIMIT saying which one is full. */
-static int check_budgets(const handle_store *s, const char *owner, uint64_t bytes, err_t *err)
+/* The limit `which` turns a request away: counted (/metrics), then err. */
+static int refused(handle_store *s, int which)
+{
+    s->refused[which]++;
+    return NUMRPC_ELIMIT;
+}
+
+/* The budgets: 0, or NUMRPC_ELIMIT saying which one is full (counted). */
+static int check_budgets(handle_store *s, const char *account, uint64_t bytes, err_t *err)
 {
     if (s->count >= s->capacity)
-        return err_set(err, NUMRPC_ELIMIT, "this server holds its most handles, %u (--max-handles)", s->capacity);
+        return err_set(err, refused(s, HANDLE_LIMIT_TABLE), "this server holds its most handles, %u (--max-handles)",
+                       s->capacity);
+    uint32_t mine;
+    uint64_t mine_bytes;
+    account_usage(s, account, &mine, &mine_bytes);
+    if (mine >= s->max_identity_handles)
+        return err_set(err, refused(s, HANDLE_LIMIT_IDENTITY),
+                       "%s holds %u handles, the most one identity may keep on this server "
+                       "(--max-handles-per-identity %u); free some first",
+                       account, mine, s->max_identity_handles);
     if (bytes > s->max_bytes || s->bytes > s->max_bytes - bytes)
-        return err_set(err, NUMRPC_ELIMIT,
+        return err_set(err, refused(s, HANDLE_LIMIT_BYTES),
                        "a handle of %llu bytes does not fit: this server's handles hold %llu of the %llu bytes "
                        "it keeps (--handle-bytes)",
                        (unsigned long long)bytes, (unsigned long long)s->bytes, (unsigned long long)s->max_bytes);
-    uint64_t mine = owner_bytes(s, owner);
-    if (bytes > s->max_identity_bytes || mine > s->max_identity_bytes - bytes)
-        return err_set(err, NUMRPC_ELIMIT,
+    if (bytes > s->max_identity_bytes || mine_bytes > s->max_identity_bytes - bytes)
+        return err_set(err, refused(s, HANDLE_LIMIT_IDENTITY_BYTES),
                        "a handle of %llu bytes does not fit: the handles of %s hold %llu of the %llu bytes one "
                        "identity may keep (--handle-bytes-per-identity)",
-                       (unsigned long long)bytes, owner[0] ? owner : "this client (no token)",
-                       (unsigned long long)mine, (unsigned long long)s->max_identity_bytes);
+                       (unsigned long long)bytes, account, (unsigned long long)mine_bytes,
+                       (unsigned long long)s->max_identity_bytes);
     return 0;
 }
 
-int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *shape, handle_ref *ref,
-                    err_t *err)
+int handles_reserve(handle_store *s, const char *owner, const char *account, const msg_data_shape *shape,
+                    handle_ref *ref, err_t *err)
 {
     uint64_t bytes = msg_data_mem_elems(shape) * iface_type_size(shape->type); /* checked by the reader */
     msg_data_id id;
     if (getrandom(id.b, sizeof id.b, 0) != (ssize_t)sizeof id.b)
         return err_set(err, NUMRPC_ESERVER, "no random bytes for a handle id: %s", strerror(errno));
     lock(s);
-    int rc = check_budgets(s, owner, bytes, err);
+    int rc = check_budgets(s, account, bytes, err);
     uint32_t i = 0;
     while (rc == 0 && s->items[i].state != ENTRY_FREE) i++; /* count < capacity: there is one */
     if (rc == 0) {
@@ -165,6 +188,7 @@ int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *sh
         e->writer = getpid();
         e->id = id;
         snprintf(e->owner, sizeof e->owner, "%s", owner);
+        snprintf(e->account, sizeof e->account, "%s", account);
         e->shape = *shape;
         e->bytes = bytes;
         e->lease_end = lease_end(s);
@@ -268,25 +292,50 @@ int handles_claim(handle_store *s, const char *owner, const msg_data_id *id, han
 
 /* ---- Tickets: one DATA_GET of a handle by whoever holds one ---- */
 
-int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg_data_id *ticket,
-                  uint32_t *ttl_ms, err_t *err)
+/* A free (or expired) ticket slot, -1 when none; *mine: account's fresh ones. */
+static long ticket_slot(const handle_store *s, const char *account, double now, int *mine)
+{
+    long slot = -1;
+    *mine = 0;
+    for (uint32_t k = 0; k < TICKETS; k++) {
+        const handle_ticket *t = &s->tickets[k];
+        if (t->expires < now) {
+            if (slot < 0) slot = k; /* free (0) or expired */
+        } else if (strcmp(t->account, account) == 0) {
+            (*mine)++;
+        }
+    }
+    return slot;
+}
+
+int handles_grant(handle_store *s, const char *owner, const char *account, const msg_data_id *id,
+                  msg_data_id *ticket, uint32_t *ttl_ms, err_t *err)
 {
     if (getrandom(ticket->b, sizeof ticket->b, 0) != (ssize_t)sizeof ticket->b)
         return err_set(err, NUMRPC_ESERVER, "no random bytes for a ticket: %s", strerror(errno));
     double now = sock_now();
     lock(s);
     long i = find_live(s, owner, id);
-    long slot = -1;
-    for (uint32_t k = 0; i >= 0 && k < TICKETS && slot < 0; k++)
-        if (s->tickets[k].expires < now) slot = k; /* free (0) or expired */
-    if (slot >= 0) {
+    int mine = 0;
+    long slot = i >= 0 ? ticket_slot(s, account, now, &mine) : -1;
+    int full = i >= 0 && slot < 0, over = i >= 0 && !full && mine >= TICKETS_PER_IDENTITY;
+    if (full) refused(s, HANDLE_LIMIT_TICKETS);
+    if (over) refused(s, HANDLE_LIMIT_IDENTITY_TICKETS);
+    if (slot >= 0 && !over) {
         s->items[i].lease_end = lease_end(s);
-        s->tickets[slot] = (handle_ticket){*ticket, *id, now + s->ticket_ms / 1000.0};
+        handle_ticket *t = &s->tickets[slot];
+        *t = (handle_ticket){*ticket, *id, now + s->ticket_ms / 1000.0, ""};
+        snprintf(t->account, sizeof t->account, "%s", account);
         *ttl_ms = s->ticket_ms;
     }
     unlock(s);
     if (i < 0) return no_handle(id, err);
-    if (slot < 0) return err_set(err, NUMRPC_ELIMIT, "%d tickets are outstanding on this server; try again", TICKETS);
+    if (full) return err_set(err, NUMRPC_ELIMIT, "%d tickets are outstanding on this server; try again", TICKETS);
+    if (over)
+        return err_set(err, NUMRPC_ELIMIT,
+                       "%s holds %d tickets, the most one identity may have outstanding on this server (a quarter "
+                       "of its %d); try again when they are used or expire",
+                       account, mine, TICKETS);
     return 0;
 }
 
@@ -315,6 +364,15 @@ void handles_count_moved(handle_store *s, uint64_t pulled, uint64_t lent)
     lock(s);
     s->pulled_bytes += pulled;
     s->lent_bytes += lent;
+    unlock(s);
+}
+
+void handles_refusals(handle_store *s, uint64_t out[HANDLE_LIMITS])
+{
+    memset(out, 0, HANDLE_LIMITS * sizeof out[0]);
+    if (s == NULL) return;
+    lock(s);
+    memcpy(out, s->refused, HANDLE_LIMITS * sizeof out[0]);
     unlock(s);
 }
 

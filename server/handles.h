@@ -10,11 +10,29 @@
 #include "config.h"
 #include "error.h"
 #include "msg_data.h"
+#include "tokens.h"
 
 /* The store: mapped by the dispatcher before its first fork; every worker
  * inherits the mapping (NULL until handles_open). */
 typedef struct handle_store handle_store;
 extern handle_store *server_handles;
+
+/* The identity the budgets charge (its "account"): the token's name, or
+ * without tokens the peer's address (IPv4, or an IPv6 /64 as "P::/64"),
+ * which may differ from the owner ("" without tokens: anyone may use). */
+#define HANDLE_ACCOUNT_MAX (TOKEN_NAME_MAX + 1)
+
+/* The limits that turn a request away, as /metrics names them. */
+enum handle_limit {
+    HANDLE_LIMIT_TABLE = 0,    /* --max-handles                 */
+    HANDLE_LIMIT_IDENTITY,     /* --max-handles-per-identity    */
+    HANDLE_LIMIT_BYTES,        /* --handle-bytes                */
+    HANDLE_LIMIT_IDENTITY_BYTES, /* --handle-bytes-per-identity */
+    HANDLE_LIMIT_TICKETS,      /* tickets outstanding            */
+    HANDLE_LIMIT_IDENTITY_TICKETS, /* tickets of one identity    */
+    HANDLE_LIMITS
+};
+extern const char *const handle_limit_names[HANDLE_LIMITS];
 
 /* What a worker learnt of one handle: copied out of the table, valid while
  * the handle lives (its shape never changes). */
@@ -53,16 +71,19 @@ void handles_totals(handle_store *s, uint64_t *count, uint64_t *bytes);
 /* Bytes of handles this server pulled from others (DATA_PULL) and sent
  * to others on tickets, since it started, for STATUS. */
 void handles_moved(handle_store *s, uint64_t *pulled, uint64_t *lent);
+/* Requests each limit turned away since the server started (/metrics). */
+void handles_refusals(handle_store *s, uint64_t out[HANDLE_LIMITS]);
 
 /* ---- Workers ---- */
 /* The lease a handle gets (ms). */
 uint32_t handles_lease_ms(handle_store *s);
-/* A new handle of shape for owner ("" without tokens), being filled by
- * this process: budgets (--handle-bytes, --handle-bytes-per-identity,
- * --max-handles) are checked first (NUMRPC_ELIMIT saying which), then a
- * fresh random id.  The file is not made yet: handles_path names it. */
-int handles_reserve(handle_store *s, const char *owner, const msg_data_shape *shape, handle_ref *ref,
-                    err_t *err);
+/* A new handle of shape for owner ("" without tokens), charged to account,
+ * being filled by this process: budgets (--max-handles,
+ * --max-handles-per-identity, --handle-bytes, --handle-bytes-per-identity)
+ * are checked first (NUMRPC_ELIMIT saying which), then a fresh random id.
+ * The file is not made yet: handles_path names it. */
+int handles_reserve(handle_store *s, const char *owner, const char *account, const msg_data_shape *shape,
+                    handle_ref *ref, err_t *err);
 /* The new handle is filled: others may see it now. */
 void handles_publish(handle_store *s, const handle_ref *ref);
 /* The new handle failed: its file (if made) and entry go. */
@@ -86,11 +107,12 @@ int handles_commit(handle_store *s, const handle_ref *ref, err_t *err);
 void handles_abandon(handle_store *s, const handle_ref *ref);
 /* The claim of ref ends (after its commit, or without one). */
 void handles_unclaim(handle_store *s, const handle_ref *ref);
-/* A one-time ticket for handle id of owner (DATA_GRANT): random, good for
- * one DATA_GET by anyone within *ttl_ms.  0, NUMRPC_ENOHANDLE (as
- * handles_find) or NUMRPC_ELIMIT (too many outstanding). */
-int handles_grant(handle_store *s, const char *owner, const msg_data_id *id, msg_data_id *ticket,
-                  uint32_t *ttl_ms, err_t *err);
+/* A one-time ticket for handle id of owner (DATA_GRANT), charged to
+ * account: random, good for one DATA_GET by anyone within *ttl_ms.  0,
+ * NUMRPC_ENOHANDLE (as handles_find) or NUMRPC_ELIMIT (too many
+ * outstanding: on this server, or of account). */
+int handles_grant(handle_store *s, const char *owner, const char *account, const msg_data_id *id,
+                  msg_data_id *ticket, uint32_t *ttl_ms, err_t *err);
 /* 1 with *ref when ticket is a fresh ticket of a live handle; the ticket
  * is used up either way.  0 when no fresh ticket matches. */
 int handles_redeem(handle_store *s, const msg_data_id *ticket, handle_ref *ref);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "handles.h"
 #include "http_port.h"
 #include "log.h"
 #include "mpi_job.h"
@@ -163,6 +164,11 @@ static void dispatcher_figures(strbuf *b, const dispatcher_gauges *g)
           (double)atomic_load(&g->pulled_bytes));
     gauge(b, "numrpc_server_handle_lent_bytes_total", "counter", "Bytes of handles sent to other servers.",
           (double)atomic_load(&g->lent_bytes));
+    name = "numrpc_server_handle_refusals_total";
+    prom_family(b, name, "counter", "Handle requests (put, new, pull, grant) a limit turned away, by the option.");
+    for (int i = 0; i < HANDLE_LIMITS; i++)
+        prom_sample_u64(b, name, (prom_label[]){{"limit", handle_limit_names[i]}}, 1,
+                        atomic_load(&g->handle_refusals[i]));
     gauge(b, "numrpc_server_start_time_seconds", "gauge", "When the server started, in Unix seconds.", start_time);
 }
 

@@ -98,12 +98,13 @@ static int open_file(const handle_ref *ref, err_t *err)
     return fd;
 }
 
-int pull_fetch(const server_config *cfg, const char *owner, const msg_data_pull *q, handle_ref *ref, err_t *err)
+int pull_fetch(const server_config *cfg, const char *owner, const char *account, const msg_data_pull *q,
+               handle_ref *ref, err_t *err)
 {
     if (!pull_listed(cfg->pull_from, q->source)) return pull_refuse_source(cfg->pull_from, q->source, err);
     if (channel_fd < 0)
         return err_set(err, NUMRPC_ESERVER, "this server has no pull broker to fetch %s's handle with", q->source);
-    int rc = handles_reserve(server_handles, owner, &q->shape, ref, err);
+    int rc = handles_reserve(server_handles, owner, account, &q->shape, ref, err);
     if (rc != 0) return rc;
     int file = -1;
     rc = handles_create_file(server_handles, ref, q->shape.rows == q->shape.ld, err);

@@ -23,7 +23,8 @@ void pull_set_channel(int fd);
  * answer is awaited within q->deadline_ms (bounded by --io-timeout) and a
  * grace.  0 with the new handle published in *ref, or the error with
  * nothing left behind.  Never opens a network connection. */
-int pull_fetch(const server_config *cfg, const char *owner, const msg_data_pull *q, handle_ref *ref, err_t *err);
+int pull_fetch(const server_config *cfg, const char *owner, const char *account, const msg_data_pull *q,
+               handle_ref *ref, err_t *err);
 
 /* ---- The broker (pull_broker.c): a process holding the credentials ---- */
 /* Forks the broker, which keeps a copy of cfg and dies with this process;

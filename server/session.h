@@ -31,6 +31,9 @@ typedef struct session {
     const registry *reg;
     const token_table *tokens; /* the server's (empty: no tokens)           */
     char identity[TOKEN_NAME_MAX + 1]; /* the token the connection proved */
+    char account[TOKEN_NAME_MAX + 1];  /* whom its handles' budgets charge: the
+                                          token, or the peer's address without
+                                          tokens (worker.c, at each loan) */
     worker_slot *slot;
     msg_conn conn;      /* the borrowed connection (msg_conn_attach per loan) */
     call_arena arena;

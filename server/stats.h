@@ -31,11 +31,15 @@ typedef struct routine_stats {
     _Atomic uint64_t mpi_kept, mpi_kept_bytes, mpi_sent_bytes;
 } routine_stats;
 
+/* The limits of the handle store (HANDLE_LIMITS, handles.h). */
+#define STATS_HANDLE_LIMITS 6
+
 /* The dispatcher's own figures, stored by its loop (handles at each tick)
  * for readers in other threads (the HTTP port's /metrics: metrics.c). */
 typedef struct dispatcher_gauges {
     _Atomic int workers, busy, queued, connections, draining;
     _Atomic uint64_t restarts, handles, handle_bytes, pulled_bytes, lent_bytes;
+    _Atomic uint64_t handle_refusals[STATS_HANDLE_LIMITS]; /* by enum handle_limit */
 } dispatcher_gauges;
 
 typedef struct stats_table {

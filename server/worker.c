@@ -8,9 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "arrival.h"
 #include "connio.h"
 #include "log.h"
@@ -32,6 +36,35 @@ static int wait_events(session *s, struct pollfd *p, nfds_t n)
         if (k != 0) return k;
         session_trim(s);
     }
+}
+
+/* Whom the handle budgets charge for connection fd: the token it proved,
+ * or without tokens its peer's address as --max-connections-per-peer
+ * counts it (IPv4, or an IPv6 address's /64: one host's usual share). */
+static void set_account(session *s, int fd)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    char text[INET6_ADDRSTRLEN] = "an unknown address";
+    if (access_on(s->tokens)) {
+        memcpy(s->account, s->identity, sizeof s->account);
+        return;
+    }
+    const char *suffix = "";
+    int known = getpeername(fd, (struct sockaddr *)&sa, &len) == 0;
+    if (known && sa.ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, text, sizeof text);
+    } else if (known && sa.ss_family == AF_INET6) {
+        struct in6_addr a = ((struct sockaddr_in6 *)&sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(&a)) {
+            inet_ntop(AF_INET, a.s6_addr + 12, text, sizeof text);
+        } else {
+            memset(a.s6_addr + 8, 0, 8);
+            inet_ntop(AF_INET6, &a, text, sizeof text);
+            suffix = "/64";
+        }
+    }
+    snprintf(s->account, sizeof s->account, "%s%s", text, suffix);
 }
 
 static void tell_dispatcher(int ctl_fd, int kind, int conn_id)
@@ -231,6 +264,7 @@ void worker_main(const server_config *cfg, const module_list *mods, const token_
         s.next_began = m.arrived;
         memcpy(s.identity, m.identity, sizeof s.identity);
         s.identity[TOKEN_NAME_MAX] = '\0';
+        set_account(&s, fds[0]);
         serve_connection(&s, ctl_fd, fds[0], tls);
         connio_state_unmap(tls);
     }

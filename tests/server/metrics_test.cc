@@ -170,6 +170,35 @@ TEST_F(Metrics, ACrashIsAnErrorByCodeAndARestart)
     EXPECT_EQ(m.Value("numrpc_server_call_errors_total", {{"routine", "add_one"}}), -1); // none
 }
 
+TEST_F(Metrics, HandleRefusalsAreCountedByTheLimit)
+{
+    HttpServer s({"--max-handles", "8", "--max-handles-per-identity", "2"});
+    ASSERT_GT(s.http_port, 0);
+    UseServer(s.proc->address());
+    double v[3] = {1.5, 2.5, 3.5}, back = 0;
+    numrpc_data *h[3] = {};
+    ASSERT_EQ(numrpc_data_put(&h[0], nullptr, NUMRPC_T_DOUBLE, &v[0], 1, 1, 1), NUMRPC_OK) << Detail();
+    ASSERT_EQ(numrpc_data_put(&h[1], nullptr, NUMRPC_T_DOUBLE, &v[1], 1, 1, 1), NUMRPC_OK) << Detail();
+    EXPECT_EQ(numrpc_data_put(&h[2], nullptr, NUMRPC_T_DOUBLE, &v[2], 1, 1, 1), NUMRPC_ELIMIT);
+    EXPECT_TRUE(Contains(Detail(), "127.0.0.1 holds 2 handles, the most one identity may keep on this server "
+                                   "(--max-handles-per-identity 2)"))
+        << Detail();
+    EXPECT_EQ(numrpc_data_new(&h[2], nullptr, NUMRPC_T_DOUBLE, 4, 1, 4), NUMRPC_ELIMIT);
+    ASSERT_EQ(numrpc_data_get(h[1], &back, 1), NUMRPC_OK) << Detail();
+    EXPECT_EQ(back, 2.5);
+    Scrape m = ScrapeUntil(s.url("/metrics"), [](const Scrape &x) {
+        return x.Value("numrpc_server_handle_refusals_total", {{"limit", "max-handles-per-identity"}}) == 2;
+    });
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(m.families["numrpc_server_handle_refusals"], "counter");
+    EXPECT_EQ(m.Value("numrpc_server_handle_refusals_total", {{"limit", "max-handles-per-identity"}}), 2);
+    for (const char *other : {"max-handles", "handle-bytes", "handle-bytes-per-identity", "tickets",
+                              "tickets-per-identity"})
+        EXPECT_EQ(m.Value("numrpc_server_handle_refusals_total", {{"limit", other}}), 0) << other;
+    EXPECT_EQ(m.Value("numrpc_server_handles"), 2);
+    for (numrpc_data *d : {h[0], h[1]}) EXPECT_EQ(numrpc_data_free(d), NUMRPC_OK);
+}
+
 // The first line of the answer to raw request bytes ("" if none).
 std::string RawStatusLine(int port, const std::string &request)
 {
