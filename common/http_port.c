@@ -34,7 +34,7 @@
 typedef struct deadline {
     struct deadline *next, *prev;
     int fd;
-    double due;  /* CLOCK_MONOTONIC seconds                               */
+    double due;  /* monotonic seconds (sock_now)                           */
     int dropped; /* shut down once already                                */
     char peer[48];
 } deadline;
@@ -196,13 +196,6 @@ static void peer_text(const struct sockaddr *sa, char *out, size_t len)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)len);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Drops a connection from any thread: its socket shut down both ways (the
  * port's thread sees the end and closes it), unsent bytes discarded. */
 static void drop_socket(int fd)
@@ -245,7 +238,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **context, e
         return;
     }
     peer_text(ai ? ai->client_addr : NULL, d->peer, sizeof d->peer);
-    d->due = now_s() + p->limit;
+    d->due = sock_now() + p->limit;
     pthread_mutex_lock(&p->dl_lock);
     d->next = p->deadlines;
     if (d->next) d->next->prev = d;
@@ -261,7 +254,7 @@ static void restart_deadline(http_port *p, struct MHD_Connection *c)
     deadline *d = ci ? ci->socket_context : NULL;
     if (d == NULL) return;
     pthread_mutex_lock(&p->dl_lock);
-    d->due = now_s() + p->limit;
+    d->due = sock_now() + p->limit;
     pthread_mutex_unlock(&p->dl_lock);
 }
 
@@ -285,7 +278,7 @@ static void *watch_deadlines(void *arg)
         t.tv_sec += t.tv_nsec / 1000000000L;
         t.tv_nsec %= 1000000000L;
         pthread_cond_timedwait(&p->dl_wake, &p->dl_lock, &t);
-        double now = now_s();
+        double now = sock_now();
         int n = 0;
         char peer[48] = "";
         for (deadline *d = p->deadlines; d != NULL && !p->stopping; d = d->next) {

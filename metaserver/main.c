@@ -38,7 +38,7 @@ static void usage(FILE *out)
             "                      hold (default 16 of the table's 64; the last 16 go one\n"
             "                      per token and address)\n"
             "  --max-reports-per-minute N  reports of finished calls one token (or\n"
-            "                      address) may send a minute; beyond, dropped (default 60)\n"
+            "                      address) may send a minute; beyond, dropped (default 6000)\n"
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"

@@ -27,7 +27,7 @@
 /* Reports move a routine's calibration only within this factor of 1: a
  * server's speed stays within [measured / 4, measured * 4] of its curve. */
 #define META_CALIB_WINDOW 4.0
-#define META_REPORTS_PER_MINUTE_DEFAULT 60
+#define META_REPORTS_PER_MINUTE_DEFAULT 6000
 #define META_REPORT_BUCKETS 256 /* identities whose report rate is tracked */
 
 /* ---- Options ---- */
