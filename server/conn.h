@@ -89,6 +89,7 @@ typedef struct worker {
     unsigned generation; /* of the configuration and modules it loaded */
     int fresh;         /* lent a request it has not been seen to start (pool_receiving) */
     double fresh_mark; /* its slot's last_active when lent                */
+    double fresh_since; /* monotonic seconds it was lent                   */
 } worker;
 
 /* The dispatcher: one, on dispatcher_run's stack; its tables are malloc'd

@@ -91,6 +91,9 @@ int pool_count(const dispatcher *d)
 static int assign(dispatcher *d, int w, int c)
 {
     ctl_msg m = {.kind = CTL_ASSIGN, .conn_id = c, .arrived = d->conns[c].request_began};
+    /* Before the message: the worker may serve the whole request before
+     * this process runs again, and its slot must not look unstarted then. */
+    double mark = d->slots[w].last_active;
     const conn_access *who = &d->conns[c].ctl.access; /* the worker learns it with the loan */
     if (who->state == AUTH_PEER_GRANTED) memcpy(m.identity, who->token, sizeof m.identity);
     /* The socket, and on TLS its state's memory: this connection's only. */
@@ -99,7 +102,8 @@ static int assign(dispatcher *d, int w, int c)
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;
     d->workers[w].fresh = 1;
-    d->workers[w].fresh_mark = d->slots[w].last_active;
+    d->workers[w].fresh_mark = mark;
+    d->workers[w].fresh_since = sock_now();
     d->workers[w].release_sent = 0;
     d->conns[c].state = CONN_HELD;
     d->conns[c].worker = w;
@@ -118,7 +122,11 @@ static int receiving(dispatcher *d, int i)
     if (h->state != WORKER_HOLDING) return 0;
     worker_slot *slot = &d->slots[i];
     int state = atomic_load(&slot->state);
-    if (h->fresh && (state != SLOT_IDLE || slot->last_active != h->fresh_mark)) h->fresh = 0;
+    /* Started: its slot moved.  A worker not seen to start within a second
+     * is not counted either (a loaded machine may lend one more, never
+     * hold an address's requests back for good). */
+    if (h->fresh && (state != SLOT_IDLE || slot->last_active != h->fresh_mark || sock_now() - h->fresh_since > 1.0))
+        h->fresh = 0;
     return state == SLOT_READING || h->fresh;
 }
 
