@@ -323,7 +323,7 @@ static void *writer_main(void *arg)
         iface_ref *ref = NULL;
         rc = iface_for(a->srv, k->routine, &ref, &err);
         if (rc == 0) {
-            arg_source src = {k->nargs, k->args, NULL};
+            arg_source src = {k->nargs, k->args, NULL, NULL};
             rc = call_bind(k, &ref->iface, &src, &err);
         }
         if (rc == 0) rc = call_prepare(k, &ref->iface, a->srv->ep.label, &err);
