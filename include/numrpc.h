@@ -444,7 +444,7 @@ enum numrpc_tag_ {
     NUMRPC_TAG_P_OTHER_    /* a pointer to anything else */
 };
 #ifdef __cplusplus
-} /* extern "C" */
+extern "C++" { /* templates, even where numrpc.h is included inside extern "C" */
 #include <complex>
 #include <cstddef>
 #include <type_traits>
@@ -493,7 +493,7 @@ NUMRPC_TAG_IS_(numrpc_ptag_, numrpc_data, NUMRPC_TAG_P_DATA_)
 template <class T> inline const T &numrpc_val_(const T &x) { return x; }
 inline void *numrpc_val_(std::nullptr_t) { return 0; }
 #define NUMRPC_TAG_(x) numrpc_tag_of_<typename std::decay<decltype(x)>::type>::v, numrpc_val_(x)
-extern "C" {
+} /* extern "C++" */
 #else
 #define NUMRPC_TAG_C_(x) _Generic((x),                                           \
     _Bool: NUMRPC_TAG_INT_, char: NUMRPC_TAG_INT_, signed char: NUMRPC_TAG_INT_,   \
