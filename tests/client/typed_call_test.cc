@@ -184,6 +184,31 @@ TEST_F(TypedCall, AHandleIsUsedAndAFreedOneIsAClearError)
     EXPECT_TRUE(Contains(Detail(), "was freed")) << Detail();
 }
 
+// The same through the tagged array (numrpc_callv: Python, Fortran): a
+// handle's name is never taken for memory.
+TEST_F(TypedCall, AFreedHandleThroughTheTaggedArrayIsRefusedToo)
+{
+    std::vector<double> x = {5, 6};
+    numrpc_data *h = nullptr;
+    ASSERT_EQ(numrpc_data_put(&h, nullptr, NUMRPC_T_DOUBLE, x.data(), 2, 1, 2), NUMRPC_OK) << Detail();
+    ASSERT_EQ(numrpc_data_free(h), NUMRPC_OK) << Detail();
+    numrpc_arg args[4];
+    args[0].type = NUMRPC_T_INT;
+    args[0].v.i = 2;
+    args[1].type = NUMRPC_T_DOUBLE;
+    args[1].v.d = 3;
+    args[2].type = NUMRPC_T_DOUBLE;
+    args[2].v.p = h;
+    args[3].type = NUMRPC_T_INT;
+    args[3].v.i = 1;
+    ASSERT_EQ(numrpc_callv("dscal", args, 4), NUMRPC_EINVAL);
+    EXPECT_TRUE(Contains(Detail(), "dscal: x: handle")) << Detail();
+    EXPECT_TRUE(Contains(Detail(), "was freed")) << Detail();
+    EXPECT_EQ(numrpc_data_free(h), NUMRPC_EINVAL); // twice
+    std::vector<double> back(2);
+    EXPECT_EQ(numrpc_data_get(h, back.data(), 2), NUMRPC_EINVAL);
+}
+
 // ---- Asynchronous calls check the same way ----
 
 TEST_F(TypedCall, AsyncCallsTakeComplexByValueAndRefuseMisuse)
