@@ -127,10 +127,26 @@ int numrpc_call_async_counted_(int *id, int nargs, const char *name, ...)
 {
     va_list ap;
     va_start(ap, name);
-    arg_source src = {nargs, NULL, &ap};
+    arg_source src = {nargs, NULL, &ap, NULL};
     int rc = async_start(id, name, &src, NULL);
     va_end(ap);
     return rc;
+}
+
+int numrpc_call_async_tagged_(int *id, int nargs, const char *name, ...)
+{
+    typed_arg typed[TYPED_MAX];
+    err_t err;
+    va_list ap;
+    va_start(ap, name);
+    int rc = typed_read(nargs, &ap, typed, name ? name : "numrpc_call_async", &err);
+    va_end(ap);
+    if (rc != 0) {
+        if (id) *id = 0;
+        return client_fail(&err);
+    }
+    arg_source src = {nargs, NULL, NULL, typed};
+    return async_start(id, name, &src, NULL);
 }
 
 int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args, int nargs)
@@ -141,7 +157,7 @@ int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args, int na
         err_set(&err, NUMRPC_EINVAL, "numrpc_callv_async: args is NULL");
         return client_fail(&err);
     }
-    arg_source src = {nargs, args, NULL};
+    arg_source src = {nargs, args, NULL, NULL};
     return async_start(id, name, &src, NULL);
 }
 

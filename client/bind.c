@@ -87,7 +87,10 @@ static int bind_args(const iface_t *f, arg_source *src, value_slot *slots, void 
                        f->nparams, names, src->nargs);
     }
     for (uint32_t i = 0; i < f->nparams; i++) {
-        if (src->tagged) {
+        if (src->typed) {
+            int rc = typed_bind_one(f, i, &src->typed[i], by_value(&f->params[i]), &slots[i], &argv[i], err);
+            if (rc != 0) return rc;
+        } else if (src->tagged) {
             int rc = read_tagged(f, i, &src->tagged[i], &slots[i], &argv[i], err);
             if (rc != 0) return rc;
         } else {

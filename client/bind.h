@@ -7,12 +7,14 @@
 #include <stddef.h>
 
 #include "callobj.h"
+#include "typed.h"
 
 /* Where a call's arguments come from: a va_list or a tagged array. */
 typedef struct arg_source {
     int nargs;
     const numrpc_arg *tagged; /* NULL for varargs */
     va_list *va;
+    const typed_arg *typed;   /* numrpc_call's tagged varargs, read (typed.h); else NULL */
 } arg_source;
 
 /* Binds src to f into k->argv/k->slots (checks arity and types); consumes

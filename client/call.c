@@ -204,7 +204,7 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
             rc = call_bind(k, &ref->iface, src, err);
             if (rc == 0 && src->va) { /* later binds read the tagged copy */
                 call_tag_args(k, &ref->iface);
-                *src = (arg_source){k->nargs, k->args, NULL};
+                *src = (arg_source){k->nargs, k->args, NULL, NULL};
             }
             k->wire_id = client_next_call_id();
             if (rc == 0) rc = call_send(k, c, &ref->iface, err);
@@ -310,7 +310,7 @@ static int callv(const char *api, const char *pin, int need_pin, const char *nam
         err_set(&err, NUMRPC_EINVAL, "%s: %s is NULL", api, need_pin && pin == NULL ? "pin" : "args");
         return client_fail(&err);
     }
-    arg_source src = {nargs, args, NULL};
+    arg_source src = {nargs, args, NULL, NULL};
     return call_run(name, &src, pin);
 }
 
@@ -326,7 +326,7 @@ int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *arg
 
 static int call_va(const char *pin, int nargs, const char *name, va_list *ap)
 {
-    arg_source src = {nargs, NULL, ap};
+    arg_source src = {nargs, NULL, ap, NULL};
     return call_run(name, &src, pin);
 }
 
@@ -336,6 +336,36 @@ int numrpc_call_pinned_counted_(const char *pin, int nargs, const char *name, ..
     va_list ap;
     va_start(ap, name);
     int rc = call_va(pin, nargs, name, &ap);
+    va_end(ap);
+    return rc;
+}
+
+/* numrpc_call's tagged arguments: read (each with its C type), then bound
+ * and checked against the routine's interface like any others. */
+static int call_typed(const char *pin, int nargs, const char *name, va_list *ap)
+{
+    typed_arg typed[TYPED_MAX];
+    err_t err;
+    if (typed_read(nargs, ap, typed, name ? name : "numrpc_call", &err) != 0) return client_fail(&err);
+    arg_source src = {nargs, NULL, NULL, typed};
+    return call_run(name, &src, pin);
+}
+
+int numrpc_call_tagged_(int nargs, const char *name, ...)
+{
+    va_list ap;
+    va_start(ap, name);
+    int rc = call_typed(NULL, nargs, name, &ap);
+    va_end(ap);
+    return rc;
+}
+
+int numrpc_call_pinned_tagged_(const char *pin, int nargs, const char *name, ...)
+{
+    if (pin == NULL) return callv("numrpc_call_pinned", NULL, 1, name, NULL, 0);
+    va_list ap;
+    va_start(ap, name);
+    int rc = call_typed(pin, nargs, name, &ap);
     va_end(ap);
     return rc;
 }

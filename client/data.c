@@ -109,9 +109,8 @@ static int make_handle(const char *api, numrpc_data **h, const char *server, int
     d->shape = s;
     d->server = ep;
     d->owner = getpid();
-    handles_insert(d);
+    *h = handles_insert(d); /* its name: never d's address */
     lease_start();
-    *h = d;
     return finish(0, &err, NULL, &ep, &info, t0);
 }
 
@@ -155,14 +154,15 @@ int numrpc_data_free(numrpc_data *h)
     err_t err;
     numrpc_call_info info = {0};
     double t0 = sock_now();
-    if (!handles_remove(h)) return not_a_handle("numrpc_data_free", h);
-    handle_facts f = {h->id, h->shape, h->server};
+    numrpc_data *d = handles_remove(h);
+    if (d == NULL) return not_a_handle("numrpc_data_free", h);
+    handle_facts f = {d->id, d->shape, d->server};
     int32_t status = 0;
     uint32_t lease_ms;
     int rc = dataio_ids(&f.server, PROTO_DATA_FREE, &f.id, 1, &status, &lease_ms, request_deadline(), &info, &err);
     if (rc == 0 && status != 0)
         rc = err_set(&err, status, "not there any more: freed, expired, or the server restarted");
-    free(h);
+    free(d);
     return finish(rc, &err, &f, &f.server, &info, t0);
 }
 

@@ -323,7 +323,7 @@ static void *writer_main(void *arg)
         iface_ref *ref = NULL;
         rc = iface_for(a->srv, k->routine, &ref, &err);
         if (rc == 0) {
-            arg_source src = {k->nargs, k->args, NULL};
+            arg_source src = {k->nargs, k->args, NULL, NULL};
             rc = call_bind(k, &ref->iface, &src, &err);
         }
         if (rc == 0) rc = call_prepare(k, &ref->iface, a->srv->ep.label, &err);
@@ -349,12 +349,14 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&farm_lock);
 
         rc = call_write(k, c, &ref->iface, hold, &err);
+        if (rc != 0) rc = conn_explain_failure(c, rc, &err); /* a refused TLS certificate: EAUTH */
 
         pthread_mutex_lock(&farm_lock);
         a->sending = NULL;
         k->sent = 1;
         pthread_cond_broadcast(&a->cv);
-        if (rc != 0 && !a->failed) conn_fail_locked(a, rc == NUMRPC_ETIMEDOUT ? rc : NUMRPC_EIO, &err);
+        if (rc != 0 && !a->failed)
+            conn_fail_locked(a, rc == NUMRPC_ETIMEDOUT || rc == NUMRPC_EAUTH ? rc : NUMRPC_EIO, &err);
         else if (a->failed && k != a->reading) settle_after_failure(a, k, NUMRPC_EIO, &err);
     }
     thread_exit_locked(a);
@@ -386,6 +388,7 @@ static void *reader_main(void *arg)
         pthread_mutex_unlock(&farm_lock);
 
         int rc = call_receive_status(k, c, &err);
+        if (rc != 0) rc = conn_explain_failure(c, rc, &err);
 
         pthread_mutex_lock(&farm_lock);
         while (a->sending == k) pthread_cond_wait(&a->cv, &farm_lock); /* the writer's, until sent */

@@ -354,10 +354,10 @@ static grpc_error_t call_va(int nargs, grpc_function_handle_t *h, grpc_sessionid
     if (code != GRPC_NO_ERROR) return code;
     va_list copy;
     va_copy(copy, ap);
-    arg_source src = {b.nparams, NULL, &copy};
+    arg_source src = {b.nparams, NULL, &copy, NULL};
     if (gridrpc_data_count() > 0) {
         args_from_va(&b, &copy, args);
-        src = (arg_source){b.nparams, args, NULL};
+        src = (arg_source){b.nparams, args, NULL, NULL};
     }
     code = run(&b, h, async ? sid : NULL, &src);
     va_end(copy);
@@ -413,7 +413,7 @@ static grpc_error_t call_stack(grpc_function_handle_t *h, grpc_sessionid_t *sid,
         code = gridrpc_failf(GRPC_OTHER_ERROR_CODE, "%s: %s is NULL", fn, stack ? "session_id" : "stack");
     if (code == GRPC_NO_ERROR) code = args_from_stack(&b, stack->items, stack->n, args);
     if (code != GRPC_NO_ERROR) return code;
-    arg_source src = {b.nparams, args, NULL};
+    arg_source src = {b.nparams, args, NULL, NULL};
     return run(&b, h, async ? sid : NULL, &src);
 }
 

@@ -1,5 +1,5 @@
-/* handles.c -- the set of live data handles: which pointers are handles,
- * where each lives, and what the renewal needs of them (under client_lock). */
+/* handles.c -- the set of live data handles, by name: which numrpc_data *
+ * are handles, where each lives, and what renewals need (under client_lock). */
 #include "handles.h"
 
 #include <stdatomic.h>
@@ -16,9 +16,14 @@ static struct {
     _Atomic uint32_t count;
 } set = {first_table, FIRST_BUCKETS, 0};
 
-static uint32_t bucket_of(const void *p, uint32_t nbuckets)
+/* Names are numbers above every user-space address (x86-64 and arm64 keep
+ * those below 2^48), counted up from here: never a pointer, never reused. */
+#define NAME_BASE 0xFFFE000000000000ull
+static uint64_t next_serial = 1; /* under client_lock */
+
+static uint32_t bucket_of(uint64_t name, uint32_t nbuckets)
 {
-    uint64_t x = (uint64_t)(uintptr_t)p;
+    uint64_t x = name;
     x ^= x >> 29;
     x *= 0x9E3779B97F4A7C15ull; /* spreads the low bits allocators leave alike */
     return (uint32_t)(x >> 32) & (nbuckets - 1);
@@ -34,7 +39,7 @@ static void grow_locked(void)
         numrpc_data *h = set.buckets[i];
         while (h) {
             numrpc_data *next = h->next;
-            uint32_t at = bucket_of(h, n);
+            uint32_t at = bucket_of(h->name, n);
             h->next = b[at];
             b[at] = h;
             h = next;
@@ -45,36 +50,45 @@ static void grow_locked(void)
     set.nbuckets = n;
 }
 
-void handles_insert(numrpc_data *h)
+numrpc_data *handles_insert(numrpc_data *h)
 {
     pthread_mutex_lock(&client_lock);
     if (atomic_load(&set.count) >= 2 * set.nbuckets) grow_locked();
-    uint32_t at = bucket_of(h, set.nbuckets);
+    h->name = NAME_BASE | next_serial++;
+    uint32_t at = bucket_of(h->name, set.nbuckets);
     h->next = set.buckets[at];
     set.buckets[at] = h;
     atomic_fetch_add(&set.count, 1);
     pthread_mutex_unlock(&client_lock);
+    return (numrpc_data *)(uintptr_t)h->name;
 }
 
-/* The link that points at p, or NULL (client_lock held). */
+int handles_is_name(const void *p)
+{
+    return ((uint64_t)(uintptr_t)p & NAME_BASE) == NAME_BASE;
+}
+
+/* The link to the handle named p, or NULL (client_lock held). */
 static numrpc_data **find_locked(const void *p)
 {
-    for (numrpc_data **l = &set.buckets[bucket_of(p, set.nbuckets)]; *l; l = &(*l)->next)
-        if ((const void *)*l == p) return l;
+    uint64_t name = (uint64_t)(uintptr_t)p;
+    if ((name & NAME_BASE) != NAME_BASE) return NULL; /* a pointer, not a name */
+    for (numrpc_data **l = &set.buckets[bucket_of(name, set.nbuckets)]; *l; l = &(*l)->next)
+        if ((*l)->name == name) return l;
     return NULL;
 }
 
-int handles_remove(numrpc_data *h)
+numrpc_data *handles_remove(const void *p)
 {
     pthread_mutex_lock(&client_lock);
-    numrpc_data **l = find_locked(h);
-    if (l) {
+    numrpc_data **l = find_locked(p), *h = l ? *l : NULL;
+    if (h) {
         *l = h->next;
         h->next = NULL;
         atomic_fetch_sub(&set.count, 1);
     }
     pthread_mutex_unlock(&client_lock);
-    return l != NULL;
+    return h;
 }
 
 int handles_lookup(const void *p, handle_facts *out)

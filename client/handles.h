@@ -10,8 +10,12 @@
 #include "msg_data.h"
 
 /* One handle: allocated by data.c when the server has made it, freed by
- * data.c after it left the set (numrpc_data_free, numrpc_finalize). */
+ * data.c after it left the set (numrpc_data_free, numrpc_finalize).  The
+ * caller never holds its address: the numrpc_data * it gets is the handle's
+ * name, a number never given twice in the process (handles_insert), which
+ * no pointer can equal -- a freed handle's name matches nothing, ever. */
 struct numrpc_data {
+    uint64_t name;            /* the caller's numrpc_data *, as a number   */
     msg_data_id id;
     msg_data_shape shape;     /* as the server keeps it                    */
     endpoint server;          /* where it lives                            */
@@ -29,10 +33,14 @@ typedef struct handle_facts {
     endpoint server;
 } handle_facts;
 
-/* Adds h to the set (never fails: a table that cannot grow gets longer chains). */
-void handles_insert(numrpc_data *h);
-/* Takes h out of the set; 1 when it was there (a live handle), else 0. */
-int handles_remove(numrpc_data *h);
+/* Adds h to the set under a new name (never fails: a table that cannot
+ * grow gets longer chains); the name, what the caller is given. */
+numrpc_data *handles_insert(numrpc_data *h);
+/* Takes the handle named p out of the set: its record (the caller frees
+ * it), or NULL when p names no live handle (freed, or never one). */
+numrpc_data *handles_remove(const void *p);
+/* 1 when p has the form of a handle's name (live or freed), else 0. */
+int handles_is_name(const void *p);
 /* 1 with *out filled when p is a live handle of this process, else 0. */
 int handles_lookup(const void *p, handle_facts *out);
 /* Live handles (no lock: a hint for fast paths, exact under client_lock). */

@@ -123,6 +123,7 @@ int iface_lookup(const endpoint *eps, int n, const char *routine, double deadlin
         client_conn *c = NULL;
         rc = conn_acquire(&eps[i], deadline, &c, err);
         if (rc == 0) rc = iface_cache_get(c, routine, out, err);
+        if (rc != 0 && c) rc = conn_explain_failure(c, rc, err); /* a refused TLS certificate: EAUTH */
         conn_done(c, rc);
         if (rc == 0 && at) *at = i;
         if (rc != NUMRPC_ECONNECT && rc != NUMRPC_EIO) break;

@@ -28,7 +28,7 @@ int numrpc_init(const numrpc_config *c)
 
 void numrpc_finalize(void)
 {
-    meta_flush(); /* reports of finished calls (meta.c) */
+    meta_finish(); /* reports of finished calls (meta.c) */
     farm_shutdown();
     data_finalize(); /* the process's handles, freed on their servers */
     conn_pool_clear();

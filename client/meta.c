@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conn.h"
 #include "iface_cache.h"
@@ -19,6 +20,7 @@
 #define REPORTS_MAX 512        /* buffered reports (older ones are dropped) */
 #define REPORT_FLUSH_COUNT 32  /* with a valid lease, flush at this many    */
 #define REPORT_FLUSH_SECONDS 1.0
+#define REPORT_LATEST_SECONDS 2.0 /* a report waits this long at most (the reporter) */
 #define DOWN_SECONDS 2.0       /* an unreachable metaserver is not asked   */
 #define PROBE_WORTH_BYTES (64u << 10) /* a call moving less does not probe */
 #define ADJUST_WEIGHT 0.4      /* of a new sample in a lease's speed correction */
@@ -63,6 +65,9 @@ static struct {
     meta_report reports[REPORTS_MAX];
     int nreports;
     double last_flush;
+    double first_waiting;  /* when the oldest report still buffered came   */
+    int reporter;          /* the reporter thread runs (push_report_locked) */
+    int reporter_stop;
     endpoint last[CLIENT_MAX_SERVERS];
     int nlast;
     meta_probed probed[2 * CLIENT_MAX_SERVERS];
@@ -112,15 +117,24 @@ static double predict(const meta_choice *c, double flops, uint64_t bytes, int id
     return rank_predict(&t, flops, bytes);
 }
 
+static pthread_cond_t report_cv = PTHREAD_COND_INITIALIZER; /* with meta_lock */
+static pthread_t reporter_thread;
+static void *reporter_main(void *arg);
+
 /* Appends a report for the metaserver (the oldest is dropped when full);
- * meta_lock held. */
+ * meta_lock held.  The reporter sends it within REPORT_LATEST_SECONDS if
+ * no query carries it first. */
 static void push_report_locked(const meta_report *r)
 {
     if (mc.nreports == REPORTS_MAX) {
         memmove(mc.reports, mc.reports + 1, (REPORTS_MAX - 1) * sizeof *mc.reports);
         mc.nreports--;
     }
+    if (mc.nreports == 0) mc.first_waiting = sock_now();
     mc.reports[mc.nreports++] = *r;
+    if (!mc.reporter && !mc.reporter_stop && pthread_create(&reporter_thread, NULL, reporter_main, NULL) == 0)
+        mc.reporter = 1;
+    pthread_cond_signal(&report_cv);
 }
 
 /* ---- Talking to the metaserver ---- */
@@ -523,6 +537,58 @@ void meta_flush(void)
     }
     if (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO) mark_down();
     free(reports);
+}
+
+/* Waits on report_cv (meta_lock held) until monotonic time `until`. */
+static void wait_until_locked(double until)
+{
+    double left = until - sock_now();
+    if (left <= 0) return;
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at);
+    at.tv_sec += (time_t)left;
+    at.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&report_cv, &meta_lock, &at);
+}
+
+/* The reporter: a report buffered REPORT_LATEST_SECONDS ago goes now (a
+ * long run between calls still shows in `numrpc status`); a metaserver
+ * down is tried again once it may be up. */
+static void *reporter_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&meta_lock);
+    while (!mc.reporter_stop) {
+        double due = mc.first_waiting + REPORT_LATEST_SECONDS;
+        if (mc.down_until > due) due = mc.down_until;
+        if (mc.nreports == 0) pthread_cond_wait(&report_cv, &meta_lock);
+        else if (sock_now() < due) wait_until_locked(due);
+        else {
+            pthread_mutex_unlock(&meta_lock);
+            meta_flush();
+            pthread_mutex_lock(&meta_lock);
+        }
+    }
+    pthread_mutex_unlock(&meta_lock);
+    return NULL;
+}
+
+void meta_finish(void)
+{
+    pthread_mutex_lock(&meta_lock);
+    int running = mc.reporter;
+    mc.reporter_stop = 1;
+    pthread_cond_broadcast(&report_cv);
+    pthread_mutex_unlock(&meta_lock);
+    if (running) pthread_join(reporter_thread, NULL);
+    meta_flush();
+    pthread_mutex_lock(&meta_lock);
+    mc.reporter = mc.reporter_stop = 0; /* the next calls start another */
+    pthread_mutex_unlock(&meta_lock);
 }
 
 /* ---- What call.c and async.c use ---- */

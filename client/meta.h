@@ -51,7 +51,9 @@ void meta_note_call(const char *routine, double flops, double predicted, const n
                     uint32_t server_busy, int queued);
 /* The servers the metaserver named lately (no I/O); the count. */
 int meta_last_servers(endpoint *out, int max);
-/* Sends the reports still buffered (numrpc_finalize). */
+/* Sends the reports buffered. */
 void meta_flush(void);
+/* numrpc_finalize: stops the reporter thread, then sends what is left. */
+void meta_finish(void);
 
 #endif

@@ -57,7 +57,13 @@ int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *
     for (uint32_t i = 0; i < f->nparams; i++) {
         k->shapes[i].held = 0;
         handle_facts h;
-        if (!any || !may_be_handle(&f->params[i]) || !handles_lookup(k->argv[i], &h)) continue;
+        if (!may_be_handle(&f->params[i])) continue;
+        if (!any || !handles_lookup(k->argv[i], &h)) {
+            if (handles_is_name(k->argv[i])) /* a handle's name, not memory: never followed */
+                return err_set(err, NUMRPC_EINVAL, "%s: %s: handle %p was freed (or made by another process)",
+                               f->name, f->params[i].name, k->argv[i]);
+            continue;
+        }
         if (moves_find(k->moves, k->argv[i], &h.id)) h.server = k->moves->target; /* its copy there */
         int rc = check_handle(f, i, &k->shapes[i], &h, label, err);
         if (rc != 0) return rc;

@@ -106,7 +106,7 @@ int numrpc_routine_shapes(const numrpc_routine *r, const numrpc_arg *args, int n
     }
     call_obj *k = calloc(1, sizeof *k); /* the binding's storage of the scalars */
     iface_shape *sh = calloc(IFACE_MAX_PARAMS, sizeof *sh);
-    arg_source src = {nargs, scalars, NULL};
+    arg_source src = {nargs, scalars, NULL, NULL};
     int rc = k && sh ? call_bind(k, f, &src, &err) : err_set(&err, NUMRPC_ENOMEM, "shapes of %s", f->name);
     if (rc == 0) rc = marshal_eval_shapes(f, k->argv, sh, &err);
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++) {

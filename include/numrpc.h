@@ -78,9 +78,25 @@ typedef enum numrpc_type {
 } numrpc_type;
 
 /* ---- Blocking calls ----
- * numrpc_call(name, ...): arguments in IDL order; scalars of mode in by value
- * (char and short as int, float as double, the C default promotions),
- * everything else by pointer.  Arrays are read (in) and written (out) in the
+ * numrpc_call(name, ...): the arguments in IDL order, by these rules (the
+ * same for numrpc_call_async and numrpc_call_pinned):
+ *  - a scalar of mode in goes by value: an integer type where the IDL says
+ *    char, int or long (a value out of range is NUMRPC_EINVAL); any integer
+ *    or floating type where it says float or double (converted, as a C
+ *    prototype would); a complex scalar by value (double complex, float
+ *    complex, std::complex), by a real (imaginary part 0), or, as earlier
+ *    programs do, by a pointer to its two parts;
+ *  - strings and file paths as char *; every other argument (arrays, and
+ *    scalars of mode out or inout) by a pointer to the IDL's element type
+ *    (void * fits anything; a complex array may be a double or float
+ *    pointer to its interleaved parts; a numrpc_data * wherever an array
+ *    goes; NULL where nothing travels);
+ *  - each argument carries its C type, known at compile time (C11 _Generic,
+ *    C++ templates): anything else -- a float array where a double array
+ *    goes, a double where an int goes, a struct, a missing or an extra
+ *    argument, a freed numrpc_data -- is NUMRPC_EINVAL naming the routine,
+ *    the parameter and both types, and nothing is sent.
+ * Arrays are read (in) and written (out) in the
  * caller's memory in place, with the layout the IDL gives (column-major,
  * leading dimensions honoured): elements outside the part the IDL says
  * travels are never touched.  The caller owns every buffer.
@@ -92,7 +108,9 @@ typedef enum numrpc_type {
  * (docs/client.md, "Failover").  numrpc_last_call_info names the server.
  * Returns NUMRPC_OK or a negative error code. */
 #define numrpc_call(...)                                                       \
-    numrpc_call_counted_(NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+    numrpc_call_tagged_(NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))
+NUMRPC_API int numrpc_call_tagged_(int nargs, const char *name, ...);
+/* Without the argument tags (programs built against earlier headers). */
 NUMRPC_API int numrpc_call_counted_(int nargs, const char *name, ...);
 
 /* One tagged argument for numrpc_callv.  For a scalar of mode in, set the
@@ -127,7 +145,8 @@ NUMRPC_API int numrpc_callv(const char *name, const numrpc_arg *args,
  * hashes, before any byte of the caller's memory is read or written.
  * pin is the caller's (a string literal in a typed header). */
 #define numrpc_call_pinned(pin, ...)                                           \
-    numrpc_call_pinned_counted_((pin), NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+    numrpc_call_pinned_tagged_((pin), NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))
+NUMRPC_API int numrpc_call_pinned_tagged_(const char *pin, int nargs, const char *name, ...);
 NUMRPC_API int numrpc_call_pinned_counted_(const char *pin, int nargs, const char *name, ...);
 NUMRPC_API int numrpc_callv_pinned(const char *pin, const char *name, const numrpc_arg *args,
                                    int nargs);
@@ -238,7 +257,8 @@ NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);
  * Every function returns NUMRPC_OK or a negative code; a wait returns the
  * call's own result, and its detail goes to numrpc_last_error_detail(). */
 #define numrpc_call_async(idp, ...)                                            \
-    numrpc_call_async_counted_((idp), NUMRPC_NARG_(__VA_ARGS__) - 1, __VA_ARGS__)
+    numrpc_call_async_tagged_((idp), NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))
+NUMRPC_API int numrpc_call_async_tagged_(int *id, int nargs, const char *name, ...);
 NUMRPC_API int numrpc_call_async_counted_(int *id, int nargs, const char *name, ...);
 /* The same from an array of tagged arguments (copied like varargs). */
 NUMRPC_API int numrpc_callv_async(int *id, const char *name, const numrpc_arg *args,
@@ -392,6 +412,193 @@ NUMRPC_API int numrpc_data_get(numrpc_data *h, void *a, size_t ld);
  * when the server is gone: NUMRPC_ENOHANDLE or a connection error). */
 NUMRPC_API int numrpc_data_free(numrpc_data *h);
 
+/* ---- Argument tags for numrpc_call (internal helper macros) ----
+ * numrpc_call, numrpc_call_async and numrpc_call_pinned pass each argument
+ * after a tag that says its C type, chosen at compile time (C11 _Generic;
+ * templates under C++): the library compares it with the routine's
+ * parameter before anything is sent (docs/client.md, "Arguments"). */
+enum numrpc_tag_ {
+    NUMRPC_TAG_OTHER_ = 0, /* a type numrpc cannot pass: a struct, long double... */
+    NUMRPC_TAG_INT_,       /* char, short, int, _Bool (promoted to int) */
+    NUMRPC_TAG_UINT_,      /* unsigned int */
+    NUMRPC_TAG_LONG_,      /* long */
+    NUMRPC_TAG_ULONG_,     /* unsigned long (size_t) */
+    NUMRPC_TAG_LLONG_,     /* long long */
+    NUMRPC_TAG_ULLONG_,    /* unsigned long long */
+    NUMRPC_TAG_DOUBLE_,    /* float, double (promoted to double) */
+    NUMRPC_TAG_SCOMPLEX_,  /* float complex, by value */
+    NUMRPC_TAG_DCOMPLEX_,  /* double complex, by value */
+    NUMRPC_TAG_P_VOID_ = 16, /* pointers, by what they point to: void (and NULL) */
+    NUMRPC_TAG_P_CHAR_,    /* char, signed char, unsigned char */
+    NUMRPC_TAG_P_SHORT_,
+    NUMRPC_TAG_P_INT_,
+    NUMRPC_TAG_P_UINT_,
+    NUMRPC_TAG_P_LONG_,
+    NUMRPC_TAG_P_LLONG_,
+    NUMRPC_TAG_P_FLOAT_,
+    NUMRPC_TAG_P_DOUBLE_,
+    NUMRPC_TAG_P_SCOMPLEX_,
+    NUMRPC_TAG_P_DCOMPLEX_,
+    NUMRPC_TAG_P_STRINGS_, /* char ** (arrays of strings) */
+    NUMRPC_TAG_P_DATA_,    /* numrpc_data * */
+    NUMRPC_TAG_P_OTHER_    /* a pointer to anything else */
+};
+#ifdef __cplusplus
+extern "C++" { /* templates, even where numrpc.h is included inside extern "C" */
+#include <complex>
+#include <cstddef>
+#include <type_traits>
+template <class T> struct numrpc_tag_of_ { static const int v = NUMRPC_TAG_OTHER_; };
+template <class T> struct numrpc_ptag_ { static const int v = NUMRPC_TAG_P_OTHER_; };
+template <class T> struct numrpc_tag_of_<T *> {
+    static const int v = numrpc_ptag_<typename std::remove_cv<T>::type>::v;
+};
+#define NUMRPC_TAG_IS_(table, type, tag)                                       \
+    template <> struct table<type> { static const int v = tag; };
+NUMRPC_TAG_IS_(numrpc_tag_of_, bool, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, char, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, signed char, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, unsigned char, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, short, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, unsigned short, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, int, NUMRPC_TAG_INT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, unsigned int, NUMRPC_TAG_UINT_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, long, NUMRPC_TAG_LONG_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, unsigned long, NUMRPC_TAG_ULONG_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, long long, NUMRPC_TAG_LLONG_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, unsigned long long, NUMRPC_TAG_ULLONG_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, float, NUMRPC_TAG_DOUBLE_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, double, NUMRPC_TAG_DOUBLE_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, std::complex<float>, NUMRPC_TAG_SCOMPLEX_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, std::complex<double>, NUMRPC_TAG_DCOMPLEX_)
+NUMRPC_TAG_IS_(numrpc_tag_of_, std::nullptr_t, NUMRPC_TAG_P_VOID_)
+NUMRPC_TAG_IS_(numrpc_ptag_, void, NUMRPC_TAG_P_VOID_)
+NUMRPC_TAG_IS_(numrpc_ptag_, char, NUMRPC_TAG_P_CHAR_)
+NUMRPC_TAG_IS_(numrpc_ptag_, signed char, NUMRPC_TAG_P_CHAR_)
+NUMRPC_TAG_IS_(numrpc_ptag_, unsigned char, NUMRPC_TAG_P_CHAR_)
+NUMRPC_TAG_IS_(numrpc_ptag_, short, NUMRPC_TAG_P_SHORT_)
+NUMRPC_TAG_IS_(numrpc_ptag_, int, NUMRPC_TAG_P_INT_)
+NUMRPC_TAG_IS_(numrpc_ptag_, unsigned int, NUMRPC_TAG_P_UINT_)
+NUMRPC_TAG_IS_(numrpc_ptag_, long, NUMRPC_TAG_P_LONG_)
+NUMRPC_TAG_IS_(numrpc_ptag_, long long, NUMRPC_TAG_P_LLONG_)
+NUMRPC_TAG_IS_(numrpc_ptag_, float, NUMRPC_TAG_P_FLOAT_)
+NUMRPC_TAG_IS_(numrpc_ptag_, double, NUMRPC_TAG_P_DOUBLE_)
+NUMRPC_TAG_IS_(numrpc_ptag_, std::complex<float>, NUMRPC_TAG_P_SCOMPLEX_)
+NUMRPC_TAG_IS_(numrpc_ptag_, std::complex<double>, NUMRPC_TAG_P_DCOMPLEX_)
+NUMRPC_TAG_IS_(numrpc_ptag_, char *, NUMRPC_TAG_P_STRINGS_)
+NUMRPC_TAG_IS_(numrpc_ptag_, const char *, NUMRPC_TAG_P_STRINGS_)
+NUMRPC_TAG_IS_(numrpc_ptag_, numrpc_data, NUMRPC_TAG_P_DATA_)
+#undef NUMRPC_TAG_IS_
+/* A value passes through "..." as itself (nullptr as a null void *). */
+template <class T> inline const T &numrpc_val_(const T &x) { return x; }
+inline void *numrpc_val_(std::nullptr_t) { return 0; }
+#define NUMRPC_TAG_(x) numrpc_tag_of_<typename std::decay<decltype(x)>::type>::v, numrpc_val_(x)
+} /* extern "C++" */
+#else
+#define NUMRPC_TAG_C_(x) _Generic((x),                                           \
+    _Bool: NUMRPC_TAG_INT_, char: NUMRPC_TAG_INT_, signed char: NUMRPC_TAG_INT_,   \
+    unsigned char: NUMRPC_TAG_INT_, short: NUMRPC_TAG_INT_,                        \
+    unsigned short: NUMRPC_TAG_INT_, int: NUMRPC_TAG_INT_,                         \
+    unsigned int: NUMRPC_TAG_UINT_, long: NUMRPC_TAG_LONG_,                        \
+    unsigned long: NUMRPC_TAG_ULONG_, long long: NUMRPC_TAG_LLONG_,                \
+    unsigned long long: NUMRPC_TAG_ULLONG_, float: NUMRPC_TAG_DOUBLE_,             \
+    double: NUMRPC_TAG_DOUBLE_, NUMRPC_TAG_COMPLEX_C_                              \
+    void *: NUMRPC_TAG_P_VOID_, const void *: NUMRPC_TAG_P_VOID_,                  \
+    char *: NUMRPC_TAG_P_CHAR_, const char *: NUMRPC_TAG_P_CHAR_,                  \
+    signed char *: NUMRPC_TAG_P_CHAR_, const signed char *: NUMRPC_TAG_P_CHAR_,    \
+    unsigned char *: NUMRPC_TAG_P_CHAR_, const unsigned char *: NUMRPC_TAG_P_CHAR_, \
+    short *: NUMRPC_TAG_P_SHORT_, const short *: NUMRPC_TAG_P_SHORT_,              \
+    int *: NUMRPC_TAG_P_INT_, const int *: NUMRPC_TAG_P_INT_,                      \
+    unsigned int *: NUMRPC_TAG_P_UINT_, const unsigned int *: NUMRPC_TAG_P_UINT_,  \
+    long *: NUMRPC_TAG_P_LONG_, const long *: NUMRPC_TAG_P_LONG_,                  \
+    long long *: NUMRPC_TAG_P_LLONG_, const long long *: NUMRPC_TAG_P_LLONG_,      \
+    float *: NUMRPC_TAG_P_FLOAT_, const float *: NUMRPC_TAG_P_FLOAT_,              \
+    double *: NUMRPC_TAG_P_DOUBLE_, const double *: NUMRPC_TAG_P_DOUBLE_,          \
+    char **: NUMRPC_TAG_P_STRINGS_, const char **: NUMRPC_TAG_P_STRINGS_,          \
+    char *const *: NUMRPC_TAG_P_STRINGS_, const char *const *: NUMRPC_TAG_P_STRINGS_, \
+    numrpc_data *: NUMRPC_TAG_P_DATA_, const numrpc_data *: NUMRPC_TAG_P_DATA_,    \
+    default: NUMRPC_TAG_OTHER_)
+#ifndef __STDC_NO_COMPLEX__
+#define NUMRPC_TAG_COMPLEX_C_                                                  \
+    float _Complex: NUMRPC_TAG_SCOMPLEX_, double _Complex: NUMRPC_TAG_DCOMPLEX_,   \
+    float _Complex *: NUMRPC_TAG_P_SCOMPLEX_, const float _Complex *: NUMRPC_TAG_P_SCOMPLEX_, \
+    double _Complex *: NUMRPC_TAG_P_DCOMPLEX_, const double _Complex *: NUMRPC_TAG_P_DCOMPLEX_,
+#else
+#define NUMRPC_TAG_COMPLEX_C_
+#endif
+#define NUMRPC_TAG_(x) NUMRPC_TAG_C_(x), (x)
+#endif
+/* name, a, b, ... -> name, TAG(a), a, TAG(b), b, ... (up to 63 arguments) */
+#define NUMRPC_TAGGED_(...)                                                    \
+    NUMRPC_HEAD_(__VA_ARGS__, ~) NUMRPC_CAT_(NUMRPC_S_, NUMRPC_NTAIL_(__VA_ARGS__))(__VA_ARGS__)
+#define NUMRPC_HEAD_(first, ...) first
+#define NUMRPC_CAT_(a, b) NUMRPC_CAT2_(a, b)
+#define NUMRPC_CAT2_(a, b) a##b
+#define NUMRPC_S_0(x)
+#define NUMRPC_S_1(x, a) , NUMRPC_TAG_(a)
+#define NUMRPC_S_2(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_1(x, __VA_ARGS__)
+#define NUMRPC_S_3(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_2(x, __VA_ARGS__)
+#define NUMRPC_S_4(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_3(x, __VA_ARGS__)
+#define NUMRPC_S_5(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_4(x, __VA_ARGS__)
+#define NUMRPC_S_6(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_5(x, __VA_ARGS__)
+#define NUMRPC_S_7(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_6(x, __VA_ARGS__)
+#define NUMRPC_S_8(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_7(x, __VA_ARGS__)
+#define NUMRPC_S_9(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_8(x, __VA_ARGS__)
+#define NUMRPC_S_10(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_9(x, __VA_ARGS__)
+#define NUMRPC_S_11(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_10(x, __VA_ARGS__)
+#define NUMRPC_S_12(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_11(x, __VA_ARGS__)
+#define NUMRPC_S_13(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_12(x, __VA_ARGS__)
+#define NUMRPC_S_14(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_13(x, __VA_ARGS__)
+#define NUMRPC_S_15(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_14(x, __VA_ARGS__)
+#define NUMRPC_S_16(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_15(x, __VA_ARGS__)
+#define NUMRPC_S_17(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_16(x, __VA_ARGS__)
+#define NUMRPC_S_18(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_17(x, __VA_ARGS__)
+#define NUMRPC_S_19(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_18(x, __VA_ARGS__)
+#define NUMRPC_S_20(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_19(x, __VA_ARGS__)
+#define NUMRPC_S_21(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_20(x, __VA_ARGS__)
+#define NUMRPC_S_22(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_21(x, __VA_ARGS__)
+#define NUMRPC_S_23(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_22(x, __VA_ARGS__)
+#define NUMRPC_S_24(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_23(x, __VA_ARGS__)
+#define NUMRPC_S_25(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_24(x, __VA_ARGS__)
+#define NUMRPC_S_26(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_25(x, __VA_ARGS__)
+#define NUMRPC_S_27(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_26(x, __VA_ARGS__)
+#define NUMRPC_S_28(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_27(x, __VA_ARGS__)
+#define NUMRPC_S_29(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_28(x, __VA_ARGS__)
+#define NUMRPC_S_30(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_29(x, __VA_ARGS__)
+#define NUMRPC_S_31(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_30(x, __VA_ARGS__)
+#define NUMRPC_S_32(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_31(x, __VA_ARGS__)
+#define NUMRPC_S_33(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_32(x, __VA_ARGS__)
+#define NUMRPC_S_34(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_33(x, __VA_ARGS__)
+#define NUMRPC_S_35(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_34(x, __VA_ARGS__)
+#define NUMRPC_S_36(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_35(x, __VA_ARGS__)
+#define NUMRPC_S_37(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_36(x, __VA_ARGS__)
+#define NUMRPC_S_38(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_37(x, __VA_ARGS__)
+#define NUMRPC_S_39(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_38(x, __VA_ARGS__)
+#define NUMRPC_S_40(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_39(x, __VA_ARGS__)
+#define NUMRPC_S_41(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_40(x, __VA_ARGS__)
+#define NUMRPC_S_42(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_41(x, __VA_ARGS__)
+#define NUMRPC_S_43(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_42(x, __VA_ARGS__)
+#define NUMRPC_S_44(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_43(x, __VA_ARGS__)
+#define NUMRPC_S_45(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_44(x, __VA_ARGS__)
+#define NUMRPC_S_46(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_45(x, __VA_ARGS__)
+#define NUMRPC_S_47(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_46(x, __VA_ARGS__)
+#define NUMRPC_S_48(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_47(x, __VA_ARGS__)
+#define NUMRPC_S_49(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_48(x, __VA_ARGS__)
+#define NUMRPC_S_50(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_49(x, __VA_ARGS__)
+#define NUMRPC_S_51(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_50(x, __VA_ARGS__)
+#define NUMRPC_S_52(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_51(x, __VA_ARGS__)
+#define NUMRPC_S_53(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_52(x, __VA_ARGS__)
+#define NUMRPC_S_54(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_53(x, __VA_ARGS__)
+#define NUMRPC_S_55(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_54(x, __VA_ARGS__)
+#define NUMRPC_S_56(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_55(x, __VA_ARGS__)
+#define NUMRPC_S_57(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_56(x, __VA_ARGS__)
+#define NUMRPC_S_58(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_57(x, __VA_ARGS__)
+#define NUMRPC_S_59(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_58(x, __VA_ARGS__)
+#define NUMRPC_S_60(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_59(x, __VA_ARGS__)
+#define NUMRPC_S_61(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_60(x, __VA_ARGS__)
+#define NUMRPC_S_62(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_61(x, __VA_ARGS__)
+#define NUMRPC_S_63(x, a, ...) , NUMRPC_TAG_(a) NUMRPC_S_62(x, __VA_ARGS__)
+
 /* ---- Argument counting for numrpc_call (internal helper macros) ---- */
 #define NUMRPC_NARG_(...)                                                      \
     NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54,   \
@@ -406,6 +613,14 @@ NUMRPC_API int numrpc_data_free(numrpc_data *h);
     _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, \
     _62, _63, _64, N, ...)                                                     \
     N
+
+/* The count less one (the arguments after the name). */
+#define NUMRPC_NTAIL_(...)                                                     \
+    NUMRPC_NARG_N_(__VA_ARGS__, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53,   \
+                   52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, \
+                   37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, \
+                   22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,   \
+                   7, 6, 5, 4, 3, 2, 1, 0, ~)
 
 #ifdef __cplusplus
 }

@@ -261,6 +261,24 @@ TEST_F(TlsE2e, MutualTlsNeedsTheClientCertificate)
     EXPECT_TRUE(server->alive());
 }
 
+// The same refusal for an asynchronous call (issue 29: it was NUMRPC_EIO
+// "receive: Protocol error"): whether the interface is fetched first or
+// the farm's connection meets it.
+TEST_F(TlsE2e, MutualTlsRefusalIsEauthForAsynchronousCallsToo)
+{
+    auto server = StartServer(0, {"--tls-client-ca", Pki("ca.pem")});
+    ASSERT_EQ(UseLibrary(Address(server->port()), 0), NUMRPC_OK) << Detail();
+    std::vector<double> x(8, 1.0), y(8, 0.0);
+    int id = 0;
+    int rc = numrpc_call_async(&id, "dcopy", 8, x.data(), 1, y.data(), 1);
+    if (rc == NUMRPC_OK) rc = numrpc_wait(id);
+    EXPECT_EQ(rc, NUMRPC_EAUTH) << Detail();
+    EXPECT_TRUE(Contains(Detail(), "refused this client's TLS certificate")) << Detail();
+    EXPECT_TRUE(Contains(Detail(), "set NUMRPC_TLS_CERT and NUMRPC_TLS_KEY")) << Detail();
+    EXPECT_EQ(y, std::vector<double>(8, 0.0));
+    EXPECT_TRUE(server->alive());
+}
+
 // A token limited to the BLAS module: its BLAS calls run over TLS, a LAPACK
 // call is refused by code and message.
 TEST_F(TlsE2e, TokenLimitedToOneModuleIsRefusedAnotherOverTls)

@@ -861,6 +861,30 @@ TEST_F(MetaTest, UnmeasuredLinksAreProbedAndTheMetaserverLearnsThem)
     EXPECT_GT(link_throughput(js, label(b->port())), 1e6) << js;
 }
 
+// Issue 29: a call's report waited for the client's next query or its
+// numrpc_finalize, so a program computing for long between calls showed
+// nothing in `numrpc status`.  The reporter sends it within seconds.
+TEST_F(MetaTest, ACallIsReportedWithinSecondsWithoutAnotherCallOrFinalize)
+{
+    auto meta = start_meta();
+    auto a = start_server(meta->port());
+    ASSERT_TRUE(wait_listed(meta->port(), label(a->port()), true));
+    use_metaserver(meta->port());
+    std::vector<double> x = {1, 2, 3}, y = {0, 0, 0};
+    ASSERT_EQ(numrpc_call("daxpy", 3, 2.0, x.data(), 1, y.data(), 1), NUMRPC_OK) << numrpc_last_error_detail();
+    EXPECT_EQ(y, (std::vector<double>{2, 4, 6}));
+    long reports = 0;
+    std::string js;
+    for (int i = 0; i < 250 && reports == 0; i++) { // a bound that only stops a hang
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        js = meta_status(meta->port());
+        size_t at = js.find("\"reports\":");
+        reports = at == std::string::npos ? 0 : std::atol(js.c_str() + at + 10);
+    }
+    EXPECT_GE(reports, 1) << js;
+    numrpc_finalize();
+}
+
 TEST_F(MetaTest, RoutineRegisteredLiveIsOfferedThroughTheMetaserver)
 {
     std::string module = TOP_BUILDDIR "/bench/.libs/benchsink.so";
