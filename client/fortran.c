@@ -30,6 +30,16 @@
 NUMRPC_API int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *));
 NUMRPC_API void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *),
                                     int *status);
+/* The asynchronous family: numrpc_call_async starts the call (its id in
+ * *id, 0 when it could not start); the waits, probe and cancel are the C
+ * API's with the module's status convention. */
+NUMRPC_API void numrpc_fortran_call_async(int *id, const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *),
+                                          int *status);
+NUMRPC_API void numrpc_fortran_wait(const int *id, int *status);
+NUMRPC_API void numrpc_fortran_wait_any(int *id, int *status);
+NUMRPC_API void numrpc_fortran_wait_all(int *status);
+NUMRPC_API void numrpc_fortran_cancel(const int *id, int *status);
+NUMRPC_API int numrpc_fortran_probe(const int *id);
 
 const char *fortran_type_name(const CFI_cdesc_t *d, char *buf, size_t len)
 {
@@ -319,7 +329,8 @@ void fortran_report(int rc, int *status, const char *what)
     }
 }
 
-static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d, int status_kw)
+/* The call, blocking (async_id NULL) or started (its id in *async_id). */
+static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d, int status_kw, int *async_id)
 {
     err_t err;
     err_clear(&err);
@@ -361,11 +372,18 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
         for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
             rc = bind_one(f, i, d[i], &args[i], &owned[i], argv, &err);
         if (rc == 0) rc = check_sizes(f, d, argv, shapes, &err);
+        for (uint32_t i = 0; rc == 0 && async_id && i < f->nparams; i++)
+            if (f->params[i].type == NUMRPC_T_STRING && f->params[i].mode != IFACE_IN)
+                rc = err_set(&err, NUMRPC_EINVAL,
+                             "%s: argument %u (%s) is a character output, which an asynchronous call "
+                             "cannot return into its variable: call numrpc_call",
+                             f->name, i + 1, f->params[i].name);
         if (rc == 0) rc = fit_output_strings(f, d, shapes, args, owned, &err);
     }
-    if (rc == 0) rc = numrpc_callv(name, args, nargs); /* records its own outcome */
+    if (rc == 0 && async_id) rc = numrpc_callv_async(async_id, name, args, nargs); /* copies the in scalars */
+    else if (rc == 0) rc = numrpc_callv(name, args, nargs); /* records its own outcome */
     else client_fail(&err);
-    if (rc == 0) return_output_strings(&ref->iface, d, owned);
+    if (rc == 0 && !async_id) return_output_strings(&ref->iface, d, owned);
     if (ref) iface_cache_put(ref);
     for (int i = 0; i < FORTRAN_MAX_ARGS; i++) free(owned[i]);
     return rc;
@@ -374,11 +392,43 @@ static int fortran_callv(const CFI_cdesc_t *name_d, const CFI_cdesc_t *const *d,
 int numrpc_fortran_fcall(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *))
 {
     const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
-    return fortran_callv(name, d, 1);
+    return fortran_callv(name, d, 1, NULL);
 }
 
 void numrpc_fortran_call(const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *), int *status)
 {
     const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
-    fortran_report(fortran_callv(name, d, status != NULL), status, "numrpc_call");
+    fortran_report(fortran_callv(name, d, status != NULL, NULL), status, "numrpc_call");
+}
+
+void numrpc_fortran_call_async(int *id, const CFI_cdesc_t *name, FORTRAN_ARGS_(const CFI_cdesc_t *), int *status)
+{
+    const CFI_cdesc_t *d[FORTRAN_MAX_ARGS] = FORTRAN_ARG_LIST_;
+    *id = 0;
+    fortran_report(fortran_callv(name, d, status != NULL, id), status, "numrpc_call_async");
+}
+
+void numrpc_fortran_wait(const int *id, int *status)
+{
+    fortran_report(numrpc_wait(*id), status, "numrpc_wait");
+}
+
+void numrpc_fortran_wait_any(int *id, int *status)
+{
+    fortran_report(numrpc_wait_any(id), status, "numrpc_wait_any");
+}
+
+void numrpc_fortran_wait_all(int *status)
+{
+    fortran_report(numrpc_wait_all(), status, "numrpc_wait_all");
+}
+
+void numrpc_fortran_cancel(const int *id, int *status)
+{
+    fortran_report(numrpc_cancel(*id), status, "numrpc_cancel");
+}
+
+int numrpc_fortran_probe(const int *id)
+{
+    return numrpc_probe(*id);
 }

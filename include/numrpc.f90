@@ -26,7 +26,8 @@ module numrpc
 
   public :: numrpc_fcall, numrpc_call, numrpc_strerror, numrpc_error_detail, &
        numrpc_init, numrpc_finalize, numrpc_data_put, numrpc_data_new, numrpc_data_get, &
-       numrpc_data_free
+       numrpc_data_free, numrpc_call_async, numrpc_wait, numrpc_wait_any, numrpc_wait_all, &
+       numrpc_cancel, numrpc_probe
 
   ! A data handle: an array kept on a server, owned by the library from
   ! numrpc_data_put or numrpc_data_new until numrpc_data_free (which resets
@@ -83,6 +84,50 @@ module numrpc
             a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24
        integer(c_int), intent(out), optional :: status
      end subroutine numrpc_call
+
+     ! Asynchronous calls: numrpc_call_async starts the call and returns its
+     ! id at once (0 when it could not start); the arrays stay the caller's
+     ! until a wait returns the call (give them the ASYNCHRONOUS attribute, or
+     ! do not touch them meanwhile).  Character outputs need numrpc_call.
+     ! Each takes status= as numrpc_call does.
+     subroutine numrpc_call_async(id, name, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, &
+          a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, status) &
+          bind(C, name='numrpc_fortran_call_async')
+       import :: c_int, c_char
+       integer(c_int), intent(out) :: id
+       character(kind=c_char, len=*), intent(in) :: name
+       type(*), dimension(..), optional :: a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, &
+            a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_call_async
+     ! Waits for call id; status= gets its result.
+     subroutine numrpc_wait(id, status) bind(C, name='numrpc_fortran_wait')
+       import :: c_int
+       integer(c_int), intent(in) :: id
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_wait
+     ! Waits for any call in progress: its id, its result in status=.
+     subroutine numrpc_wait_any(id, status) bind(C, name='numrpc_fortran_wait_any')
+       import :: c_int
+       integer(c_int), intent(out) :: id
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_wait_any
+     ! Waits for every call in progress; status= the first failure's.
+     subroutine numrpc_wait_all(status) bind(C, name='numrpc_fortran_wait_all')
+       import :: c_int
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_wait_all
+     ! Stops call id (it must still be waited for).
+     subroutine numrpc_cancel(id, status) bind(C, name='numrpc_fortran_cancel')
+       import :: c_int
+       integer(c_int), intent(in) :: id
+       integer(c_int), intent(out), optional :: status
+     end subroutine numrpc_cancel
+     ! 1 when call id is complete, 0 while it runs, < 0 for an unknown id.
+     integer(c_int) function numrpc_probe(id) bind(C, name='numrpc_fortran_probe')
+       import :: c_int
+       integer(c_int), intent(in) :: id
+     end function numrpc_probe
 
      ! Handles.  Each takes status= (a keyword) as numrpc_call does: without
      ! it a failure prints the reason and stops the program.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fortran_test.sh -- builds tests/fortran/solve.f90 and handles.f90 against
+# fortran_test.sh -- builds tests/fortran/solve.f90, handles.f90 and async.f90 against
 # include/numrpc.f90 with gfortran, runs them and a typed-header C program
 # against a live server.
 set -uo pipefail
@@ -41,6 +41,15 @@ else
     cat "$tmp/f.err"; fail "numrpc.f90 and solve.f90 compile"; finish
 fi
 
+# async.f90 (the asynchronous family) also compares with the local LAPACK.
+if "$GFORTRAN" ${CFLAGS:-} $fflags -I "$tmp/mod" "$here/async.f90" "$tmp/numrpc.o" \
+        -o "$tmp/async" -L"$lib" -lnumrpc -Wl,-rpath,"$lib" -llapack -lblas ${LDFLAGS:-} \
+        2> "$tmp/fa.err"; then
+    pass "async.f90 compiles"
+else
+    cat "$tmp/fa.err"; fail "async.f90 compiles"
+fi
+
 # handles.f90 also links the local LAPACK/BLAS it compares with.
 if "$GFORTRAN" ${CFLAGS:-} $fflags -I "$tmp/mod" "$here/handles.f90" "$tmp/numrpc.o" \
         -o "$tmp/handles" -L"$lib" -lnumrpc -Wl,-rpath,"$lib" -llapack -lblas ${LDFLAGS:-} \
@@ -74,6 +83,16 @@ if [[ -x "$tmp/handles" ]]; then
     passed=$((passed + $(grep -c '^PASS' "$tmp/handles.out")))
     failed=$((failed + $(grep -c '^FAIL' "$tmp/handles.out")))
     [[ $rc -eq 0 ]] || fail "handles exit status $rc"
+fi
+
+# The asynchronous family.
+if [[ -x "$tmp/async" ]]; then
+    "$tmp/async" > "$tmp/async.out" 2>&1
+    rc=$?
+    cat "$tmp/async.out"
+    passed=$((passed + $(grep -c '^PASS' "$tmp/async.out")))
+    failed=$((failed + $(grep -c '^FAIL' "$tmp/async.out")))
+    [[ $rc -eq 0 ]] || fail "async exit status $rc"
 fi
 
 # Without status=, a failure stops the program with the reason.
