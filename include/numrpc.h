@@ -100,6 +100,13 @@ typedef enum numrpc_type {
  * caller's memory in place, with the layout the IDL gives (column-major,
  * leading dimensions honoured): elements outside the part the IDL says
  * travels are never touched.  The caller owns every buffer.
+ * Outputs (out and inout arrays and scalars, output strings): a call that
+ * returns NUMRPC_OK has written all of them; a call that fails before its
+ * results began to arrive -- a refusal, a limit, an argument check, the
+ * routine's own error, a crash, a server lost before it replied -- has
+ * written none; a call whose reply was cut while its results arrived (the
+ * connection lost, the deadline, a cancel mid-reply) may have written some
+ * of them and not others, and is never resent.
  * name: "dgefa", or "numrpc://host:port/dgefa" for one server.
  * With several servers configured, the call tries them in order, each once,
  * moving on from one it cannot reach, that refuses it (NUMRPC_EBUSY) or that
@@ -240,10 +247,11 @@ NUMRPC_API int numrpc_last_call_info(numrpc_call_info *info);
  * Arrays and out scalars stay the caller's memory, and the caller owns
  * every buffer until the call completes: it must keep them valid, not
  * write the in and inout arrays, and not read or write the out ones until
- * a wait returns the call (or numrpc_probe says it is complete).  Output
- * arrays and scalars are written only when the call completes, and only
- * when it succeeds: a call that fails or is cancelled before any result
- * arrived leaves them untouched.
+ * a wait returns the call (or numrpc_probe says it is complete).  Outputs
+ * are written as numrpc_call's are (above): all of them by a call that
+ * succeeds, none by one that fails or is cancelled before its results
+ * began to arrive, maybe some by one cut while they arrived (its detail
+ * then says "results had started to arrive: not resent").
  *
  * Ids are process-wide: any thread may wait for, probe or cancel any call.
  * A wait "returns" a call: its id is then retired, and each call is
