@@ -2,13 +2,15 @@
 # attack_p99.sh -- good calls' latency beside a hostile peer: a fresh
 # numrpc-server per round, numrpc-goodcalls from 127.0.0.1 (checked against
 # local BLAS), numrpc-attacker from other loopback addresses; modes in
-# interleaved rounds; a table of medians, spreads and the p99 ratio to none.
+# interleaved rounds; a table of medians, spreads and the p99 ratio to none
+# (TLS modes: to none-tls).  --server-build takes the server from another
+# build (an older tree) while the clients and attackers stay BUILD_DIR's.
 # usage: attack_p99.sh [--rounds R] [--calls K] [--connections N] [--modes LIST]
-#                      [--out DIR] [BUILD_DIR]
+#                      [--out DIR] [--server-build DIR] [--tag NAME] [BUILD_DIR]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/procs.sh"
-rounds=5 calls=400 conns=1000 out="" build=${NUMRPC_BUILD:-}
+rounds=5 calls=400 conns=1000 out="" build=${NUMRPC_BUILD:-} sbuild="" tag=""
 modes="none silent slow slowhello statuspipe silent-1src slow-1src firstpacket"
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -17,17 +19,23 @@ while [[ $# -gt 0 ]]; do
     --connections) conns=$2; shift ;;
     --modes) modes=${2//,/ }; shift ;;
     --out) out=$2; shift ;;
-    -h | --help) sed -n 2,7p "$0"; exit 0 ;;
+    --server-build) sbuild=$2; shift ;;
+    --tag) tag=$2; shift ;;
+    -h | --help) sed -n 2,10p "$0"; exit 0 ;;
     *) build=$1 ;;
     esac
     shift
 done
 [[ -n $build ]] || build=$here/../build
 build=$(cd "$build" && pwd) || exit 2
+[[ -n $sbuild ]] || sbuild=$build
+sbuild=$(cd "$sbuild" && pwd) || exit 2
 [[ -n $out ]] || out=$here/results-attack
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
-for f in bench/numrpc-goodcalls bench/numrpc-attacker server/numrpc-server cli/numrpc stubs/.libs/blas.so; do
-    [[ -e $build/$f ]] || { echo "attack_p99.sh: $build/$f missing: build first (make)" >&2; exit 2; }
+for f in bench/numrpc-goodcalls bench/numrpc-attacker bench/numrpc-tls-attacker cli/numrpc $sbuild/server/numrpc-server \
+    $sbuild/stubs/.libs/blas.so; do
+    [[ $f == /* ]] || f=$build/$f
+    [[ -e $f ]] || { echo "attack_p99.sh: $f missing: build first (make)" >&2; exit 2; }
 done
 export OPENBLAS_NUM_THREADS=1
 run=$(mktemp -d /tmp/numrpc-attack-XXXXXX)
@@ -38,9 +46,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# The TLS modes' server certificate, its own CA (127.0.0.1, one day).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$run/key.pem" -out "$run/cert.pem" > /dev/null 2>&1 ||
+    { echo "attack_p99.sh: openssl req failed" >&2; exit 2; }
 eight=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9
 per_peer=no
-"$build/server/numrpc-server" --help 2>&1 | grep -q -- "--max-connections-per-peer" && per_peer=yes
+"$sbuild/server/numrpc-server" --help 2>&1 | grep -q -- "--max-connections-per-peer" && per_peer=yes
 budget=20 timeout=5
 
 # The attacker's options for a mode (empty for none).
@@ -53,6 +65,11 @@ attack_args() {
     slow-1src) echo "--mode slow --connections $conns --sources 127.0.0.2" ;;
     # issue 28: a HELLO and the first 4 KiB of a multi-packet CALL, then nothing (40 connections, as found)
     firstpacket) echo "--mode firstpacket --connections 40 --call-n 8192 --sources 127.0.0.2" ;;
+    # issue 28, TLS (numrpc-tls-attacker): empty records as fast as one client can send them;
+    # 40 connections each with a HELLO, a CALL's first packet, then an empty record every 200 ms
+    none-tls) ;;
+    emptyrec-dispatcher) echo "--mode flood --connections 1 --sources 127.0.0.2" ;;
+    emptyrec-worker) echo "--mode trickle --connections 40 --interval-ms 200 --sources 127.0.0.2" ;;
     *) echo "attack_p99.sh: unknown mode $1" >&2; exit 2 ;;
     esac
 }
@@ -66,6 +83,9 @@ wait_line() { # FILE WORD SECONDS
     done
     return 1
 }
+
+# TLS modes: the server's certificate options, the clients' CA, the attacker.
+is_tls() { [[ $1 == none-tls || $1 == emptyrec-* ]]; }
 
 # Times `numrpc status` every 0.5 s (each within 30 s) while PID lives: one
 # line per probe, milliseconds or "failed".
@@ -84,10 +104,17 @@ probe_status() { # PORT PID
 
 # One round of one mode: a row of rounds.csv.
 one_round() { # ROUND MODE
-    local round=$1 mode=$2 port args status summary attacker_line="-"
+    local round=$1 mode=$2 port args status summary attacker_line="-" tls=() attacker=numrpc-attacker
     rm -f "$run/port" "$run/go" "$run/gc.out" "$run/attacker.out"
-    "$build/server/numrpc-server" --port 0 --bind 127.0.0.1 --port-file "$run/port" \
-        --stubs "$build/stubs/.libs" --blas-threads 1 --max-connections 4096 --admin-socket none \
+    if is_tls "$mode"; then
+        tls=(--tls-cert "$run/cert.pem" --tls-key "$run/key.pem")
+        attacker="numrpc-tls-attacker --ca $run/cert.pem"
+        export NUMRPC_TLS_CA=$run/cert.pem
+    else
+        unset NUMRPC_TLS_CA
+    fi
+    "$sbuild/server/numrpc-server" "${tls[@]}" --port 0 --bind 127.0.0.1 --port-file "$run/port" \
+        --stubs "$sbuild/stubs/.libs" --blas-threads 1 --max-connections 4096 --admin-socket none \
         --quiet > "$run/server.log" 2>&1 &
     server_pid=$!
     port=$(port_of "$run/port" "$server_pid") || { echo "attack_p99.sh: no server" >&2; exit 1; }
@@ -98,7 +125,8 @@ one_round() { # ROUND MODE
     wait_line "$run/gc.out" warm 60 || { cat "$run/gc.out" >&2; exit 1; }
     args=$(attack_args "$mode")
     if [[ -n $args ]]; then
-        "$build/bench/numrpc-attacker" --target "127.0.0.1:$port" $args --reconnect \
+        [[ $attacker == numrpc-attacker ]] && args+=" --reconnect"
+        "$build/bench/"$attacker --target "127.0.0.1:$port" $args \
             --seconds $((budget + timeout + 60)) \
             --report-every 1000 > "$run/attacker.out" 2>&1 &
         attacker_pid=$!
@@ -128,7 +156,9 @@ one_round() { # ROUND MODE
 }
 
 rev=$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)
-stem=attack-p99-$(date +%Y%m%d-%H%M%S)-$rev
+srev=$(git -C "$sbuild" describe --always --dirty 2>/dev/null || echo unknown)
+[[ $sbuild == "$build" ]] || rev="server $srev, clients $rev"
+stem=attack-p99-$(date +%Y%m%d-%H%M%S)-${srev}${tag:+-$tag}
 echo "round,mode,calls,ok,refused,errors,wrong,skipped,p50_ms,p99_ms,fresh,fresh_p50_ms,fresh_max_ms,codes,$(
      )status_p50_ms,status_max_ms,status_failed,attacker_at_end" > "$out/$stem.rounds.csv"
 echo "label,proc,routine,n,fresh,code,wrong,seconds" > "$out/$stem.calls.csv"
@@ -141,7 +171,8 @@ done
 {
     echo "# Good calls' latency beside an attacker ($(date -u +%Y-%m-%dT%H:%MZ), $rev)"
     echo
-    echo "\`bench/attack_p99.sh --rounds $rounds --calls $calls --connections $conns\`; load before: $load_before."
+    echo "\`bench/attack_p99.sh --rounds $rounds --calls $calls --connections $conns --modes ${modes// /,}\`;"
+    echo "server: $sbuild; load before: $load_before."
     echo "Per round: a fresh server (\`--max-connections 4096 --blas-threads 1\`, other limits at their"
     echo "defaults; the server has --max-connections-per-peer: $per_peer, left at its default); 4"
     echo "client processes from 127.0.0.1 make $calls blocking calls in all (dcopy of 16, 4096, 65536"
@@ -151,6 +182,11 @@ done
     echo "(-1src); slow = 1 byte/s; statuspipe = 20 connections x 5000 STATUS never read. Latencies"
     echo "are those of right answers (refusals and errors are counted beside them; \"-\": none answered)."
     echo "\`numrpc status\` is timed every 0.5 s during the calls. Cells: median of the rounds [min, max]."
+    echo "Issue 28: firstpacket = 40 connections from 127.0.0.2, each a HELLO and the first 4 KiB packet"
+    echo "of a CALL, then nothing. TLS modes (server with --tls-cert, clients with NUMRPC_TLS_CA; their"
+    echo "ratio is to none-tls): emptyrec-dispatcher = one connection streaming empty TLS records as"
+    echo "fast as it can; emptyrec-worker = 40 connections, each a HELLO, a CALL's first packet, then an"
+    echo "empty record every 200 ms (numrpc-tls-attacker); both reconnect when cut."
     echo
     echo "| mode | rounds | calls | answered | refused | errors | wrong | p50 ms | p99 ms | p99 / p99 none | new client max ms | status p50 ms | status max ms | status failed | error codes |"
     echo "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---|---:|---|"
@@ -173,11 +209,12 @@ done
         function codes_of(m,   c, s) { s = ""; for (c in names) if ((m, c) in code) s = s (s ? " " : "") c ":" code[m, c]; return s ? s : "-" }
         END {
             base = ("none" in n) ? med("none", "p99") : 0
+            tbase = ("none-tls" in n) ? med("none-tls", "p99") : 0
             for (i = 1; i <= k; i++) {
-                m = order[i]; r = med(m, "p99")
+                m = order[i]; r = med(m, "p99"); b = (m == "none-tls" || m ~ /^emptyrec-/) ? tbase : base
                 printf "| %s | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s |\n", m, n[m], calls[m],
                     ok[m], refused[m], errors[m], wrong[m], cell(m, "p50"), cell(m, "p99"),
-                    (base > 0 && r != "-" ? sprintf("%.2f", r / base) : "-"), cell(m, "fresh"), cell(m, "sp50"),
+                    (b > 0 && r != "-" ? sprintf("%.2f", r / b) : "-"), cell(m, "fresh"), cell(m, "sp50"),
                     cell(m, "smax"), sfail[m], codes_of(m)
             }
         }' "$out/$stem.rounds.csv"

@@ -1,6 +1,7 @@
 /* attacker.c -- one hostile peer for the benchmarks: N connections to one or
  * more servers, from chosen source addresses, held from one poll loop for a
- * bounded time: silent, slow senders, slow HELLOs, or unread STATUS pipelines. */
+ * bounded time: silent, slow senders, slow HELLOs, unread STATUS pipelines,
+ * or an HTTP slowloris (a header that never ends). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,9 +32,11 @@ typedef enum attack_mode {
     MODE_SLOWHELLO,
     MODE_STATUSPIPE,
     MODE_FIRSTPACKET,
+    MODE_HTTPSLOW,
     NMODES
 } attack_mode;
-static const char *const mode_names[NMODES] = {"silent", "slow", "slowhello", "statuspipe", "firstpacket"};
+static const char *const mode_names[NMODES] = {"silent",     "slow",        "slowhello",
+                                               "statuspipe", "firstpacket", "httpslow"};
 
 /* What a connection of one mode sends: script[0, fast) at once, the rest
  * at --rate bytes per second; at the end it starts again at loop_from (or
@@ -98,7 +101,8 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: numrpc-attacker --target HOST:PORT[,HOST:PORT...] [--connections N]\n"
-        "         [--mode silent|slow|slowhello|statuspipe|firstpacket[,...]] [--sources ADDR[,ADDR...]]\n"
+        "         [--mode silent|slow|slowhello|statuspipe|firstpacket|httpslow[,...]]\n"
+        "         [--sources ADDR[,ADDR...]]\n"
         "         [--seconds S] [--rate BYTES_PER_S] [--pipeline K] [--call-n N] [--reconnect]\n"
         "         [--report-every S]\n"
         "Opens N connections (spread over the targets, the modes and the source addresses,\n"
@@ -109,6 +113,7 @@ static void usage(void)
         "  slowhello   the HELLO itself at --rate, then the CALL likewise\n"
         "  firstpacket a HELLO and the first packet of the CALL at once, then nothing\n"
         "  statuspipe  K STATUS requests back to back (default 60), never reading a reply\n"
+        "  httpslow    an HTTP GET /metrics whose headers never end, all of it at --rate\n"
         "--reconnect: a connection the server closes is opened again (backing off while they\n"
         "end early), so that N stay open.  Prints a line of counts every --report-every s,\n"
         "\"ready\" once N connections were made (or 10 s passed), and a last line at the end.\n");
@@ -215,6 +220,18 @@ static int build_scripts(void)
             }
         }
         if (m == MODE_STATUSPIPE) s->fast = s->bytes.len;
+        if (m == MODE_HTTPSLOW) { /* a request line, then one header line that never ends */
+            static const char start[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+            size_t len = sizeof start - 1 + 16384;
+            s->bytes.p = malloc(len);
+            if (s->bytes.p == NULL) {
+                rc = -1;
+            } else {
+                memcpy(s->bytes.p, start, sizeof start - 1);
+                memset(s->bytes.p + sizeof start - 1, 'a', len - (sizeof start - 1));
+                s->bytes.len = len;
+            }
+        }
     }
     if (rc != 0) fprintf(stderr, "attacker: cannot build the requests: %s\n", err.detail);
     return rc;
