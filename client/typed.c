@@ -89,7 +89,8 @@ static int pointer_fits(int tag, uint32_t t, int array)
     int want = pointer_tag_of(t);
     if (tag == want || tag == NUMRPC_TAG_P_VOID_) return 1;
     if (array && tag == NUMRPC_TAG_P_DATA_) return 1;
-    if (t == NUMRPC_T_LONG) return tag == NUMRPC_TAG_P_LONG_ || tag == NUMRPC_TAG_P_LLONG_; /* both 64 bits */
+    if (t == NUMRPC_T_LONG) /* the IDL's long is 64 bits: long long, and long where it is as wide */
+        return tag == NUMRPC_TAG_P_LLONG_ || (tag == NUMRPC_TAG_P_LONG_ && sizeof(long) == 8);
     if (t == NUMRPC_T_DCOMPLEX) return tag == NUMRPC_TAG_P_DOUBLE_; /* interleaved parts */
     if (t == NUMRPC_T_SCOMPLEX) return tag == NUMRPC_TAG_P_FLOAT_;
     return 0;
