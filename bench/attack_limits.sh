@@ -24,12 +24,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-[[ -n $build ]] || build=$here/../build
-build=$(cd "$build" && pwd) || exit 2
-[[ -n $sbuild ]] || sbuild=$build
-sbuild=$(cd "$sbuild" && pwd) || exit 2
-[[ -n $out ]] || out=$here/results-attack
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+attack_dirs || exit 2
 for f in "$build/bench/numrpc-limits-peer" "$build/bench/numrpc-attacker" "$sbuild/server/numrpc-server" \
     "$sbuild/metaserver/numrpc-metaserver" "$sbuild/stubs/.libs/blas.so"; do
     [[ -e $f ]] || { echo "attack_limits.sh: $f missing: build first (make)" >&2; exit 2; }

@@ -26,12 +26,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-[[ -n $build ]] || build=$here/../build
-build=$(cd "$build" && pwd) || exit 2
-[[ -n $sbuild ]] || sbuild=$build
-sbuild=$(cd "$sbuild" && pwd) || exit 2
-[[ -n $out ]] || out=$here/results-attack
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+attack_dirs || exit 2
 for f in bench/numrpc-goodcalls bench/numrpc-attacker bench/numrpc-tls-attacker cli/numrpc $sbuild/server/numrpc-server \
     $sbuild/stubs/.libs/blas.so; do
     [[ $f == /* ]] || f=$build/$f

@@ -1,5 +1,17 @@
-# procs.sh -- sourced by attack_p99.sh and soak.sh: start a numrpc process on
-# a free port and wait for it, stop it by pid (bounded), RSS, quantiles.
+# procs.sh -- sourced by the attack scripts and soak.sh: start a numrpc process
+# on a free port and wait for it, stop it by pid (bounded), RSS, quantiles.
+
+# The attack scripts' directories, made absolute: build (the clients'; default
+# $here/../build), sbuild (the servers'; default build's) and out (default
+# $here/results-attack, made).  Status 1 when one does not exist.
+attack_dirs() {
+    [[ -n $build ]] || build=$here/../build
+    build=$(cd "$build" && pwd) || return 1
+    [[ -n $sbuild ]] || sbuild=$build
+    sbuild=$(cd "$sbuild" && pwd) || return 1
+    [[ -n $out ]] || out=$here/results-attack
+    mkdir -p "$out" && out=$(cd "$out" && pwd)
+}
 
 # The port a process wrote to FILE (within 20 s, and while PID, if given,
 # lives), or nothing (status 1).
