@@ -87,9 +87,9 @@ typedef struct worker {
     int kill_reason;   /* 0, or NUMRPC_ETIMEDOUT / ECANCELLED when the dispatcher killed it */
     int stream_cut;    /* a keepalive went out in part: the connection is out of step */
     unsigned generation; /* of the configuration and modules it loaded */
-    int fresh;         /* lent a request it has not been seen to start (pool_receiving) */
-    double fresh_mark; /* its slot's last_active when lent                */
-    double fresh_since; /* monotonic seconds it was lent                   */
+    double fresh_since; /* lent a request it has not been seen to start: monotonic
+                           seconds it was lent (0: none; pool.c receiving) */
+    double fresh_mark;  /* its slot's last_active when lent                */
 } worker;
 
 /* The dispatcher: one, on dispatcher_run's stack; its tables are malloc'd

@@ -314,6 +314,7 @@ static void serve_control(dispatcher *d, int c)
 static void route(dispatcher *d, int c)
 {
     conn *k = &d->conns[c];
+    int waiting; /* requests of its address already in the queue */
     switch (control_next(&k->tp, &k->ctl)) {
     case CONTROL_READY: serve_control(d, c); return;
     case CONTROL_PARTIAL: /* read in part (it left the socket) */
@@ -348,12 +349,12 @@ static void route(dispatcher *d, int c)
         conn_refuse(d, c, NUMRPC_EAUTH, ACCESS_NEED_TOKEN);
     } else if (d->stopping && k->calls > 0) {
         conn_refuse(d, c, NUMRPC_EBUSY, "server shutting down");
-    } else if (d->cfg->max_queue > 0 && pool_queued_from(d, &k->peer) >= (d->cfg->max_queue + 3) / 4) {
+    } else if (d->cfg->max_queue > 0 && (waiting = pool_queued_from(d, &k->peer)) >= (d->cfg->max_queue + 3) / 4) {
         /* Requests held back by --max-receiving-per-peer wait, a quarter
          * of the queue at most: one address cannot fill it for all. */
         char detail[160];
         snprintf(detail, sizeof detail, "server busy: %d requests from this address already wait for a worker",
-                 pool_queued_from(d, &k->peer));
+                 waiting);
         conn_refuse(d, c, NUMRPC_EBUSY, detail);
     } else {
         conn_enqueue(d, c);

@@ -101,7 +101,6 @@ static int assign(dispatcher *d, int w, int c)
     if (sock_send_fds(d->workers[w].ctl, fds, fds[1] >= 0 ? 2 : 1, &m, sizeof m) != 0) return -1;
     d->workers[w].state = WORKER_HOLDING;
     d->workers[w].conn = c;
-    d->workers[w].fresh = 1;
     d->workers[w].fresh_mark = mark;
     d->workers[w].fresh_since = sock_now();
     d->workers[w].release_sent = 0;
@@ -125,9 +124,10 @@ static int receiving(dispatcher *d, int i)
     /* Started: its slot moved.  A worker not seen to start within a second
      * is not counted either (a loaded machine may lend one more, never
      * hold an address's requests back for good). */
-    if (h->fresh && (state != SLOT_IDLE || slot->last_active != h->fresh_mark || sock_now() - h->fresh_since > 1.0))
-        h->fresh = 0;
-    return state == SLOT_READING || h->fresh;
+    if (h->fresh_since > 0 &&
+        (state != SLOT_IDLE || slot->last_active != h->fresh_mark || sock_now() - h->fresh_since > 1.0))
+        h->fresh_since = 0;
+    return state == SLOT_READING || h->fresh_since > 0;
 }
 
 /* How many workers requests from address p are arriving at; with wake, each
