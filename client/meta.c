@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "iface_cache.h"
@@ -66,7 +67,8 @@ static struct {
     int nreports;
     double last_flush;
     double first_waiting;  /* when the oldest report still buffered came   */
-    int reporter;          /* the reporter thread runs (push_report_locked) */
+    pid_t reporter;        /* the process whose reporter thread runs (0: none;
+                              a forked child has none of its parent's)   */
     int reporter_stop;
     endpoint last[CLIENT_MAX_SERVERS];
     int nlast;
@@ -132,8 +134,9 @@ static void push_report_locked(const meta_report *r)
     }
     if (mc.nreports == 0) mc.first_waiting = sock_now();
     mc.reports[mc.nreports++] = *r;
-    if (!mc.reporter && !mc.reporter_stop && pthread_create(&reporter_thread, NULL, reporter_main, NULL) == 0)
-        mc.reporter = 1;
+    pid_t self = getpid();
+    if (mc.reporter != self && !mc.reporter_stop && pthread_create(&reporter_thread, NULL, reporter_main, NULL) == 0)
+        mc.reporter = self;
     pthread_cond_signal(&report_cv);
 }
 
@@ -580,7 +583,7 @@ static void *reporter_main(void *arg)
 void meta_finish(void)
 {
     pthread_mutex_lock(&meta_lock);
-    int running = mc.reporter;
+    int running = mc.reporter == getpid(); /* a child joins no thread of its parent's */
     mc.reporter_stop = 1;
     pthread_cond_broadcast(&report_cv);
     pthread_mutex_unlock(&meta_lock);
