@@ -13,7 +13,7 @@
 /* dgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) */
 static iface_param params[13];
 static iface_t dgemm = {.name = "dgemm", .nparams = 13, .params = params};
-static call_obj k; /* bound again and again: the first bind's record stays */
+static call_obj k; /* bound again and again: each a call's one bind */
 
 static void make_iface(void)
 {
@@ -38,6 +38,7 @@ static int bind_untagged(int nargs, const char *name, ...)
     va_start(ap, name);
     arg_source src = {nargs, NULL, &ap, NULL};
     err_t err;
+    k.bound_once = 0;
     int rc = call_bind(&k, &dgemm, &src, &err);
     va_end(ap);
     return rc;
@@ -53,6 +54,7 @@ static int bind_tagged(int nargs, const char *name, ...)
     int rc = typed_read(nargs, &ap, typed, name, &err);
     va_end(ap);
     arg_source src = {nargs, NULL, NULL, typed};
+    k.bound_once = 0;
     return rc != 0 ? rc : call_bind(&k, &dgemm, &src, &err);
 }
 #define BIND_TAGGED(...) bind_tagged(NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))

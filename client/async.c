@@ -12,6 +12,7 @@
 #include "lasterr.h"
 #include "meta.h"
 #include "place.h"
+#include "start.h"
 #include "sock.h"
 
 static int unknown_id(int id)
@@ -32,32 +33,6 @@ static int report(int rc, const err_t *err)
 
 /* ---- Starting a call ---- */
 
-/* The interface to bind against: the cached one of the first server that
- * answers (fetched now if none is cached: a cold call's extra round trip). */
-static int bind_interface(call_obj *k, const endpoint *eps, int n, arg_source *src, err_t *err)
-{
-    iface_ref *ref = NULL;
-    int rc = iface_lookup(eps, n, k->routine, k->deadline, &ref, NULL, err);
-    if (rc == 0) {
-        rc = call_capture(k, &ref->iface, src, err);
-        iface_cache_put(ref);
-    }
-    return rc;
-}
-
-/* A cached interface for the call's routine on any of eps, without I/O. */
-static int bind_cached(call_obj *k, const endpoint *eps, int n, arg_source *src, err_t *err)
-{
-    for (int i = 0; i < n; i++) {
-        iface_ref *ref = iface_cache_peek(eps[i].label, k->routine);
-        if (ref == NULL) continue;
-        int rc = call_capture(k, &ref->iface, src, err);
-        iface_cache_put(ref);
-        return rc;
-    }
-    return 1; /* nothing cached */
-}
-
 int async_start(int *id, const char *name, arg_source *src, void *tag)
 {
     err_t err;
@@ -68,48 +43,32 @@ int async_start(int *id, const char *name, arg_source *src, void *tag)
         return client_fail(&err);
     }
     call_obj *k = calloc(1, sizeof *k);
-    if (k == NULL) {
+    /* IN handles on other servers than the call's are copied there now
+     * (the caller waits for the copy, not for the call); the copies go
+     * when the call is returned (calltab.c). */
+    handle_moves *moves = k ? calloc(1, sizeof *moves) : NULL;
+    if (moves == NULL) {
+        free(k);
         err_set(&err, NUMRPC_ENOMEM, "call object");
         return client_fail(&err);
     }
     endpoint eps[CLIENT_MAX_SERVERS];
-    int n = 1, bound = 0;
     double limit = call_timeout();
     k->t_start = sock_now();
     k->deadline = limit > 0 ? k->t_start + limit : 0;
-    int rc = name ? client_ensure_init(&err) : err_set(&err, NUMRPC_EINVAL, "routine name is NULL");
-    /* IN handles on other servers than the call's are copied there now
-     * (the caller waits for the copy, not for the call); the copies go
-     * when the call is returned (calltab.c). */
-    handle_moves *moves = calloc(1, sizeof *moves);
-    if (rc == 0 && moves == NULL) rc = err_set(&err, NUMRPC_ENOMEM, "the moves of a call's handles");
-    if (rc == 0) {
-        int is_url = client_parse_url(name, &eps[0], k->routine, sizeof k->routine, &err);
-        handle_facts named;
-        int placed = is_url ? 0 : place_call(k->routine, src, k->deadline, &eps[0], &named, moves, &err);
-        k->moves = moves; /* place_bind_handles names the copies */
-        if (is_url < 0 || placed < 0) {
-            rc = is_url < 0 ? is_url : placed;
-        } else if (is_url || placed) { /* one server: the URL's, or the handles' */
-            k->pinned = 1;
-            k->pin = eps[0];
-        } else if ((n = meta_enabled() ? meta_servers_for_async(k, src, eps, &bound, &err) /* ranked: meta.c */
-                                       : client_servers(eps, &err)) < 0) {
-            rc = n;
-        }
-    }
-    if (rc == 0 && !bound) {
-        rc = bind_cached(k, eps, n, src, &err);
-        if (rc == 1) rc = bind_interface(k, eps, n, src, &err);
-    }
-    if (moves != NULL && (rc != 0 || moves->n == 0)) {
+    k->moves = moves; /* place_bind_handles names the copies */
+    int placed;
+    handle_facts named;
+    int n = call_start(k, name, src, 1, eps, moves, &placed, &named, &err);
+    if (n < 0 || moves->n == 0) {
         moves_release(moves);
         free(moves);
         k->moves = NULL;
-    } else if (moves != NULL) {
+    } else {
         k->own_moves = moves;
     }
-    if (rc != 0) {
+    if (n < 0) {
+        call_release_args(k);
         free(k);
         return client_fail(&err);
     }

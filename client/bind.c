@@ -128,18 +128,13 @@ int call_check_arrays(const iface_t *f, void *const *argv, const iface_shape *sh
 
 /* A second line behind the client's gate (trust.h): whether an argument
  * is a value or a pointer the results are written through is fixed by the
- * call's first bind; an interface that disagrees later never binds it. */
-static int same_as_first_bind(call_obj *k, const iface_t *f, err_t *err)
+ * call's one bind; an interface that disagrees later is refused. */
+static int same_as_the_bind(const call_obj *k, const iface_t *f, err_t *err)
 {
-    if (!k->bound_once) {
-        for (uint32_t i = 0; i < f->nparams; i++) {
-            k->bound_sig[i][0] = (uint8_t)f->params[i].mode;
-            k->bound_sig[i][1] = (uint8_t)f->params[i].type;
-            k->bound_sig[i][2] = (uint8_t)f->params[i].rank;
-        }
-        k->bound_once = 1;
-        return 0;
-    }
+    if (f->nparams != k->nbound)
+        return err_set(err, NUMRPC_EAUTH,
+                       "%s takes %u parameters now, it took %u when the call's arguments were bound: refused",
+                       f->name, f->nparams, k->nbound);
     for (uint32_t i = 0; i < f->nparams; i++) {
         const iface_param *p = &f->params[i];
         if (p->mode != k->bound_sig[i][0] || p->type != k->bound_sig[i][1] || p->rank != k->bound_sig[i][2])
@@ -155,50 +150,23 @@ static int same_as_first_bind(call_obj *k, const iface_t *f, err_t *err)
 
 int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
 {
+    if (k->bound_once) return same_as_the_bind(k, f, err);
     int rc = bind_args(f, src, k->slots, k->argv, err); /* checks the arity */
-    return rc != 0 ? rc : same_as_first_bind(k, f, err);
-}
-
-int call_bind_copy(call_obj *k, const iface_t *f, const arg_source *src, err_t *err)
-{
-    va_list ap;
-    arg_source each = *src;
-    if (src->va) {
-        va_copy(ap, *src->va);
-        each.va = &ap;
-    }
-    int rc = call_bind(k, f, &each, err);
-    if (src->va) va_end(ap);
-    return rc;
-}
-
-void call_tag_args(call_obj *k, const iface_t *f)
-{
+    if (rc != 0) return rc;
     for (uint32_t i = 0; i < f->nparams; i++) {
-        const iface_param *p = &f->params[i];
-        const value_slot *v = &k->slots[i];
-        numrpc_arg *a = &k->args[i];
-        a->type = (numrpc_type)p->type;
-        k->vals[i].s = NULL;
-        if (!by_value(p)) {
-            a->v.p = k->argv[i];
-            continue;
-        }
-        switch (p->type) {
-        case NUMRPC_T_CHAR: a->v.c = v->c; break;
-        case NUMRPC_T_INT: a->v.i = v->i; break;
-        case NUMRPC_T_LONG: a->v.l = (long)v->l; break;
-        case NUMRPC_T_FLOAT: a->v.f = v->f; break;
-        case NUMRPC_T_DOUBLE: a->v.d = v->d; break;
-        case NUMRPC_T_FILE:
-        case NUMRPC_T_RFILE:
-        case NUMRPC_T_STRING: a->v.s = v->s; break;
-        default: /* complex: tagged arguments carry them by pointer */
-            k->vals[i] = *v;
-            a->v.p = &k->vals[i];
-        }
+        k->bound_sig[i][0] = (uint8_t)f->params[i].mode;
+        k->bound_sig[i][1] = (uint8_t)f->params[i].type;
+        k->bound_sig[i][2] = (uint8_t)f->params[i].rank;
     }
-    k->nargs = (int)f->nparams;
+    k->nbound = f->nparams;
+    k->bound_once = 1;
+    return 0;
+}
+
+/* An in string or a file path: its value is the caller's char *. */
+static int is_copied_text(const iface_param *p)
+{
+    return by_value(p) && (iface_type_is_file(p->type) || (p->type == NUMRPC_T_STRING && p->mode == IFACE_IN));
 }
 
 int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
@@ -209,34 +177,24 @@ int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err)
     if (rc != 0) return rc;
     k->flops = marshal_complexity(f, k->argv);
     k->cheap = f->complexity.nwords > 0 && k->flops < PROTO_CHEAP_FLOPS;
-    call_tag_args(k, f);
+    /* In strings and file paths are copied; out strings are the caller's
+     * buffers, theirs until the call ends.  The slot then holds the copy. */
     for (uint32_t i = 0; i < f->nparams; i++) {
-        const iface_param *p = &f->params[i];
-        numrpc_arg *a = &k->args[i];
-        /* In strings and file paths are copied; out strings are the
-         * caller's buffers, theirs until the call ends. */
-        if (!by_value(p) || !(p->type == NUMRPC_T_STRING || iface_type_is_file(p->type)) ||
-            (p->type == NUMRPC_T_STRING && p->mode != IFACE_IN))
-            continue;
-        char *copy = a->v.s ? strdup(a->v.s) : NULL;
-        if (a->v.s && copy == NULL) {
+        if (!is_copied_text(&f->params[i]) || k->slots[i].s == NULL || k->slots[i].s == k->copies[i]) continue;
+        k->copies[i] = strdup(k->slots[i].s);
+        if (k->copies[i] == NULL) {
             call_release_args(k);
-            return err_set(err, NUMRPC_ENOMEM, "%s: copy of string %s", f->name, p->name);
+            return err_set(err, NUMRPC_ENOMEM, "%s: copy of string %s", f->name, f->params[i].name);
         }
-        k->vals[i].s = copy;
-        a->v.s = copy;
+        k->slots[i].s = k->copies[i];
     }
     return 0;
 }
 
 void call_release_args(call_obj *k)
 {
-    for (int i = 0; i < k->nargs; i++) {
-        if ((k->args[i].type == NUMRPC_T_STRING || iface_type_is_file(k->args[i].type)) &&
-            k->vals[i].s) {
-            free((char *)k->vals[i].s);
-            k->vals[i].s = NULL;
-        }
+    for (uint32_t i = 0; i < k->nbound; i++) {
+        free(k->copies[i]);
+        k->copies[i] = NULL;
     }
 }
-

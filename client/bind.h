@@ -17,20 +17,14 @@ typedef struct arg_source {
     const typed_arg *typed;   /* numrpc_call's tagged varargs, read (typed.h); else NULL */
 } arg_source;
 
-/* Binds src to f into k->argv/k->slots (checks arity and types); consumes
- * a va_list. */
+/* Binds src to f into k->argv/k->slots (checks arity and types) and
+ * consumes a va_list: once per call.  Every later call (another server's
+ * interface, a retry) only checks that f has the parameters the bind
+ * used -- same count, modes, types and ranks -- else NUMRPC_EAUTH. */
 int call_bind(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
-/* call_bind without consuming src (a va_list is copied): for a look at
- * the arguments before the call proper binds them. */
-int call_bind_copy(call_obj *k, const iface_t *f, const arg_source *src, err_t *err);
-/* After call_bind: the same arguments as a tagged array in k->args (in
- * scalars by value, complex scalars by pointer to a copy in k->vals, the
- * rest the caller's pointers; strings not copied), so that later binds
- * read k->args instead of a va_list. */
-void call_tag_args(call_obj *k, const iface_t *f);
-/* Binds, then copies every in scalar into k->args/k->vals (strings are
- * duplicated) and evaluates the shapes and the complexity: afterwards the
- * call no longer reads the caller's argument list. */
+/* call_bind, then copies every in string and file path into k->copies and
+ * evaluates the shapes and the complexity: afterwards the call no longer
+ * reads the caller's argument list (an asynchronous call's). */
 int call_capture(call_obj *k, const iface_t *f, arg_source *src, err_t *err);
 /* Frees what call_capture duplicated. */
 void call_release_args(call_obj *k);

@@ -17,6 +17,7 @@
 #include "place.h"
 #include "protocol.h"
 #include "sock.h"
+#include "start.h"
 #include "trust.h"
 
 /* ---- One exchange on one connection ---- */
@@ -182,32 +183,30 @@ static int acquire_for(call_obj *k, const endpoint *ep, client_conn **c, err_t *
     return rc;
 }
 
-/* ---- The blocking call: start and wait in the caller's thread ----
- * The call object lives on the caller's stack; "start" runs the exchange
- * on a pooled connection right here, so "wait" finds it complete. */
+/* ---- The blocking call: started, then waited on in the caller's thread ----
+ * The call object lives on the caller's stack; waiting for it runs its
+ * exchanges on pooled connections right here, server after server as the
+ * one retry rule (failover.h) says. */
 
-/* Runs the call on one server; retries on a stale interface and on a pooled
- * connection the server had closed, while no reply byte reached the caller.
- * The first bind of a va_list turns src into the tagged arguments it read
- * (DESIGN 4: every call is a numrpc_callv after that). */
-static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
+/* Tries the call on one server until it succeeds or the rule says to
+ * report or move on (*step).  Arguments not bound by the start are bound
+ * at this server's interface (the call's one bind); every other interface
+ * must agree with the bind. */
+static int call_on(call_obj *k, const endpoint *ep, arg_source *src, failover_step *step, err_t *err)
 {
     client_conn *c = NULL;
     k->touched = 0; /* read by the caller even when no connection opens */
+    failover_facts facts = {0, 0, 0, 0};
     int rc = acquire_for(k, ep, &c, err);
-    for (int attempt = 0; rc == 0 && attempt < 3; attempt++) {
+    while (rc == 0) {
         iface_ref *ref = NULL;
         k->touched = 0;
         rc = iface_cache_get(c, k->routine, &ref, err);
         if (rc == 0 && k->expect_pin) rc = trust_expect(&ref->iface, k->expect_pin, c->m.label, err);
+        if (rc == 0) rc = call_bind(k, &ref->iface, src, err);
         if (rc == 0) {
-            rc = call_bind(k, &ref->iface, src, err);
-            if (rc == 0 && src->va) { /* later binds read the tagged copy */
-                call_tag_args(k, &ref->iface);
-                *src = (arg_source){k->nargs, k->args, NULL, NULL};
-            }
             k->wire_id = client_next_call_id();
-            if (rc == 0) rc = call_send(k, c, &ref->iface, err);
+            rc = call_send(k, c, &ref->iface, err);
             if (rc == 0) rc = call_receive_status(k, c, err);
             if (rc == 0) {
                 k->touched = 1; /* from here on, results land in the caller's memory */
@@ -215,23 +214,22 @@ static int call_on(call_obj *k, const endpoint *ep, arg_source *src, err_t *err)
             }
         }
         if (rc != 0) rc = conn_explain_failure(c, rc, err);
-        int reconnect = rc == NUMRPC_EIO && c->reused && !k->touched;
         if (rc == NUMRPC_ESTALE && ref) iface_cache_invalidate(ref);
         if (ref) iface_cache_put(ref);
-        if (rc == NUMRPC_ESTALE && !k->touched && attempt < 2) {
-            /* The error reply was read whole: same connection, fresh interface. */
-            err_clear(err);
-            rc = 0;
-            continue;
-        }
-        if (reconnect) {
+        facts = (failover_facts){rc, k->touched, c->reused, facts.again};
+        if (rc == 0 || failover_decide(&facts) != FAILOVER_AGAIN) break;
+        facts.again++;
+        err_clear(err);
+        if (rc != NUMRPC_ESTALE) { /* a pooled connection the server had closed */
             conn_discard(c);
             c = NULL;
             rc = acquire_for(k, ep, &c, err);
-            continue;
+        } else {
+            rc = 0; /* the error reply was read whole: same connection, fresh interface */
         }
-        break;
     }
+    if (rc != 0) facts.rc = rc;
+    *step = rc == 0 ? FAILOVER_REPORT : failover_decide(&facts);
     conn_done(c, rc);
     return rc;
 }
@@ -245,17 +243,38 @@ static void add_moves_info(numrpc_call_info *info, const numrpc_call_info *moved
     info->tls_resumed += moved->tls_resumed;
 }
 
+/* Waits for started call k on its servers eps[0..n), each once, in the
+ * caller's thread; on failure err names every server's failure. */
+static int call_wait_here(call_obj *k, const endpoint *eps, int n, arg_source *src, int *at, err_t *err)
+{
+    failover_log tried = {0};
+    failover_step step = FAILOVER_REPORT;
+    int rc = 0, i;
+    for (i = 0; i < n; i++) {
+        if (failover_tried_before(eps, i)) continue;
+        rc = call_on(k, &eps[i], src, &step, err);
+        if (rc == 0) break;
+        if (n > 1) failover_note(&tried, eps[i].label, err);
+        if (step != FAILOVER_NEXT) break;
+    }
+    *at = i < n ? i : n - 1;
+    if (rc != 0 && n > 1) {
+        failover_facts untouched = {rc, 0, 0, 0}; /* what the rule says had nothing landed */
+        failover_explain(&tried, k->routine, eps[*at].label, i >= n,
+                         k->touched && failover_decide(&untouched) == FAILOVER_NEXT, err);
+    }
+    return rc;
+}
+
 int call_run(const char *name, arg_source *src, const char *expect_pin)
 {
-    call_obj k; /* only the fields an exchange uses are set */
+    call_obj k; /* only the fields the start and an exchange use are set */
     err_t *err = &k.err;
     err_clear(err);
     k.expect_pin = expect_pin;
     k.bound_once = 0;
-    endpoint eps[CLIENT_MAX_SERVERS];
-    double pred[CLIENT_MAX_SERVERS], flops = 0;
-    int n = 1, ranked = 0, placed = 0, i;
-    handle_facts named; /* with placed: the first handle the call names */
+    k.meta = 0;
+    k.flops = 0;
     k.info = (numrpc_call_info){0};
     k.t_start = 0;
     handle_moves moves; /* IN handles copied to the call's server for it */
@@ -264,37 +283,16 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     k.moves = &moves;
     double limit = call_timeout();
     k.deadline = limit > 0 ? sock_now() + limit : 0;
-    int rc = name ? client_ensure_init(err) : err_set(err, NUMRPC_EINVAL, "routine name is NULL");
-    if (rc == 0) {
-        int is_url = client_parse_url(name, &eps[0], k.routine, sizeof k.routine, err);
-        if (is_url < 0) rc = is_url;
-        else if (!is_url && (placed = place_call(k.routine, src, k.deadline, &eps[0], &named, &moves, err)) < 0)
-            rc = placed; /* a call naming handles runs where they are, and only there */
-        else if (!is_url && !placed &&
-                 (n = meta_enabled() ? meta_servers_for_call(k.routine, src, eps, pred, &flops, &ranked, err)
-                                     : client_servers(eps, err)) < 0) /* ranked: meta.c */
-            rc = n;
-    }
-    if (rc != 0) return client_fail(err);
-    /* NUMRPC_SERVER's servers, or the metaserver's ranking, in order, each
-     * once, while a server fails before any reply byte reached the
-     * caller's memory (failover.h says which failures). */
-    failover_log tried = {0};
-    for (i = 0; i < n; i++) {
-        if (failover_tried_before(eps, i)) continue;
-        rc = call_on(&k, &eps[i], src, err);
-        if (rc == 0) break;
-        if (n > 1) failover_note(&tried, eps[i].label, err);
-        if (!failover_moves_on(rc, k.touched, ranked)) break;
-    }
-    if (rc != 0 && n > 1)
-        failover_explain(&tried, k.routine, eps[i < n ? i : n - 1].label, i >= n,
-                         k.touched && failover_moves_on(rc, 0, ranked), err);
+    endpoint eps[CLIENT_MAX_SERVERS];
+    handle_facts named; /* with placed: the first handle the call names */
+    int placed, at = 0;
+    int rc = call_start(&k, name, src, 0, eps, &moves, &placed, &named, err);
+    if (rc > 0) rc = call_wait_here(&k, eps, rc, src, &at, err);
     if (rc != 0 && placed && (rc == NUMRPC_ECONNECT || rc == NUMRPC_EIO)) place_name_handle(err, &named);
     moves_release(&moves);
     if (rc != 0) return client_fail(err);
     add_moves_info(&k.info, &moves.info);
-    if (meta_enabled()) meta_note_call(k.routine, flops, ranked ? pred[i] : 0, &k.info, k.server_busy, 0);
+    if (meta_enabled()) meta_note_call(k.routine, k.flops, k.meta ? k.meta_pred[at] : 0, &k.info, k.server_busy, 0);
     client_note_info(&k.info);
     client_succeed();
     return 0;

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "failover.h"
 #include "iface.h"
 #include "msg_data.h"
 #include "numrpc.h"
@@ -41,20 +42,17 @@ typedef struct call_obj {
     void *tag;                       /* the GridRPC handle that started it   */
     const char *expect_pin;          /* a typed header's pin line (caller's),
                                         checked before binding; NULL: none   */
-    /* Bound arguments (asynchronous calls): copies of every in scalar, the
-     * caller's pointers for the rest.  vals[] holds complex values and
-     * malloc'd copies of strings that args[i].v points at. */
-    int nargs;
-    numrpc_arg args[IFACE_MAX_PARAMS];
-    value_slot vals[IFACE_MAX_PARAMS];
+    /* The one bind (bind.c): each parameter's mode, type and rank, which
+     * every later interface must share; the in strings and file paths an
+     * asynchronous call copied (malloc'd; k->slots point at them). */
+    int bound_once;
+    uint32_t nbound;
+    uint8_t bound_sig[IFACE_MAX_PARAMS][3];
+    char *copies[IFACE_MAX_PARAMS];
     double flops;                    /* the complexity expression's value    */
     int cheap;                       /* CalcOrder known, < PROTO_CHEAP_FLOPS  */
     double deadline;                 /* monotonic seconds, 0 = none          */
     uint32_t deadline_ms;            /* what is left of it, for the server   */
-    /* Each parameter's mode, type and rank at the call's first bind: every
-     * later bind (a retry, another server) must agree (bind.c) */
-    int bound_once;
-    uint8_t bound_sig[IFACE_MAX_PARAMS][3];
     /* One exchange on one connection */
     void *argv[IFACE_MAX_PARAMS];
     value_slot slots[IFACE_MAX_PARAMS];
@@ -79,7 +77,8 @@ typedef struct call_obj {
     /* Farming (farm_lock) */
     int cancel_requested;
     int cancel_sent;
-    int attempts;
+    int again;                       /* tries again on its server (failover.h) */
+    failover_log failures;           /* the servers it moved on from, why    */
     uint32_t tried;                  /* bit i: farm server i was tried       */
     uint32_t allowed;                /* bit i: farm server i may run it      */
     int sent;                        /* its request is on the wire whole     */

@@ -1,5 +1,5 @@
-/* failover.c -- a blocking call's servers, tried in order: the rule for
- * moving on (the farm's: nothing reached the caller's memory) and its error. */
+/* failover.c -- the one retry rule of every call, and the error of a call
+ * that failed on the servers it tried, naming each one's failure. */
 #include "failover.h"
 
 #include <stdio.h>
@@ -8,12 +8,23 @@
 /* A server's failure among several is told in at most this many characters. */
 #define FAILOVER_NOTE_MAX 120
 
-int failover_moves_on(int rc, int touched, int ranked)
+failover_step failover_decide(const failover_facts *f)
 {
-    if (rc == NUMRPC_ECONNECT) return 1; /* nothing was sent */
-    if (touched) return 0;
-    if (rc == NUMRPC_EBUSY || rc == NUMRPC_EIO) return 1;
-    return ranked && (rc == NUMRPC_ENOENT || rc == NUMRPC_EAUTH);
+    if (f->rc == NUMRPC_OK || f->touched) return FAILOVER_REPORT;
+    if (f->rc == NUMRPC_ESTALE) return f->again < FAILOVER_AGAIN_MAX ? FAILOVER_AGAIN : FAILOVER_REPORT;
+    if (f->conn_only && f->rc == NUMRPC_EIO && f->again < FAILOVER_AGAIN_MAX) return FAILOVER_AGAIN;
+    switch (f->rc) {
+    case NUMRPC_ECONNECT: /* nothing was sent */
+    case NUMRPC_EBUSY:    /* refused before it ran */
+    case NUMRPC_EVERSION:
+    case NUMRPC_EAUTH:
+    case NUMRPC_ENOENT:   /* another server may offer it */
+    case NUMRPC_EIO:      /* lost before any result arrived */
+    case NUMRPC_EPROTO:
+        return FAILOVER_NEXT;
+    default: /* a crash, a limit, the deadline, a cancel, the routine's error */
+        return FAILOVER_REPORT;
+    }
 }
 
 int failover_tried_before(const endpoint *eps, int i)

@@ -372,53 +372,27 @@ static int rank(const meta_lease *l, double flops, uint64_t bytes, int idle, end
     return l->count;
 }
 
-int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *pred, double *flops, err_t *err)
+/* Ranks the servers for call k: binds k (its one bind) against the
+ * interface the metaserver holds, evaluates its shapes and complexity,
+ * and takes a lease; fills eps and k->meta_pred / meta_slots / meta_xfer
+ * in that order.  idle: the ranking leaves out the call's wait in
+ * queues (a farm adds its own backlog per server).  The count or an error. */
+static int meta_plan(call_obj *k, arg_source *src, endpoint *eps, int idle, err_t *err)
 {
     iface_ref *ref = NULL;
-    call_obj *k = calloc(1, sizeof *k);
-    int rc = k ? meta_iface(routine, &ref, err) : err_set(err, NUMRPC_ENOMEM, "call object");
-    if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
+    int rc = meta_iface(k->routine, &ref, err);
+    if (rc == 0) rc = call_bind(k, &ref->iface, src, err);
     if (rc == 0) rc = marshal_eval_shapes(&ref->iface, k->argv, k->shapes, err);
     uint64_t in = 0, out = 0;
     meta_lease l;
     if (rc == 0) {
-        *flops = marshal_complexity(&ref->iface, k->argv);
-        call_bytes(&ref->iface, k->shapes, &in, &out);
-        rc = lease_for(routine, ref->iface.hash, *flops, in, out, &l, err);
-    }
-    if (ref) iface_cache_put(ref);
-    free(k);
-    return rc != 0 ? rc : rank(&l, *flops, in + out, 0, eps, pred, NULL, NULL);
-}
-
-int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err)
-{
-    iface_ref *ref = NULL;
-    int rc = meta_iface(k->routine, &ref, err);
-    if (rc == 0) {
-        va_list ap;
-        arg_source each = *src;
-        if (src->va) {
-            va_copy(ap, *src->va);
-            each.va = &ap;
-        }
-        rc = call_capture(k, &ref->iface, &each, err);
-        if (src->va) va_end(ap);
-    }
-    uint64_t in = 0, out = 0;
-    meta_lease l;
-    if (rc == 0) {
+        k->flops = marshal_complexity(&ref->iface, k->argv);
         call_bytes(&ref->iface, k->shapes, &in, &out);
         rc = lease_for(k->routine, ref->iface.hash, k->flops, in, out, &l, err);
     }
     if (ref) iface_cache_put(ref);
-    if (rc != 0) {
-        call_release_args(k);
-        k->nargs = 0;
-        return rc;
-    }
-    /* A farm adds its own backlog per server: the idle time of the call. */
-    int n = rank(&l, k->flops, in + out, 1, eps, k->meta_pred, k->meta_slots, k->meta_xfer);
+    if (rc != 0) return rc;
+    int n = rank(&l, k->flops, in + out, idle, eps, k->meta_pred, k->meta_slots, k->meta_xfer);
     k->meta = 1;
     return n;
 }
@@ -610,18 +584,8 @@ static int unranked_servers(int planned, endpoint *eps, err_t *err)
     return why.code;
 }
 
-int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, double *pred, double *flops,
-                          int *ranked, err_t *err)
+int meta_servers_for(call_obj *k, arg_source *src, endpoint *eps, int idle, err_t *err)
 {
-    *flops = 0;
-    int n = meta_plan_call(routine, src, eps, pred, flops, err);
-    *ranked = n > 0;
-    return unranked_servers(n, eps, err);
-}
-
-int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err)
-{
-    int n = meta_plan_async(k, src, eps, err);
-    *bound = n > 0;
-    return unranked_servers(n, eps, err);
+    k->meta = 0;
+    return unranked_servers(meta_plan(k, src, eps, idle, err), eps, err);
 }

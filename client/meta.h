@@ -13,24 +13,14 @@
 int meta_configure(const char *hostport, err_t *err);
 /* True when a metaserver is configured. */
 int meta_enabled(void);
-/* Servers for a blocking call of routine with src's arguments, best first
- * (up to CLIENT_MAX_SERVERS): the count, or an error when the metaserver
- * cannot say (the caller then uses NUMRPC_SERVER or meta_last_servers).
- * pred[i] is the predicted seconds on eps[i]; *flops the call's
- * complexity.  src is not consumed (a va_list is copied). */
-int meta_plan_call(const char *routine, arg_source *src, endpoint *eps, double *pred,
-                   double *flops, err_t *err);
-/* The same for an asynchronous call: captures src into k against the
- * interface the metaserver holds, fills k->meta_pred / k->meta_slots in
- * eps order and sets k->meta. */
-int meta_plan_async(call_obj *k, arg_source *src, endpoint *eps, err_t *err);
-/* The servers for a call: the metaserver's ranking (*ranked = 1, pred
- * filled), else NUMRPC_SERVER or the servers it named lately; when none,
- * the metaserver's reason.  The count or an error. */
-int meta_servers_for_call(const char *routine, arg_source *src, endpoint *eps, double *pred, double *flops,
-                          int *ranked, err_t *err);
-/* The same for an asynchronous call (*bound = 1: k was captured). */
-int meta_servers_for_async(call_obj *k, arg_source *src, endpoint *eps, int *bound, err_t *err);
+/* The servers for call k (its routine set) with src's arguments, best
+ * first (up to CLIENT_MAX_SERVERS): the metaserver's ranking (k->meta = 1,
+ * k->meta_pred / meta_slots / meta_xfer in eps order, k->flops; k bound
+ * against the interface the metaserver holds: the call's one bind), else
+ * NUMRPC_SERVER or the servers it named lately (k->meta = 0); when none,
+ * the metaserver's reason.  idle: predictions leave out queueing (an
+ * asynchronous call's farm adds its own).  The count or an error. */
+int meta_servers_for(call_obj *k, arg_source *src, endpoint *eps, int idle, err_t *err);
 /* The server the metaserver ranks first for a data handle of bytes (a
  * query without a routine: any server, by transfer and load). */
 int meta_place_data(uint64_t bytes, endpoint *ep, err_t *err);

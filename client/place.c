@@ -165,12 +165,12 @@ static int pick_target(const char *routine, const named_handle *hs, int n, int p
     return 0;
 }
 
-/* The handles src names for routine's parameters, into hs (at most
+/* The handles k's arguments (src, bound into k here: the call's one
+ * bind) name for its routine's parameters, into hs (at most
  * IFACE_MAX_PARAMS); their count or an error.  When a metaserver is
  * configured and the call only reads its handles, *preferred is
  * ranked_holder's answer (else -1). */
-static int named_handles(const char *routine, const arg_source *src, double deadline, named_handle *hs,
-                         int *preferred, err_t *err)
+static int named_handles(call_obj *k, arg_source *src, named_handle *hs, int *preferred, err_t *err)
 {
     int ask_meta = 1;
     endpoint eps[2 * CLIENT_MAX_SERVERS];
@@ -179,9 +179,8 @@ static int named_handles(const char *routine, const arg_source *src, double dead
     int more = client_servers(eps + n, &ignored); /* when no handle's server answers */
     if (more > 0) n += more;
     iface_ref *ref = NULL;
-    call_obj *k = calloc(1, sizeof *k);
-    int rc = k ? interface_for(routine, eps, n, deadline, &ref, err) : err_set(err, NUMRPC_ENOMEM, "call object");
-    if (rc == 0) rc = call_bind_copy(k, &ref->iface, src, err);
+    int rc = interface_for(k->routine, eps, n, k->deadline, &ref, err);
+    if (rc == 0) rc = call_bind(k, &ref->iface, src, err);
     int found = 0;
     for (uint32_t i = 0; rc == 0 && i < ref->iface.nparams; i++) {
         const iface_param *p = &ref->iface.params[i];
@@ -194,24 +193,22 @@ static int named_handles(const char *routine, const arg_source *src, double dead
     }
     *preferred = rc == 0 && ask_meta && found > 1 && meta_enabled() ? ranked_holder(&ref->iface, k, hs, found) : -1;
     if (ref) iface_cache_put(ref);
-    free(k);
     return rc != 0 ? rc : found;
 }
 
-int place_call(const char *routine, const arg_source *src, double deadline, endpoint *ep, handle_facts *first,
-               handle_moves *moves, err_t *err)
+int place_call(call_obj *k, arg_source *src, endpoint *ep, handle_facts *first, handle_moves *moves, err_t *err)
 {
     if (handles_count() == 0) return 0;
     named_handle hs[IFACE_MAX_PARAMS];
     int preferred = -1, target = 0;
-    int n = named_handles(routine, src, deadline, hs, &preferred, err);
+    int n = named_handles(k, src, hs, &preferred, err);
     if (n <= 0) return n;
-    int rc = pick_target(routine, hs, n, preferred, &target, err);
+    int rc = pick_target(k->routine, hs, n, preferred, &target, err);
     *ep = hs[target].f.server;
     *first = hs[target].f;
     for (int i = 0; rc == 0 && i < n; i++) {
         if (strcmp(hs[i].f.server.label, ep->label) == 0) continue;
-        rc = move_handle(moves, ep, hs[i].h, &hs[i].f, deadline, err);
+        rc = move_handle(moves, ep, hs[i].h, &hs[i].f, k->deadline, err);
     }
     if (rc != 0) moves_release(moves);
     return rc != 0 ? rc : 1;
