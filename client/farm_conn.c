@@ -1,5 +1,5 @@
-/* farm_conn.c -- the farm's pipelined connections: a sending and a
- * receiving thread each; their failures settled by the one retry rule. */
+/* farm_conn.c -- the farm's pipelined connections (a sending and a
+ * receiving thread each) and the hand-off of pending calls to them. */
 #include <sched.h>
 #include <stdlib.h>
 
@@ -33,10 +33,8 @@ static int connection_aged(const aconn *a)
  * the connection's failure, not its server's answer to it. */
 static void settle_victim(aconn *a, call_obj *k, int rc, const err_t *err, int opening)
 {
-    if (k->touched) {
-        err_t e;
-        err_set(&e, rc, "%s: %s (results had started to arrive: not resent)", k->routine, err->detail);
-        farm_finish_locked(k, rc, &e);
+    if (k->touched) { /* its error says it was not resent (farm_finish_locked) */
+        farm_finish_locked(k, rc, err);
         return;
     }
     int vrc = opening || rc == NUMRPC_ECANCELLED ? rc : NUMRPC_EIO;
@@ -292,4 +290,58 @@ aconn *farm_conn_open_locked(aserver *s)
     pthread_attr_destroy(&attr);
     if (a) s->conns[s->nconns++] = a;
     return a;
+}
+
+/* ---- Handing calls to connections ---- */
+
+void farm_dispatch_locked(void)
+{
+    /* Server sets that had no room in this pass: later calls with the same
+     * set are skipped without a look (a long queue costs one pass).  Not
+     * for ranked calls: each has its own best server, and a small call
+     * bound for an idle one must not wait behind a large one bound for a
+     * full one. */
+    uint32_t no_room[4];
+    int n_no_room = 0;
+    call_obj *k = farm.pending.head;
+    while (k) {
+        call_obj *next = k->next;
+        int full, skip = 0;
+        for (int i = 0; i < n_no_room && !k->meta; i++) skip |= no_room[i] == k->allowed;
+        if (skip) {
+            k = next;
+            continue;
+        }
+        aserver *s = pick_server(k, &full);
+        if (s == NULL && full && !k->meta && n_no_room < 4) no_room[n_no_room++] = k->allowed;
+        int open_new = 0;
+        aconn *a = s ? pick_conn(s, k, &open_new) : NULL;
+        if (open_new) { /* more connections are wanted there */
+            aconn *fresh = farm_conn_open_locked(s);
+            if (fresh) a = fresh;
+        }
+        if (a) {
+            callq_unlink(&farm.pending, k);
+            k->srv = s;
+            k->conn = a;
+            s->in_flight++;
+            s->work += k->flops;
+            if (k->meta) {
+                s->meta_backlog += k->meta_cost[s->index] - k->meta_xcost[s->index];
+                s->meta_link += k->meta_xcost[s->index];
+            }
+            if (s->in_flight > s->max_in_flight) s->max_in_flight = s->in_flight;
+            a->outstanding++;
+            a->heavy += !k->cheap;
+            call_set_server(&k->info, s->ep.label);
+            callq_push_back(&a->sendq, k);
+            pthread_cond_broadcast(&a->cv);
+        } else if (s != NULL) {
+            callq_unlink(&farm.pending, k);
+            err_t e;
+            err_set(&e, NUMRPC_ENOMEM, "%s: no connection to %s could be opened", k->routine, s->ep.label);
+            async_complete_locked(k, e.code, &e);
+        }
+        k = next;
+    }
 }

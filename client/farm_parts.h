@@ -1,5 +1,5 @@
-/* farm_parts.h -- the farm's insides, shared by its three files: the books
- * (farm.c), server choice (farm_pick.c), connection threads (farm_conn.c). */
+/* farm_parts.h -- the farm's insides, in layers: its edges (farm.c) over its
+ * connections (farm_conn.c) over its books (farm_books.c) over its choices (farm_pick.c). */
 #ifndef NUMRPC_CLIENT_FARM_PARTS_H
 #define NUMRPC_CLIENT_FARM_PARTS_H
 
@@ -56,7 +56,7 @@ struct aconn {
     pthread_cond_t cv;
 };
 
-/* The farm (farm_lock held for every field). */
+/* The farm (farm_pick.c; farm_lock held for every field). */
 typedef struct farm_state {
     aserver *servers[FARM_SERVERS];
     int nservers;
@@ -67,9 +67,18 @@ typedef struct farm_state {
 } farm_state;
 extern farm_state farm;
 
-/* ---- The books (farm.c; farm_lock held) ---- */
-/* Hands pending calls to servers with room. */
-void farm_dispatch_locked(void);
+/* ---- Server choice (farm_pick.c; farm_lock held) ---- */
+/* The farm's server for ep (added when new); NULL when FARM_SERVERS are known. */
+aserver *pick_server_for_endpoint(const endpoint *ep);
+/* The server for k (NULL: none has room now, *full set when one is full). */
+aserver *pick_server(const call_obj *k, int *full);
+/* The connection for k on s among those open (NULL: none); *open_new
+ * when a new one should be opened for it instead. */
+aconn *pick_conn(aserver *s, const call_obj *k, int *open_new);
+/* Learns from k's completion on s (the cap's hill climbing). */
+void pick_adapt_cap(aserver *s, const call_obj *k);
+
+/* ---- The books (farm_books.c; farm_lock held) ---- */
 /* k completed on its server with rc (0 or the call's outcome). */
 void farm_finish_locked(call_obj *k, int rc, const err_t *err);
 /* k failed on its server as facts say: the one rule (failover.h) reports
@@ -77,17 +86,9 @@ void farm_finish_locked(call_obj *k, int rc, const err_t *err);
  * when none is left, fails it naming every server's failure). */
 void farm_settle_locked(call_obj *k, failover_facts facts, const err_t *err);
 
-/* ---- Server choice (farm_pick.c; farm_lock held) ---- */
-/* The farm's server for ep (added when new); NULL when FARM_SERVERS are known. */
-aserver *pick_server_for_endpoint(const endpoint *ep);
-/* The server for k (NULL: none has room now, *full set when one is full). */
-aserver *pick_server(const call_obj *k, int *full);
-/* The connection for k on s (opened when new ones are wanted), or NULL. */
-aconn *pick_conn(aserver *s, const call_obj *k);
-/* Learns from k's completion on s (the cap's hill climbing). */
-void pick_adapt_cap(aserver *s, const call_obj *k);
-
-/* ---- Connection threads (farm_conn.c; farm_lock held) ---- */
+/* ---- Connections (farm_conn.c; farm_lock held) ---- */
+/* Hands pending calls to servers with room. */
+void farm_dispatch_locked(void);
 /* A new connection to s with its writer and reader threads, or NULL. */
 aconn *farm_conn_open_locked(aserver *s);
 /* a failed with rc (opening: it could not be opened, rc is every call's),

@@ -1,5 +1,5 @@
-/* farm_pick.c -- the farm's choice of server and connection for a call:
- * least outstanding work under an adaptive cap, or the metaserver's cost. */
+/* farm_pick.c -- the farm's state and its choice of server and connection
+ * for a call: least outstanding work under an adaptive cap, or the metaserver's cost. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +14,8 @@
  * a worker each -- never queued behind a call that is not cheap. */
 #define CAP_CHEAP CAP_MAX
 #define PIPELINE_DEPTH 128
+
+farm_state farm = {.threads_cv = PTHREAD_COND_INITIALIZER};
 
 aserver *pick_server_for_endpoint(const endpoint *ep)
 {
@@ -123,7 +125,7 @@ aserver *pick_server(const call_obj *k, int *full)
  * server take (a long solve, a routine that waits) is stalled: calls do
  * not queue behind it, and it does not count against the connections a
  * server gets. */
-aconn *pick_conn(aserver *s, const call_obj *k)
+aconn *pick_conn(aserver *s, const call_obj *k, int *open_new)
 {
     double now = sock_now();
     double stall = s->service * 10 > 0.05 ? s->service * 10 : 0.05;
@@ -139,9 +141,6 @@ aconn *pick_conn(aserver *s, const call_obj *k)
         if (a->heavy == 0 && (light == NULL || a->outstanding < light->outstanding)) light = a;
     }
     if (k->cheap && light && light->outstanding < PIPELINE_DEPTH) return light;
-    if (fluid < FARM_CONNS && s->nconns < FARM_CONNS_MAX) {
-        aconn *fresh = farm_conn_open_locked(s);
-        if (fresh) return fresh;
-    }
+    *open_new = fluid < FARM_CONNS && s->nconns < FARM_CONNS_MAX;
     return best ? best : any;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failover.h"
 #include "trust.h"
 
 static iface_ref *cache; /* guarded by client_lock */
@@ -126,7 +127,8 @@ int iface_lookup(const endpoint *eps, int n, const char *routine, double deadlin
         if (rc != 0 && c) rc = conn_explain_failure(c, rc, err); /* a refused TLS certificate: EAUTH */
         conn_done(c, rc);
         if (rc == 0 && at) *at = i;
-        if (rc != NUMRPC_ECONNECT && rc != NUMRPC_EIO) break;
+        failover_facts facts = {rc, 0, 0, 0};
+        if (rc == 0 || failover_decide(&facts) != FAILOVER_NEXT) break; /* the calls' rule */
     }
     return rc;
 }

@@ -28,8 +28,9 @@ void iface_cache_clear(void);
 
 /* The interface of routine from the first of the n servers eps that
  * answers (a pooled connection each, given back with conn_done); a server
- * that cannot be reached (NUMRPC_ECONNECT, NUMRPC_EIO) passes the turn to
- * the next, any other error is the answer.  *at: the index of the server
+ * the calls' retry rule moves on from (failover_decide: unreachable,
+ * refused, lost, not offering the routine) passes the turn to the next,
+ * any other error is the answer.  *at: the index of the server
  * that answered (may be NULL).  *out is a reference: iface_cache_put.
  * No wait outlasts deadline (conn_acquire; 0 = none). */
 int iface_lookup(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, int *at,

@@ -26,7 +26,12 @@ int probe_link(const endpoint *ep, probe_result *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     client_conn *c = NULL;
-    int rc = conn_acquire(ep, 0, &c, err);
+    double deadline = sock_now() + PROBE_MAX_SECONDS;
+    int rc = conn_acquire(ep, deadline, &c, err);
+    if (rc == 0) { /* a peer that never answers holds the caller no longer */
+        wire_writer_set_deadline(&c->m.writer, deadline);
+        wire_reader_set_deadline(&c->m.reader, deadline);
+    }
     /* The latency: the best of three empty probes (the first may pay for
      * the connection's HELLO). */
     for (int i = 0; rc == 0 && i < 3; i++) {
@@ -51,6 +56,10 @@ int probe_link(const endpoint *ep, probe_result *out, err_t *err)
     if (rc == 0) {
         double moving = out->seconds - out->latency;
         out->bytes_per_second = (double)out->bytes / (moving > 1e-6 ? moving : 1e-6);
+    }
+    if (c) { /* a pooled connection's calls set their own deadlines */
+        wire_writer_set_deadline(&c->m.writer, 0);
+        wire_reader_set_deadline(&c->m.reader, 0);
     }
     conn_done(c, rc);
     return rc;

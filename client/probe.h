@@ -10,6 +10,7 @@
 #define PROBE_FIRST_BYTES (64u << 10) /* each way, then x4 ...             */
 #define PROBE_LAST_BYTES (1u << 20)   /* ... up to this                    */
 #define PROBE_MIN_SECONDS 0.02        /* a probe this long is measured enough */
+#define PROBE_MAX_SECONDS 3.0         /* the whole measurement, at most     */
 typedef struct probe_result {
     double latency;          /* best empty round trip, seconds          */
     uint64_t bytes;          /* both ways, of the last sized probe      */
@@ -18,7 +19,8 @@ typedef struct probe_result {
 } probe_result;
 /* Measures the link to ep with PROBE messages (3 empty ones, then 64 KiB,
  * 256 KiB, 1 MiB each way until one takes PROBE_MIN_SECONDS; a shorter last
- * one is taken twice), on a pooled connection. */
+ * one is taken twice), on a pooled connection, within PROBE_MAX_SECONDS
+ * (a server that does not answer fails the measurement, closing it). */
 int probe_link(const endpoint *ep, probe_result *out, err_t *err);
 
 #endif

@@ -112,7 +112,7 @@ static int read_status(wire_reader *r, uint32_t type, uint32_t call_id, uint32_t
         if (rc == 0) {
             int code = (int32_t)status;
             if (!numrpc_error_valid(code))
-                rc = err_set(err, NUMRPC_ESERVER, "%s answered with status %d, which is no numrpc error code: %s",
+                rc = err_set(err, NUMRPC_EPROTO, "%s answered with status %d, which is no numrpc error code: %s",
                              label, code, detail);
             else if (name_peer)
                 rc = err_set(err, code, "%s: %s", label, detail);

@@ -108,11 +108,14 @@ typedef enum numrpc_type {
  * connection lost, the deadline, a cancel mid-reply) may have written some
  * of them and not others, and is never resent.
  * name: "dgefa", or "numrpc://host:port/dgefa" for one server.
- * With several servers configured, the call tries them in order, each once,
- * moving on from one it cannot reach, that refuses it (NUMRPC_EBUSY) or that
- * is lost before any reply byte reached the caller's memory; a crash, a
- * limit, the deadline or the routine's own error is the call's outcome
- * (docs/client.md, "Failover").  numrpc_last_call_info names the server.
+ * With several servers configured (or ranked by a metaserver), the call
+ * tries them in order, each once, moving on from one it cannot reach, that
+ * refuses it (NUMRPC_EBUSY, NUMRPC_EVERSION, NUMRPC_EAUTH), that does not
+ * offer the routine (NUMRPC_ENOENT) or that is lost or garbled before any
+ * reply byte reached the caller's memory; a crash, a limit, the deadline or
+ * the routine's own error is the call's outcome.  Asynchronous calls follow
+ * the same rule (docs/client.md, "Failover").  numrpc_last_call_info names
+ * the server.
  * Returns NUMRPC_OK or a negative error code. */
 #define numrpc_call(...)                                                       \
     numrpc_call_tagged_(NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))

@@ -16,6 +16,7 @@
 
 #include "../async/async_support.h"
 #include "../support/raw_peer.h"
+#include "../support/status_probe.h"
 #include "../support/test_util.h"
 #include "hostile_peer.h"
 #include "numrpc.h"
@@ -25,25 +26,6 @@ extern "C" {
 }
 
 namespace {
-
-// Calls of routine the server on port has counted (its STATUS rows); -1
-// when it did not answer.
-long long CallsOf(int port, const char *routine)
-{
-    msg_conn c;
-    err_t err;
-    msg_status st;
-    long long calls = -1;
-    if (msg_conn_open(&c, "127.0.0.1", port, 2000, 3000, 4096, &err) != 0) return -1;
-    if (msg_write_status(&c.writer, 7, &err) == 0 && msg_read_status_reply(&c.reader, 7, c.label, &st, &err) == 0) {
-        calls = 0;
-        for (uint32_t i = 0; i < st.nroutines; i++)
-            if (strcmp(st.rows[i].name, routine) == 0) calls += static_cast<long long>(st.rows[i].calls);
-        msg_status_free(&st);
-    }
-    msg_conn_free(&c);
-    return calls;
-}
 
 class Failover : public ::testing::Test {
   protected:

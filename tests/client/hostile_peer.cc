@@ -208,6 +208,13 @@ void HostileServer::Serve(int fd)
                 if (rc == 0) rc = msg_write_call_result(&c.writer, &res, &err);
                 if (rc == 0) rc = wire_end(&c.writer, &err);
             }
+        } else if (type == PROTO_PROBE) { // a client measuring the link: answered honestly
+            uint32_t reply_bytes = 0;
+            uint64_t n = 0;
+            rc = msg_read_probe(&c.reader, &reply_bytes, &n, &err);
+            if (rc == 0 && (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES)) break;
+            if (rc == 0) rc = msg_read_probe_payload(&c.reader, n, &err);
+            if (rc == 0) rc = msg_write_probe_reply(&c.writer, id, reply_bytes, &err);
         } else {
             rc = wire_skip_message(&c.reader, &err);
         }

@@ -1,5 +1,5 @@
 // hostile_peer.h -- a numrpc server written in the test: it answers HELLO,
-// GET_IFACE with descriptors the test forged, and CALL as the test says.
+// PROBE, GET_IFACE with descriptors the test forged, and CALL as the test says.
 #ifndef NUMRPC_TESTS_HOSTILE_PEER_H
 #define NUMRPC_TESTS_HOSTILE_PEER_H
 
