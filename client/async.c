@@ -7,11 +7,8 @@
 #include "calltab.h"
 #include "call.h"
 #include "farm.h"
-#include "iface_cache.h"
 #include "init.h"
 #include "lasterr.h"
-#include "meta.h"
-#include "place.h"
 #include "start.h"
 #include "sock.h"
 

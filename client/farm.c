@@ -6,12 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call.h"
 #include "calltab.h"
 #include "farm_parts.h"
-#include "iface_cache.h"
-#include "meta.h"
-#include "sock.h"
 
 void farm_submit_locked(call_obj *k, const endpoint *eps, int n)
 {
