@@ -6,8 +6,9 @@
 #   then, alternating revisions round by round, bench/async.sh --quick runs each
 #   build's client against its own servers: pings on one vCPU and across two
 #   (blocking and async, us per call), a dgemm farm over two servers (seconds).
+#   env CALLPATH_ASYNC_ONLY=1  skips the ab_quick.sh part (both builds must be cached)
 set -euo pipefail
-[[ $# -ge 2 && $# -le 3 ]] || { sed -n 4,8p "$0" >&2; exit 2; }
+[[ $# -ge 2 && $# -le 3 ]] || { sed -n 4,9p "$0" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${3:-5}
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "call_path_ab.sh: ROUNDS is 1..99" >&2; exit 2; }
@@ -16,8 +17,10 @@ sha() { git -C "$top" rev-parse --verify --quiet "$1^{commit}" || { echo "call_p
 before=$(sha "$1")
 after=$(sha "$2")
 
-echo "== null call and 8 MiB, numrpc-bench-transfer --quick (bench/ab_quick.sh $1 $2 $rounds):"
-"$top/bench/ab_quick.sh" "$before" "$after" "$rounds"
+if [[ -z ${CALLPATH_ASYNC_ONLY:-} ]]; then
+    echo "== null call and 8 MiB, numrpc-bench-transfer --quick (bench/ab_quick.sh $1 $2 $rounds):"
+    "$top/bench/ab_quick.sh" "$before" "$after" "$rounds"
+fi
 declare -A dir=([before]=$AB_CACHE/$before/build [after]=$AB_CACHE/$after/build)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/numrpc-callpath-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -69,6 +72,6 @@ END {
         k = sorted[i]
         b = median(vals[k, "before"]); a = median(vals[k, "after"])
         printf "%-40s %22s %22s %12s\n", substr(k, 3), sprintf("%.4g [%s]", b, range(vals[k, "before"])),
-            sprintf("%.4g [%s]", a, range(vals[k, "after"])), b > 0 ? sprintf("%.3f", a / b) : "-"
+            sprintf("%.4g [%s]", a, range(vals[k, "after"])), (b > 0 ? sprintf("%.3f", a / b) : "-")
     }
 }' "$tmp"/before.*.txt "$tmp"/after.*.txt
