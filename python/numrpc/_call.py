@@ -1,12 +1,10 @@
 # _call.py -- blocking and asynchronous calls (numrpc_callv, numrpc_callv_async):
 # asynchronous ones complete concurrent.futures.Future objects from one waiter thread.
-from __future__ import annotations
-
 import concurrent.futures
 import ctypes
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ._args import Bound
 from ._errors import Error, check, error_for
@@ -30,7 +28,7 @@ class CallInfo:
     tls_resumed: int
 
     @classmethod
-    def from_c(cls, c: CallInfoC) -> CallInfo:
+    def from_c(cls, c: CallInfoC) -> "CallInfo":
         """The figures of a numrpc_call_info (ctypes), as Python values."""
         return cls(c.bytes_sent, c.bytes_received, c.send_seconds, c.compute_seconds, c.receive_seconds,
                    c.total_seconds, c.server.decode(errors="replace"), c.connections, c.tls_resumed)
@@ -104,8 +102,8 @@ class CallFuture(concurrent.futures.Future):
 
     def __init__(self) -> None:
         super().__init__()
-        self.call_id: int | None = None
-        self.call_info: CallInfo | None = None
+        self.call_id: Optional[int] = None
+        self.call_info: Optional[CallInfo] = None
 
     def cancel(self) -> bool:
         """Cancel the call, also on its server (numrpc_cancel).

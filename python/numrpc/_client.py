@@ -1,7 +1,5 @@
 # _client.py -- numrpc.Client: the library's configuration (numrpc_init) from
 # Python, for the whole process, as the C library keeps one configuration.
-from __future__ import annotations
-
 import ctypes
 import os
 from typing import Iterable, Optional, Union

@@ -1,7 +1,5 @@
 # _handles.py -- data handles: a numpy array kept on a server between calls
 # (numrpc_data_put/get/free), passed wherever an array argument goes.
-from __future__ import annotations
-
 import ctypes
 import threading
 from typing import Any, Optional, Tuple
@@ -85,7 +83,7 @@ class Handle:
         if pointer is not None:
             check(lib.numrpc_data_free(pointer))
 
-    def __enter__(self) -> Handle:
+    def __enter__(self) -> "Handle":
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,7 +1,5 @@
 # _interface.py -- a routine's interface as the server describes it
 # (numrpc_routine_*): parameters, IDL text, array shapes for given scalars.
-from __future__ import annotations
-
 import ctypes
 import threading
 from typing import Dict, Optional, Tuple
