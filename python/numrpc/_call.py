@@ -90,8 +90,8 @@ def set_timeout(seconds: float) -> None:
     Parameters
     ----------
     seconds : float
-        The limit; 0 for none. A call that runs past it raises `numrpc.Timeout`
-        (its server stops the routine).
+        The limit; 0 for none. A call that runs past it raises
+        `numrpc.Timeout`.
     """
     check(lib.numrpc_set_timeout(float(seconds)))
 

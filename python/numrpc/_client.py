@@ -44,7 +44,9 @@ class Client:
     Raises
     ------
     numrpc.BadArgument
-        Asynchronous calls are in progress, or the configuration is refused.
+        Asynchronous calls are in progress.
+    numrpc.Error
+        The library refused the configuration (numrpc_init's code).
     """
 
     def __init__(self, servers: Union[str, Iterable[str], None] = None, metaserver: Optional[str] = None,
