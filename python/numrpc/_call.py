@@ -4,6 +4,7 @@ import concurrent.futures
 import ctypes
 import threading
 from dataclasses import dataclass
+from typing import Any, Optional
 
 from ._args import Bound
 from ._errors import Error, check, error_for
@@ -27,29 +28,71 @@ class CallInfo:
     tls_resumed: int
 
     @classmethod
-    def from_c(cls, c):
+    def from_c(cls, c: CallInfoC) -> "CallInfo":
+        """The figures of a numrpc_call_info (ctypes), as Python values."""
         return cls(c.bytes_sent, c.bytes_received, c.send_seconds, c.compute_seconds, c.receive_seconds,
                    c.total_seconds, c.server.decode(errors="replace"), c.connections, c.tls_resumed)
 
 
-def call(name, *args):
-    """Runs routine name with args in IDL order (OUT scalars left out); returns
-    the OUT scalars and the OUT arrays passed as None (see docs/python.md)."""
+def call(name: str, *args: Any) -> Any:
+    """Run a routine on a server and wait for it (numrpc_callv).
+
+    Parameters
+    ----------
+    name : str
+        The routine ("dgesv"), or "numrpc://host:port/routine" for one server.
+    *args
+        Its arguments in IDL order, as in C, less the OUT scalars: numbers and
+        one-character or longer strings for IN scalars, numpy arrays (or
+        `Handle` objects) for arrays, None for WORK arrays and for OUT arrays
+        numrpc should allocate.
+
+    Returns
+    -------
+    object
+        The OUT and INOUT scalars in IDL order, then the OUT arrays passed as
+        None: nothing gives None, one value that value, more a tuple.
+
+    Raises
+    ------
+    numrpc.Error
+        The call failed; a subclass for the common cases (`UnknownRoutine`,
+        `BadArgument`, `Timeout`, `CannotConnect`...). A wrong dtype or shape
+        is raised before anything is sent.
+
+    Examples
+    --------
+    >>> info = numrpc.call("dgesv", n, 1, a, n, ipiv, b, n)  # doctest: +SKIP
+    """
     interface = describe(name)
     bound = Bound(name, interface, args)
     check(lib.numrpc_callv(name.encode(), bound.args, len(interface.params)))  # GIL released inside
     return bound.results()
 
 
-def last_call_info():
-    """The figures of the calling thread's last blocking call."""
+def last_call_info() -> CallInfo:
+    """The figures of the calling thread's last blocking call.
+
+    Returns
+    -------
+    CallInfo
+        Bytes sent and received, the send, compute, receive and total seconds,
+        the server ("host:port"), connections opened and TLS resumptions.
+    """
     info = CallInfoC()
     check(lib.numrpc_last_call_info(ctypes.byref(info)))
     return CallInfo.from_c(info)
 
 
-def set_timeout(seconds):
-    """Time limit of every call started afterwards, blocking or not (0: none)."""
+def set_timeout(seconds: float) -> None:
+    """Set the time limit of every call started afterwards, blocking or not.
+
+    Parameters
+    ----------
+    seconds : float
+        The limit; 0 for none. A call that runs past it raises
+        `numrpc.Timeout`.
+    """
     check(lib.numrpc_set_timeout(float(seconds)))
 
 
@@ -57,12 +100,20 @@ class CallFuture(concurrent.futures.Future):
     """A Future of an asynchronous call: call_id is the library's id, call_info
     the call's figures once it is done. cancel() also stops it on its server."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.call_id = None
-        self.call_info = None
+        self.call_id: Optional[int] = None
+        self.call_info: Optional[CallInfo] = None
 
-    def cancel(self):
+    def cancel(self) -> bool:
+        """Cancel the call, also on its server (numrpc_cancel).
+
+        Returns
+        -------
+        bool
+            False when the call had already completed; True when it is now
+            cancelled (its server kills the worker running it).
+        """
         if not super().cancel():
             return False
         lib.numrpc_cancel(self.call_id)  # the waiter still returns the call; its buffers live until then
@@ -137,12 +188,39 @@ class _Waiter:
 _waiter = _Waiter()
 
 
-def call_async(name, *args):
-    """Starts routine name like call() and returns a concurrent.futures.Future
-    of what call() would return. Keep the arrays alive and do not touch the
-    OUT and INOUT ones until the future is done."""
+def call_async(name: str, *args: Any) -> CallFuture:
+    """Start a routine on a server and return at once (numrpc_callv_async).
+
+    Parameters
+    ----------
+    name : str
+        The routine, as for `call`.
+    *args
+        Its arguments, as for `call`. Keep the arrays alive, and do not touch
+        the OUT and INOUT ones, until the future is done.
+
+    Returns
+    -------
+    CallFuture
+        A `concurrent.futures.Future` of what `call` would return; its
+        `call_id` is the library's call id, `call_info` the call's figures
+        once it is done. `cancel()` also stops the call on its server.
+
+    Raises
+    ------
+    numrpc.Error
+        The call could not be started (a bad argument, no server). A failure
+        after the start is raised by the future's `result()`.
+    """
     return _waiter.submit(name, args)
 
 
-def calls_in_progress():
+def calls_in_progress() -> int:
+    """The number of asynchronous calls not yet returned.
+
+    Returns
+    -------
+    int
+        Calls started by `call_async` whose futures are not done yet.
+    """
     return _waiter.in_progress()

@@ -1,5 +1,5 @@
-# _lib.py -- finds and loads libnumrpc (NUMRPC_LIB, the build tree, the system)
-# and declares the C API of include/numrpc.h that the binding uses, for ctypes.
+# _lib.py -- finds and loads libnumrpc (NUMRPC_LIB, the package's own, the build tree, the
+# system) and declares the C API of include/numrpc.h that the binding uses, for ctypes.
 import ctypes
 import ctypes.util
 import os
@@ -52,12 +52,18 @@ class CallInfoC(ctypes.Structure):
                 ("tls_resumed", ctypes.c_uint32)]
 
 
+# Where `pip install ./python` puts the library it builds (setup.py).
+BUNDLED = Path(__file__).resolve().parent / "_libs" / "libnumrpc.so"
+
+
 def _candidates():
     """Where libnumrpc may be, in the order tried."""
     env = os.environ.get("NUMRPC_LIB")
     if env:
         yield env
         return  # an explicit choice is never second-guessed
+    if BUNDLED.exists():
+        yield str(BUNDLED)
     # The build tree, when the package runs from the repository (python/numrpc).
     for parent in Path(__file__).resolve().parents:
         built = parent / "build" / "client" / ".libs" / "libnumrpc.so"
