@@ -146,7 +146,8 @@ def _hermitian(work: np.ndarray, n: int) -> None:
     """Makes the half spectrum work (..., m, n//2+1) that of a real array, in
     place, as numpy's inverse takes it: the columns 0 and (n even) n/2 become
     their Hermitian parts along the axis before last (for m = 1: their real
-    parts). numpy ignores what breaks the symmetry; FFTW does not promise to."""
+    parts). numpy ignores what breaks the symmetry; FFTW does not document
+    what its c2r gives then (3.3.10 ignores it too), so it is not sent."""
     m = work.shape[-2]
     mirror = (-np.arange(m)) % m
     for column in ([0, n // 2] if n % 2 == 0 else [0]):
