@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import warnings
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._multicall import Steps, WithWarning, run
+
+if TYPE_CHECKING:  # scipy is imported when spsolve is called, not with numrpc
+    import scipy.sparse
 
 __all__ = ["spsolve"]
 
@@ -56,8 +59,9 @@ def _csc_arrays(A, sp):
     return result_class, A
 
 
-def spsolve(A: Any, b: Union[ArrayLike, Any], permc_spec: Optional[str] = None, use_umfpack: bool = True, *,
-            block: bool = True) -> Union[np.ndarray, Any, "concurrent.futures.Future"]:
+def spsolve(A: Union[scipy.sparse.spmatrix, ArrayLike], b: Union[ArrayLike, scipy.sparse.spmatrix],
+            permc_spec: Optional[str] = None, use_umfpack: bool = True, *, block: bool = True
+            ) -> Union[np.ndarray, scipy.sparse.spmatrix, concurrent.futures.Future]:
     """Solve A x = b for a sparse square A, as scipy.sparse.linalg.spsolve.
 
     The server runs SuperLU (dgssv for real, zgssv for complex systems) on
