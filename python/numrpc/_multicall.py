@@ -75,9 +75,7 @@ class MultiCallFuture(concurrent.futures.Future):
         if self.set_running_or_notify_cancel():
             self.set_result(value)
 
-    def _fail(self, error: BaseException, parts=()):
-        for part in parts:
-            part.cancel()
+    def _fail(self, error: BaseException):
         if self.set_running_or_notify_cancel():
             self.set_exception(error)
 
@@ -92,39 +90,47 @@ class MultiCallFuture(concurrent.futures.Future):
         if not isinstance(value, Steps):
             self._finish(value)
             return
-        steps, parts = value, []
+        steps, parts, refused = value, [], None
         try:
             for name, args in steps.calls:
                 parts.append(call_async(name, *args))
         except Exception as e:  # refused before it was sent (an argument the binding rejects)
-            self._fail(e, parts)
-            return
+            refused = e  # the result once the calls already started are back
+            if not parts:
+                self._fail(e)
+                return
         with self._lock:
             self.calls.extend(parts)
         if self.cancelled():  # cancelled while the calls were being started
             for part in parts:
                 part.cancel()
             return
-        state = {"left": len(parts), "failed": False}
+        left = [len(parts)]
 
-        def part_done(part):
+        def part_done(_):
             with self._lock:
-                state["left"] -= 1
-                last = state["left"] == 0
-                first_failure = not state["failed"] and not part.cancelled() and part.exception() is not None
-                if first_failure:
-                    state["failed"] = True
-            if first_failure:  # the first failure is the result; the others are stopped
-                self._fail(part.exception(), parts)
-            elif last and not state["failed"] and not self.done():
-                self._stage_done(steps, parts)
+                left[0] -= 1
+                last = left[0] == 0
+            if last and not self.done():
+                self._stage_done(steps, parts, refused)
 
         for part in parts:
             part.add_done_callback(part_done)
 
-    def _stage_done(self, steps, parts):
-        if any(part.cancelled() for part in parts):
-            self._fail(concurrent.futures.CancelledError(), ())
+    def _stage_done(self, steps, parts, refused):
+        """Every call of the stage is back (none is left in progress): the
+        first one that failed, in call order, is the result (refused: the
+        error of the call that could not start, after them), else the next stage."""
+        for part in parts:
+            if part.cancelled():
+                self._fail(concurrent.futures.CancelledError())
+                return
+            error = part.exception()
+            if error is not None:
+                self._fail(error)
+                return
+        if refused is not None:
+            self._fail(refused)
             return
         try:
             value = steps.then([part.result() for part in parts])
@@ -135,8 +141,8 @@ class MultiCallFuture(concurrent.futures.Future):
 
 
 def _gather(calls: Sequence[Call]) -> list:
-    """The results of calls started together (blocking); the first failure is
-    raised and the other calls are cancelled."""
+    """The results of calls started together (blocking), once all are back;
+    the first failure in call order is raised."""
     future = MultiCallFuture()
     future._advance(Steps(calls, lambda results: results))
     try:

@@ -222,7 +222,8 @@ def test_cancel_stops_a_batch(rng):
             future.result(timeout=30)
     else:  # it had already finished
         assert_close(future.result(timeout=30), np.fft.fft(x), False)
-    assert all(part.done() for part in future.calls)  # cancelled, or done before the cancel
+    concurrent.futures.wait(future.calls, timeout=30)  # each cancelled, or done before the cancel reached it
+    assert all(part.done() for part in future.calls)
     deadline = time.monotonic() + 30
     while numrpc.calls_in_progress() and time.monotonic() < deadline:  # the library returns them all
         time.sleep(0.01)
@@ -234,3 +235,24 @@ def test_a_one_call_transform_is_the_threads_last_call(rng):
     nfft.fft(x)
     info = numrpc.last_call_info()
     assert info.bytes_sent > 64 * 16  # the line went out
+
+
+@pytest.mark.parametrize("block", [True, False])
+def test_a_failed_call_among_many_fails_the_whole(block):
+    # What numrpc.fft's stages do with a server's refusal (a sign FFTW does not
+    # know) or the binding's (a wrong dtype): the blocking call raises it, the
+    # future's result() raises the same, once the other calls are back.
+    from numrpc._multicall import Steps, run
+    lines = [np.ones(8, np.complex128) for _ in range(6)]
+    for bad, error in [(("zfft_1d", (8, lines[0], 3)), numrpc.BadArgument),
+                       (("zfft_1d", (8, np.ones(8), -1)), numrpc.BadArgumentType)]:
+        calls = [("zfft_1d", (8, line, -1)) for line in lines[1:]] + [bad]
+        work = lambda: Steps(calls, lambda results: pytest.fail("a failed stage went on"))  # noqa: E731
+        if block:
+            with pytest.raises(error):
+                run(work, True)
+        else:
+            future = run(work, False)
+            with pytest.raises(error):
+                future.result(timeout=30)
+        assert numrpc.calls_in_progress() == 0  # nothing of it left running
