@@ -41,8 +41,13 @@ typedef struct meta_choice {
  * bytes_per_second 0: the probe failed (an older server), not retried. */
 typedef struct meta_probed {
     char label[CLIENT_HOST_MAX + 16];
-    double latency, bytes_per_second;
+    double latency, bytes_per_second; /* 0: the probe failed ...          */
+    double retry_at;                  /* ... and is not tried again before */
 } meta_probed;
+
+/* A link whose probe failed keeps its guess this long, then is probed again
+ * (a server that was down, or a port now someone else's). */
+#define PROBE_RETRY_SECONDS 10.0
 
 /* An answer that may be reused until `until` for calls of the same
  * routine and a similar size (flops within a factor of 8). */
@@ -222,34 +227,39 @@ static int ask(const endpoint *mep, const char *routine, uint64_t hash, double f
 /* A fresh lease ranks servers whose link to this client the metaserver has
  * not measured with a guess; a call that moves enough bytes for the link
  * to matter measures each such link once (probe.c) and tells the
- * metaserver with its next reports.  A failed probe leaves the guess. */
+ * metaserver with its next reports.  A failed probe leaves the guess for
+ * PROBE_RETRY_SECONDS. */
 static void probe_unknown_links(meta_lease *l, uint64_t bytes)
 {
     if (bytes < PROBE_WORTH_BYTES) return;
     for (int i = 0; i < l->count; i++) {
         meta_choice *ch = &l->choice[i];
         if (ch->throughput_known) continue;
-        int found = 0;
+        int found = -1, skip = 0;
         pthread_mutex_lock(&meta_lock);
-        for (int j = 0; j < mc.nprobed && !found; j++)
-            if (strcmp(mc.probed[j].label, ch->ep.label) == 0) {
-                found = 1;
-                if (mc.probed[j].bytes_per_second <= 0) break;
-                ch->model.latency = mc.probed[j].latency;
-                ch->model.bytes_per_second = mc.probed[j].bytes_per_second;
-                ch->throughput_known = 1;
-            }
+        for (int j = 0; j < mc.nprobed && found < 0; j++)
+            if (strcmp(mc.probed[j].label, ch->ep.label) == 0) found = j;
+        if (found >= 0 && mc.probed[found].bytes_per_second > 0) {
+            ch->model.latency = mc.probed[found].latency;
+            ch->model.bytes_per_second = mc.probed[found].bytes_per_second;
+            ch->throughput_known = 1;
+            skip = 1;
+        } else if (found >= 0) {
+            skip = sock_now() < mc.probed[found].retry_at; /* failed a moment ago: the guess stays */
+        }
         pthread_mutex_unlock(&meta_lock);
-        if (found) continue;
+        if (skip) continue;
         probe_result pr;
         err_t err;
         if (probe_link(&ch->ep, &pr, &err) != 0) memset(&pr, 0, sizeof pr);
         pthread_mutex_lock(&meta_lock);
-        if (mc.nprobed < (int)(sizeof mc.probed / sizeof mc.probed[0])) {
-            meta_probed *m = &mc.probed[mc.nprobed++];
+        if (found < 0 && mc.nprobed < (int)(sizeof mc.probed / sizeof mc.probed[0])) found = mc.nprobed++;
+        if (found >= 0) {
+            meta_probed *m = &mc.probed[found];
             snprintf(m->label, sizeof m->label, "%s", ch->ep.label);
             m->latency = pr.latency;
             m->bytes_per_second = pr.bytes_per_second;
+            m->retry_at = pr.bytes_per_second > 0 ? 0 : sock_now() + PROBE_RETRY_SECONDS;
         }
         pthread_mutex_unlock(&meta_lock);
         if (pr.bytes_per_second <= 0) continue;

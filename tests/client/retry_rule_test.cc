@@ -91,10 +91,13 @@ void ReplyError(msg_conn *c, uint32_t id, int code, const char *detail)
     if (rc == 0) wire_end(&c->writer, &err);
 }
 
-// A port nothing listens on (bound, then closed).
+// A port nothing listens on: bound without listen() and kept bound for the
+// whole run, so that no later server of the run gets it (the client keeps
+// a failed link probe of a port for a while).
 int ClosedPort()
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    static std::vector<int> reserved;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a = {};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -103,7 +106,7 @@ int ClosedPort()
     if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
         getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0)
         port = ntohs(a.sin_port);
-    close(fd);
+    reserved.push_back(fd);
     return port;
 }
 
