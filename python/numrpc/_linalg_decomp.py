@@ -237,7 +237,9 @@ def norm(a, ord=None, axis=None, keepdims=False, check_finite=True, *, block=Tru
     Returns
     -------
     n : float
-        The norm, a numpy scalar of the array's real precision.
+        The norm: a Python float for a vector and for orders 1 and inf (as
+        scipy's BLAS and LAPACK paths give), else a numpy scalar of the
+        array's real precision.
     """
     return run(_norm(a, ord, axis, keepdims, check_finite), block)
 
@@ -256,7 +258,7 @@ def _norm(a, ord, axis, keepdims, check_finite):
     if a1.ndim == 1:
         name = {"s": "snrm2", "d": "dnrm2", "c": "scnrm2", "z": "dznrm2"}[prefix]
         x = a1.handle if remote else np.ascontiguousarray(a1, dtype=dtype)
-        return real((yield Call(name, a1.shape[0], x, 1)))
+        return float((yield Call(name, a1.shape[0], x, 1)))  # a Python float, as scipy's BLAS nrm2
     if ord in _LANGE:
         which = _LANGE[ord]
         if remote:
@@ -267,7 +269,8 @@ def _norm(a, ord, axis, keepdims, check_finite):
             if flipped:
                 which = {"1": "I", "I": "1", "F": "F"}[which]
         m, n = a1.shape if remote else matrix.shape
-        return real((yield Call(prefix + "lange", which, m, n, matrix, m, None)))
+        value = yield Call(prefix + "lange", which, m, n, matrix, m, None)
+        return real(value) if _LANGE[ord] == "F" else float(value)  # the types scipy's own paths give
     source = a1 if remote else f_view(a1)[0]  # the singular values of a^T are a's
     s = yield from _svd(source, False, False, False, False, "gesdd")
     return real(s[0] if ord == 2 else s[-1] if ord == -2 else s.sum())
