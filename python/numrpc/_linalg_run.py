@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import functools
+import math
 import threading
 from typing import Any, Callable, Generator, Optional
 
@@ -73,10 +74,12 @@ class Free:
 
 
 Operation = Generator[Any, Any, Any]
+_last_call_info = lib.numrpc_last_call_info
 
 # ---- The blocking driver ----
 
 _thread = threading.local()
+_FIGURES_KEPT = 16  # requests of one blocking function whose figures last_calls gives
 
 
 def _figures() -> CallInfoC:
@@ -85,11 +88,24 @@ def _figures() -> CallInfoC:
     return info
 
 
+class _Figures:
+    """A thread's record of its last blocking function's requests: CallInfoC
+    slots filled in place (no allocation per request)."""
+
+    def __init__(self):
+        self.slots = (CallInfoC * _FIGURES_KEPT)()
+        self.pointers = [ctypes.byref(self.slots[i]) for i in range(_FIGURES_KEPT)]
+        self.count = 0
+
+
 def run(operation: Operation, block: bool):
     """Runs operation: to its result when block, else as a LinalgFuture."""
     if not block:
         return _start(operation)
-    figures = _thread.figures = []
+    figures = getattr(_thread, "figures", None)
+    if figures is None:
+        figures = _thread.figures = _Figures()
+    figures.count = count = 0
     send, value = operation.send, None
     while True:
         try:
@@ -102,7 +118,9 @@ def run(operation: Operation, block: bool):
             send, value = operation.throw, e
         else:
             send = operation.send
-            figures.append(_figures())
+            if count < _FIGURES_KEPT:
+                _last_call_info(figures.pointers[count])
+                figures.count = count = count + 1
 
 
 def last_calls() -> list:
@@ -111,10 +129,11 @@ def last_calls() -> list:
     Returns
     -------
     list of numrpc.CallInfo
-        One per request that succeeded (calls, puts, gets, frees), in order:
+        One per request that succeeded (calls, puts, gets, frees; the first 16), in order:
         bytes sent and received, seconds, server.
     """
-    return [CallInfo.from_c(c) for c in getattr(_thread, "figures", ())]
+    figures = getattr(_thread, "figures", None)
+    return [] if figures is None else [CallInfo.from_c(figures.slots[i]) for i in range(figures.count)]
 
 
 # ---- The asynchronous driver ----
@@ -233,22 +252,34 @@ def _settle(future: LinalgFuture, result: Any, error: Optional[BaseException]) -
 def validated(a, check_finite: bool):
     """a as a numpy array (a RemoteArray stays one), refused as scipy refuses
     it: object arrays, and infs or NaNs when check_finite."""
-    if isinstance(a, RemoteArray):
-        return a
-    a1 = np.asarray(a)
-    if a1.dtype.hasobject:
-        raise ValueError("object arrays are not supported")
-    if check_finite and a1.dtype.kind in "fc" and not np.isfinite(a1).all():
+    if type(a) is not np.ndarray:
+        if isinstance(a, RemoteArray):
+            return a
+        a = np.asarray(a)
+        if a.dtype.hasobject:
+            raise ValueError("object arrays are not supported")
+    if check_finite and a.dtype.kind in "fc" and not all_finite(a):
         raise ValueError("array must not contain infs or NaNs")
-    return a1
+    return a
+
+
+def all_finite(a: np.ndarray) -> bool:
+    """True when no element of a (floating or complex) is inf or NaN: the sum of
+    squares is finite then, and any inf or NaN makes it so; only an overflow
+    of finite elements needs the element by element check."""
+    flat = a.ravel(order="K")
+    if a.dtype.kind == "c":
+        flat = flat.view(flat.real.dtype)
+    return math.isfinite(flat.dot(flat)) or bool(np.isfinite(a).all())
 
 
 def buffer(x: np.ndarray, dtype: np.dtype, reuse: bool) -> np.ndarray:
     """x as a Fortran-ordered array of dtype that LAPACK may overwrite: x itself
     when reuse (the caller allowed it) and it is one already, else a copy."""
-    if (reuse and type(x) is np.ndarray and x.dtype == dtype and x.flags.f_contiguous
-            and x.flags.writeable):
-        return x
+    if x.dtype == dtype:
+        if reuse and type(x) is np.ndarray and x.flags.f_contiguous and x.flags.writeable:
+            return x
+        return x.copy(order="F")
     return np.array(x, dtype=dtype, order="F")
 
 

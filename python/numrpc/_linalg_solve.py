@@ -71,9 +71,11 @@ def solve(a, b, sym_pos=False, lower=False, overwrite_a=False, overwrite_b=False
 def _solve(a, b, sym_pos, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed):
     a1 = validated(a, check_finite)
     remote = isinstance(a1, RemoteArray)
-    if not remote:
+    if not remote and a1.ndim < 2:
         a1 = np.atleast_2d(a1)
-    b1 = np.atleast_1d(validated(b, check_finite)) if not isinstance(b, RemoteArray) else (yield from rhs(b, False))
+    b1 = validated(b, check_finite) if not isinstance(b, RemoteArray) else (yield from rhs(b, False))
+    if b1.ndim == 0:
+        b1 = b1.reshape(1)
     n = square(a1, "Input a needs to be a square matrix.")
     if n != b1.shape[0] and not (n == 1 and b1.size != 0):
         raise ValueError("Input b has to have same number of rows as input a")

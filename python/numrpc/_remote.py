@@ -29,11 +29,17 @@ def lapack_type(*dtypes: np.dtype) -> tuple[str, np.dtype]:
     """The LAPACK prefix and dtype scipy.linalg computes in for arrays of these
     dtypes: float32 -> s, float64 -> d, complex64 -> c, complex128 -> z; small
     ints and float16 -> s, other ints -> d; float64 with complex64 -> z."""
-    scores = [_SCORE.get(np.dtype(d).char, 2) for d in dtypes]
-    best = max(scores)
-    if best == 3 and 2 in scores:
-        best = 4
-    return _OF_SCORE[best]
+    found = _chosen.get(dtypes)
+    if found is None:
+        scores = [_SCORE.get(np.dtype(d).char, 2) for d in dtypes]
+        best = max(scores)
+        if best == 3 and 2 in scores:
+            best = 4
+        found = _chosen[dtypes] = _OF_SCORE[best]
+    return found
+
+
+_chosen: dict = {}  # dtypes -> (prefix, dtype): lapack_type's answers
 
 
 class _OwnedHandle(Handle):
