@@ -123,6 +123,15 @@ def run(operation: Operation, block: bool):
                 figures.count = count = count + 1
 
 
+def record_one() -> None:
+    """The figures of a function that made its one call itself (not through run)."""
+    figures = getattr(_thread, "figures", None)
+    if figures is None:
+        figures = _thread.figures = _Figures()
+    _last_call_info(figures.pointers[0])
+    figures.count = 1
+
+
 def last_calls() -> list:
     """The requests of the calling thread's last blocking numrpc.linalg function.
 

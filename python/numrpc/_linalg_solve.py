@@ -7,8 +7,9 @@ import warnings
 import numpy as np
 from numpy.linalg import LinAlgError
 
-from ._linalg_run import (Call, Free, Get, buffer, f_view, illegal, release, rhs, run, scratch, square, validated,
-                          workspace)
+from ._call import call as numrpc_call
+from ._linalg_run import (Call, Free, Get, all_finite, buffer, f_view, illegal, record_one, release, rhs, run, scratch,
+                          square, validated, workspace)
 from ._remote import RemoteArray, lapack_type
 
 
@@ -65,7 +66,36 @@ def solve(a, b, sym_pos=False, lower=False, overwrite_a=False, overwrite_b=False
     is exact (``transposed``, and the symmetric solvers with the other
     triangle); otherwise it is copied once.
     """
+    if block and assume_a == "gen" and not (sym_pos or transposed):
+        x = _solve_now(a, b, overwrite_a, overwrite_b, check_finite)
+        if x is not None:
+            return x
     return run(_solve(a, b, sym_pos, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed), block)
+
+
+def _solve_now(a, b, overwrite_a, overwrite_b, check_finite):
+    """The common case of solve without the generator's bookkeeping: two
+    numpy arrays of one LAPACK dtype, a square, b a matching vector or
+    matrix, blocking, 'gen'. None for anything else (then _solve decides,
+    and raises what scipy raises)."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or not 1 <= b.ndim <= 2:
+        return None
+    dtype = a.dtype
+    n = a.shape[0]
+    if (dtype is not b.dtype and dtype != b.dtype or dtype.char not in "fdFD" or a.shape[1] != n or n < 2
+            or b.shape[0] != n or b.size == 0):
+        return None
+    if check_finite and not (all_finite(a) and all_finite(b)):
+        return None
+    lu = a if overwrite_a and a.flags.f_contiguous and a.flags.writeable else a.copy(order="F")
+    x = b if overwrite_b and b.flags.f_contiguous and b.flags.writeable else b.copy(order="F")
+    info, _ = numrpc_call(_GESV[dtype.char], n, 1 if b.ndim == 1 else b.shape[1], lu, n, None, x, n)
+    record_one()
+    _solved(info, "gesv")
+    return x
+
+
+_GESV = {"f": "sgesv", "d": "dgesv", "F": "cgesv", "D": "zgesv"}
 
 
 def _solve(a, b, sym_pos, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed):
