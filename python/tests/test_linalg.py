@@ -1,5 +1,6 @@
 # test_linalg.py -- numrpc.linalg's linear systems against scipy.linalg on the same inputs:
 # solve, lstsq, inv, det, LU and Cholesky factors kept on the server, remote arrays, futures.
+import concurrent.futures
 import warnings
 
 import numpy as np
@@ -354,3 +355,21 @@ def test_futures_raise_what_blocking_calls_raise(rng):
         la.inv(np.ones((3, 4)), block=False).result(timeout=30)
     with pytest.raises(np.linalg.LinAlgError):
         la.cholesky(-np.eye(3), block=False).result(timeout=30)
+
+
+def test_remote_futures_precisions_and_cancel(rng):
+    a = matrix(rng, (N, N), np.float32)
+    b = rng.standard_normal(N)  # float64: scipy solves with float64 factors
+    with numrpc.asarray(a) as r:
+        f = la.inv(r, block=False)
+        close(f.result(timeout=60), sl.inv(a), np.float32, 10)
+        assert f.calls and all(c.server == r.server for c in f.calls)  # worked where r is
+        lu, piv = la.lu_factor(r)
+        close(la.lu_solve((lu, piv), b), sl.lu_solve(sl.lu_factor(a), b), np.float32, 10)
+        close(la.norm(numrpc.asarray(b)), sl.norm(b), np.float64)
+    big = matrix(rng, (700, 700), np.float64)
+    future = la.solve(big, np.ones(700), block=False)
+    assert future.cancel() and future.cancelled()
+    with pytest.raises(concurrent.futures.CancelledError):
+        future.result(timeout=60)
+    close(la.solve(big, np.ones(700)), sl.solve(big, np.ones(700)), np.float64)  # the library goes on
