@@ -2,12 +2,13 @@
 # norm, each one LAPACK driver call (plus a workspace query the first time).
 from __future__ import annotations
 
-import warnings
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
-from ._linalg_run import Call, Free, Get, buffer, f_view, illegal, release, run, scratch, square, validated, workspace
+from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, buffer, f_view, illegal, release, run, scratch,
+                          validated, workspace)
 from ._remote import RemoteArray, lapack_type
 
 
@@ -30,7 +31,8 @@ def _contents(matrix):
 # ---- qr ----
 
 
-def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True, *, block=True):
+def qr(a: Matrix, overwrite_a: bool = False, lwork: Optional[int] = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True, *, block: bool = True) -> Union[tuple, LinalgFuture]:
     """QR decomposition on a numrpc server (scipy.linalg.qr).
 
     Parameters
@@ -127,8 +129,9 @@ def _orgqr(prefix, m, cols, tau, matrix, lwork):
 # ---- svd ----
 
 
-def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd", *,
-        block=True):
+def svd(a: Matrix, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd", *,
+        block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
     """Singular value decomposition ``a = U @ diag(s) @ Vh`` on a numrpc server
     (scipy.linalg.svd).
 
@@ -162,7 +165,8 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
     return run(_svd(a, full_matrices, compute_uv, overwrite_a, check_finite, lapack_driver), block)
 
 
-def svdvals(a, overwrite_a=False, check_finite=True, *, block=True):
+def svdvals(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
+            block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Singular values of a matrix, descending (scipy.linalg.svdvals).
 
     Returns
@@ -215,7 +219,8 @@ def _svd(a, full_matrices, compute_uv, overwrite_a, check_finite, lapack_driver,
 _LANGE = {None: "F", "fro": "F", "f": "F", 1: "1", np.inf: "I"}
 
 
-def norm(a, ord=None, axis=None, keepdims=False, check_finite=True, *, block=True):
+def norm(a: Matrix, ord: Any = None, axis: Any = None, keepdims: bool = False, check_finite: bool = True, *,
+         block: bool = True) -> Union[float, np.ndarray, LinalgFuture]:
     """Matrix or vector norm (scipy.linalg.norm), matrices' on a numrpc server.
 
     Parameters

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
 from ._linalg_decomp import _contents, _matrix
-from ._linalg_run import Call, Free, buffer, f_view, release, run, square, validated, workspace
+from ._linalg_run import (Call, Free, LinalgFuture, Matrix, buffer, f_view, release, run, square, validated,
+                          workspace)
 from ._remote import RemoteArray, lapack_type
 
 
@@ -18,9 +20,10 @@ _DRIVERS = [None, "ev", "evd", "evr", "evx", "gv", "gvd", "gvx"]
 _SERVED = ("ev", "evd", "evr", "gv")
 
 
-def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, turbo=False,
-         eigvals=None, type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None, *,
-         block=True):
+def eigh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = False, eigvals: Any = None,
+         type: int = 1, check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
+         driver: Optional[str] = None, *, block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
     """Eigenvalues (and vectors) of a Hermitian or real symmetric matrix on a
     numrpc server (scipy.linalg.eigh).
 
@@ -68,8 +71,10 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
                      subset_by_index, subset_by_value, driver), block)
 
 
-def eigvalsh(a, b=None, lower=True, overwrite_a=False, overwrite_b=False, turbo=False, eigvals=None, type=1,
-             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None, *, block=True):
+def eigvalsh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, overwrite_a: bool = False,
+             overwrite_b: bool = False, turbo: bool = False, eigvals: Any = None, type: int = 1,
+             check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
+             driver: Optional[str] = None, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Eigenvalues of a Hermitian or real symmetric matrix (scipy.linalg.eigvalsh):
     `eigh` with ``eigvals_only=True``.
 
@@ -231,8 +236,9 @@ def _eigh_error(info, n, driver, eigvals_only, routine):
 # ---- eig ----
 
 
-def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False, check_finite=True,
-        homogeneous_eigvals=False, *, block=True):
+def eig(a: Matrix, b: Optional[Matrix] = None, left: bool = False, right: bool = True, overwrite_a: bool = False,
+        overwrite_b: bool = False, check_finite: bool = True, homogeneous_eigvals: bool = False, *,
+        block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
     """Eigenvalues and right (or left) eigenvectors of a square matrix on a
     numrpc server (scipy.linalg.eig).
 
@@ -268,7 +274,8 @@ def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
     return run(_eig(a, b, left, right, overwrite_a, overwrite_b, check_finite, homogeneous_eigvals), block)
 
 
-def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals=False, *, block=True):
+def eigvals(a: Matrix, b: Optional[Matrix] = None, overwrite_a: bool = False, check_finite: bool = True,
+            homogeneous_eigvals: bool = False, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Eigenvalues of a square matrix (scipy.linalg.eigvals): `eig` without vectors.
 
     Returns

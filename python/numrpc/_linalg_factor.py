@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import warnings
+from typing import Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
-from ._linalg_run import (Call, Free, Get, Put, buffer, f_view, linalg_warning, readable, release, rhs, run,
-                          scratch, validated)
+from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, Put, buffer, f_view, linalg_warning, readable,
+                          release, rhs, run, scratch, validated)
 from ._remote import RemoteArray, lapack_type
 
 
 # ---- LU: factors kept on the server ----
 
 
-def lu_factor(a, overwrite_a=False, check_finite=True, *, block=True):
+def lu_factor(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
+              block: bool = True) -> Union[tuple, LinalgFuture]:
     """LU factorisation with partial pivoting, the factors kept on a server
     (scipy.linalg.lu_factor).
 
@@ -83,7 +85,8 @@ def _lu_factor(a, overwrite_a, check_finite):
 _TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C"}
 
 
-def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True, *, block=True):
+def lu_solve(lu_and_piv: tuple, b: Matrix, trans: Union[int, str] = 0, overwrite_b: bool = False,
+             check_finite: bool = True, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Solves ``a x = b`` with lu_factor's factors (scipy.linalg.lu_solve).
 
     Parameters
@@ -174,7 +177,8 @@ def _solve_with(routine: str, head: tuple, tail: tuple, factors, b1: np.ndarray,
 # ---- Cholesky ----
 
 
-def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, block=True):
+def cholesky(a: Matrix, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True, *,
+             block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Cholesky factor of a Hermitian positive definite matrix on a numrpc
     server (scipy.linalg.cholesky).
 
@@ -209,7 +213,8 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, block=True
     return run(_cholesky(a, lower, overwrite_a, check_finite, True), block)
 
 
-def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, block=True):
+def cho_factor(a: Matrix, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True, *,
+               block: bool = True) -> Union[tuple, LinalgFuture]:
     """Cholesky factorisation kept on a server, for cho_solve (scipy.linalg.cho_factor).
 
     Parameters
@@ -293,7 +298,8 @@ def _definite(info: int) -> None:
         raise ValueError(f'LAPACK reported an illegal value in {-info}-th argumenton entry to "POTRF".')
 
 
-def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True, *, block=True):
+def cho_solve(c_and_lower: tuple, b: Matrix, overwrite_b: bool = False, check_finite: bool = True, *,
+              block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Solves ``a x = b`` with cho_factor's factor (scipy.linalg.cho_solve).
 
     Parameters

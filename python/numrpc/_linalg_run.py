@@ -7,9 +7,10 @@ import ctypes
 import functools
 import math
 import threading
-from typing import Any, Callable, Generator, Optional
+from typing import Any, Callable, Generator, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._call import CallInfo, call, call_async
 from ._lib import CallInfoC, lib
@@ -74,6 +75,7 @@ class Free:
 
 
 Operation = Generator[Any, Any, Any]
+Matrix = Union[ArrayLike, RemoteArray]  # what numrpc.linalg's functions take for an array
 _last_call_info = lib.numrpc_last_call_info
 
 # ---- The blocking driver ----

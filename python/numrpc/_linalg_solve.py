@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import warnings
+from typing import Optional, Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
 from ._call import call as numrpc_call
-from ._linalg_run import (Call, Free, Get, all_finite, buffer, f_view, illegal, record_one, release, rhs, run, scratch,
-                          square, validated, workspace)
+from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, all_finite, buffer, f_view, illegal, record_one,
+                          release, rhs, run, scratch, square, validated, workspace)
 from ._remote import RemoteArray, lapack_type
 
 
 # ---- solve ----
 
 
-def solve(a, b, sym_pos=False, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
-          assume_a="gen", transposed=False, *, block=True):
+def solve(a: Matrix, b: Matrix, sym_pos: bool = False, lower: bool = False, overwrite_a: bool = False,
+          overwrite_b: bool = False, check_finite: bool = True, assume_a: str = "gen", transposed: bool = False, *,
+          block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Solves ``a @ x == b`` for square `a` on a numrpc server (scipy.linalg.solve).
 
     Parameters
@@ -190,8 +192,9 @@ def _solve_remote(a1, x, n, nrhs, prefix, dtype, lower, assume_a, transposed):
 # ---- lstsq ----
 
 
-def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True, lapack_driver=None, *,
-          block=True):
+def lstsq(a: Matrix, b: Matrix, cond: Optional[float] = None, overwrite_a: bool = False, overwrite_b: bool = False,
+          check_finite: bool = True, lapack_driver: Optional[str] = None, *,
+          block: bool = True) -> Union[tuple, LinalgFuture]:
     """Least-squares solution of ``a @ x = b`` on a numrpc server (scipy.linalg.lstsq).
 
     Parameters
@@ -292,7 +295,8 @@ def _lstsq(a, b, cond, overwrite_a, overwrite_b, check_finite, lapack_driver):
 # ---- inv and det ----
 
 
-def inv(a, overwrite_a=False, check_finite=True, *, block=True):
+def inv(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
+        block: bool = True) -> Union[np.ndarray, LinalgFuture]:
     """Inverse of a square matrix on a numrpc server (scipy.linalg.inv).
 
     Parameters
@@ -356,7 +360,8 @@ def _inv(a, overwrite_a, check_finite):
     return x
 
 
-def det(a, overwrite_a=False, check_finite=True, *, block=True):
+def det(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
+        block: bool = True) -> Union[float, complex, LinalgFuture]:
     """Determinant of a square matrix on a numrpc server (scipy.linalg.det).
 
     Parameters
