@@ -131,23 +131,33 @@ def factor_round(samples, a, bs, want):
     samples["solve bytes sent"].append(statistics.median(bytes_each))
 
     t = clock()  # the same as futures: the factorisation, then every solve at once
-    lu, piv = la.lu_factor(a, block=False).result(timeout=CALL_TIMEOUT)
+    factoring = la.lu_factor(a, block=False)
+    lu, piv = factoring.result(timeout=CALL_TIMEOUT)
+    t_factor = clock()
     futures = [la.lu_solve((lu, piv), b, block=False) for b in bs]
     xs = [f.result(timeout=CALL_TIMEOUT) for f in futures]
     samples["numrpc futures"].append(clock() - t)
+    samples["numrpc futures factor"].append(t_factor - t)
+    samples["numrpc put"].append(factoring.calls[0].total_seconds)  # the put, then getrf
     lu.free()
     expect(all(np.allclose(x, w, rtol=1e-8, atol=1e-12) for x, w in zip(xs, want)), "lu_solve future differs")
 
 
 def dask_round(samples, client, a, bs, want):
     """scipy's lu_factor on a Dask worker, A scattered to it, then one lu_solve task per right-hand side."""
+    import distributed
     clock = time.perf_counter
     t = clock()
     matrix = client.scatter(a)
+    t_scatter = clock()
     factors = client.submit(sl.lu_factor, matrix, pure=False)
+    distributed.wait(factors, timeout=CALL_TIMEOUT)  # as numrpc's futures wait for lu_factor's
+    t_factor = clock()
     futures = [client.submit(sl.lu_solve, factors, b, pure=False) for b in bs]
     xs = client.gather(futures)
     samples["Dask futures"].append(clock() - t)
+    samples["Dask futures factor"].append(t_factor - t)
+    samples["Dask scatter"].append(t_scatter - t)
     client.cancel(futures + [factors, matrix])
     expect(all(np.allclose(x, w, rtol=1e-8, atol=1e-12) for x, w in zip(xs, want)), "Dask's lu_solve differs")
 
@@ -217,6 +227,12 @@ def report(samples, sizes, out=print):
         out(f"| (c) the same as Dask futures (scatter, `scipy.linalg.lu_factor`, {k} `lu_solve`), ms | "
             f"{cell(samples['Dask futures'], 1e3)} | numrpc futures {med['numrpc futures'] * 1e3:.1f} | "
             f"numrpc {cell(ratio, digits=2)}× faster | |")
+        solves = {who: [t - f for t, f in zip(samples[f"{who} futures"], samples[f"{who} futures factor"])]
+                  for who in ("numrpc", "Dask")}
+        out(f"| (c) of which A there and factored / the {k} solves, Dask, ms | "
+            f"{med['Dask futures factor'] * 1e3:.1f} (scatter {med['Dask scatter'] * 1e3:.1f}) / "
+            f"{statistics.median(solves['Dask']) * 1e3:.1f} | numrpc {med['numrpc futures factor'] * 1e3:.1f} "
+            f"(put {med['numrpc put'] * 1e3:.1f}) / {statistics.median(solves['numrpc']) * 1e3:.1f} | | |")
 
 
 def main(argv=None):
