@@ -125,8 +125,8 @@ class RemoteArray:
         """A new Fortran-ordered numpy array with the contents (one transfer)."""
         return self.handle.get()
 
-    def __array__(self, dtype=None):
-        array = self.handle.get()
+    def __array__(self, dtype=None, copy=None):
+        array = self.handle.get()  # a new array whatever copy says: the data is on the server
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __len__(self) -> int:
