@@ -16,9 +16,11 @@ from ._handles import Handle, put
 from ._interface import Interface, Param, describe
 from ._lib import path as library_path
 from ._version import __version__
-from . import fft, sparse
+from ._remote import RemoteArray, asarray
+from . import fft, linalg, sparse
 
 __all__ = ["call", "call_async", "calls_in_progress", "describe", "put", "Client", "finalize", "last_call_info", "set_timeout",
            "Handle", "Interface", "Param", "CallFuture", "CallInfo", "CopyWarning", "reset_copy_warnings",
            "Error", "UnknownRoutine", "BadArgument", "BadArgumentType", "Timeout", "Cancelled",
            "ServerCrashed", "CannotConnect", "ConnectionLost", "library_path"]
+__all__ += ["asarray", "RemoteArray", "linalg", "fft", "sparse", "__version__"]

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "local_linalg.h"
 #include "local_precisions.h"
 #include "remote_support.h"
 
@@ -1097,6 +1098,257 @@ TYPED_TEST(Remote, GesddJobsAllSomeOverwriteNone)
                 else EXPECT_TRUE(std::all_of(vt.begin(), vt.end(), [](T x) { return x == Sentinel<T>(); }));
                 if (jb == 'O') ExpectClose(a, al, FactorTol<T>(std::max(m, n), 1.0), "a := U or VT");
             }
+}
+
+// ---- LAPACK: what numrpc.linalg added (issue 30) ----
+
+// A symmetric n x n matrix (complex symmetric, not Hermitian, for c and z).
+template <class T>
+std::vector<T> Symmetric(int n, int ld, Rng &rng)
+{
+    std::vector<T> a = Matrix<T>(n, n, ld, rng);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < j; i++) a[At(j, i, ld)] = a[At(i, j, ld)];
+    return a;
+}
+
+TYPED_TEST(Remote, GetriAfterGetrfAndItsWorkspaceQuery)
+{
+    using T = TypeParam;
+    for (int n : kSizes) {
+        SCOPED_TRACE("n " + std::to_string(n));
+        const int lda = n + 3;
+        Rng rng(2000 + n);
+        const std::vector<T> a0 = Matrix<T>(n, n, lda, rng);
+        const double cond = Cond1(a0, n, lda);
+        std::vector<T> lu = a0;
+        std::vector<int> ipiv(std::max(n, 1));
+        ASSERT_EQ(lib::getrf(n, n, lu.data(), lda, ipiv.data()), 0);
+        std::vector<T> x = lu, xl = lu;
+        T q = T(-1), ql = T(-1);
+        int info = -99;
+        ASSERT_EQ(Call(numrpc_call(Name<T>("getri").c_str(), n, x.data(), lda, ipiv.data(), &q, -1, &info)),
+                  NUMRPC_OK);
+        EXPECT_EQ(info, lib::getri(n, xl.data(), lda, ipiv.data(), &ql, -1));
+        EXPECT_EQ(q, ql) << "the workspace query answers as locally";
+        const int lwork = Lwork(ql);
+        std::vector<T> work(lwork);
+        ASSERT_EQ(Call(numrpc_call(Name<T>("getri").c_str(), n, x.data(), lda, ipiv.data(), nullptr, lwork,
+                                   &info)),
+                  NUMRPC_OK);
+        EXPECT_EQ(info, lib::getri(n, xl.data(), lda, ipiv.data(), work.data(), lwork));
+        ExpectClose(x, xl, SolveTol<T>(cond, n, MaxAbs(xl)), "inverse");
+    }
+}
+
+// ?sysv for every precision (complex symmetric matrices for c and z), ?hesv
+// for the complex ones (Hermitian), each triangle.
+TYPED_TEST(Remote, SysvHesvBothTriangles)
+{
+    using T = TypeParam;
+    for (int n : kSizes)
+        for (int uplo : {'U', 'L'})
+            for (bool hermitian : {false, true}) {
+                if (hermitian && !kComplex<T>) continue;
+                SCOPED_TRACE("n " + std::to_string(n) + " uplo " + static_cast<char>(uplo) +
+                             (hermitian ? " hesv" : " sysv"));
+                const char u = static_cast<char>(uplo);
+                const int nrhs = 2, lda = n + 2, ldb = n + 1;
+                Rng rng(2100 + n + uplo + hermitian);
+                const std::vector<T> a0 = hermitian ? Hermitian<T>(n, lda, rng) : Symmetric<T>(n, lda, rng);
+                const double cond = Cond1(a0, n, lda);
+                std::vector<T> a = a0, al = a0, b = Matrix<T>(n, nrhs, ldb, rng), bl = b;
+                std::vector<int> ipiv(std::max(n, 1), -1), ipivl = ipiv;
+                const std::string name = hermitian ? Name<T>("sysv", "hesv") : Name<T>("sysv");
+                auto local = [&](T *work, int lwork) {
+                    return hermitian ? lib::hesv(u, n, nrhs, al.data(), lda, ipivl.data(), bl.data(), ldb, work, lwork)
+                                     : lib::sysv(u, n, nrhs, al.data(), lda, ipivl.data(), bl.data(), ldb, work, lwork);
+                };
+                T q = T(-1), ql = T(-1);
+                int info = -99;
+                ASSERT_EQ(Call(numrpc_call(name.c_str(), u, n, nrhs, a.data(), lda, ipiv.data(), b.data(), ldb, &q,
+                                           -1, &info)),
+                          NUMRPC_OK);
+                EXPECT_EQ(info, local(&ql, -1));
+                EXPECT_EQ(q, ql) << "the workspace query answers as locally";
+                const int lwork = Lwork(ql);
+                std::vector<T> work(lwork);
+                ASSERT_EQ(Call(numrpc_call(name.c_str(), u, n, nrhs, a.data(), lda, ipiv.data(), b.data(), ldb,
+                                           nullptr, lwork, &info)),
+                          NUMRPC_OK);
+                EXPECT_EQ(info, local(work.data(), lwork));
+                EXPECT_EQ(ipiv, ipivl);
+                ExpectClose(a, al, FactorTol<T>(n, MaxAbs(al)), "D and multipliers");
+                ExpectClose(b, bl, SolveTol<T>(cond, n, MaxAbs(bl)), "X");
+            }
+}
+
+// The three least squares drivers, tall and wide: rank, singular values and
+// solutions as locally; gelsd's workspace query also answers its iwork (and
+// rwork) sizes, which the IDL's extents must hold.
+TYPED_TEST(Remote, GelsdGelssGelsyTallAndWide)
+{
+    using T = TypeParam;
+    using R = Real<T>;
+    for (int n : kSizes)
+        for (bool wide : {false, true}) {
+            SCOPED_TRACE("n " + std::to_string(n) + (wide ? " wide" : " tall"));
+            const int m = wide ? n / 2 : n + 4, nrhs = 2, mn = std::min(m, n), lda = m + 1;
+            const int ldb = std::max(m, n) + 1;
+            Rng rng(2200 + n + wide);
+            const std::vector<T> a0 = Matrix<T>(m, n, lda, rng), b0 = Matrix<T>(std::max(m, n), nrhs, ldb, rng);
+            const R rcond = -1;
+            const double tol = FactorTol<T>(std::max(m, n), 100.0 * std::max(1.0, MaxAbs(b0)));
+            {  // gelsd
+                std::vector<T> a = a0, al = a0, b = b0, bl = b0;
+                std::vector<R> s(std::max(mn, 1), R(-7)), sl = s;
+                T q = T(-1), ql = T(-1);
+                R rq = R(-1), rql = R(-1);
+                int iq = -1, iql = -1, rank = -1, rankl = -2, info = -99;
+                auto remote = [&](T *work, int lwork, R *rwork, int *iwork) {
+                    if constexpr (kComplex<T>)
+                        return numrpc_call(Name<T>("gelsd").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb,
+                                           s.data(), rcond, &rank, work, lwork, rwork, iwork, &info);
+                    else
+                        return numrpc_call(Name<T>("gelsd").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb,
+                                           s.data(), rcond, &rank, work, lwork, iwork, &info);
+                };
+                ASSERT_EQ(Call(remote(&q, -1, &rq, &iq)), NUMRPC_OK);
+                EXPECT_EQ(info, lib::gelsd(m, n, nrhs, al.data(), lda, bl.data(), ldb, sl.data(), rcond, &rankl, &ql,
+                                           -1, &rql, &iql));
+                EXPECT_EQ(q, ql);
+                EXPECT_EQ(iq, iql);
+                const int mn1 = std::max(1, mn);  // LAPACK's sizes count min(m, n) as at least 1
+                EXPECT_LE(iq, 107 * mn1) << "iwork's extent in lapack.idl is too small";
+                if constexpr (kComplex<T>) {
+                    EXPECT_EQ(rq, rql);
+                    EXPECT_LE(rq, 316 * mn1 + 75 * nrhs + std::max(676, mn1 * (1 + nrhs) + 2 * nrhs))
+                        << "rwork's extent in lapack.idl is too small";
+                }
+                const int lwork = Lwork(ql);
+                std::vector<T> work(lwork);
+                std::vector<R> rwork(std::max(1, Lwork(rql)));
+                std::vector<int> iwork(std::max(1, iql));
+                ASSERT_EQ(Call(remote(nullptr, lwork, nullptr, nullptr)), NUMRPC_OK);
+                EXPECT_EQ(info, lib::gelsd(m, n, nrhs, al.data(), lda, bl.data(), ldb, sl.data(), rcond, &rankl,
+                                           work.data(), lwork, rwork.data(), iwork.data()));
+                EXPECT_EQ(rank, rankl);
+                ExpectClose(s, sl, FactorTol<T>(std::max(m, n), std::sqrt(2.0 * m * n)), "gelsd s");
+                ExpectClose(b, bl, tol, "gelsd X");
+            }
+            {  // gelss
+                std::vector<T> a = a0, al = a0, b = b0, bl = b0, q(1);
+                std::vector<R> s(std::max(mn, 1), R(-7)), sl = s;
+                int rank = -1, rankl = -2, info = -99, rc;
+                lib::gelss(m, n, nrhs, al.data(), lda, bl.data(), ldb, sl.data(), rcond, &rankl, q.data(), -1);
+                const int lwork = Lwork(q[0]);
+                std::vector<T> work(lwork);
+                if constexpr (kComplex<T>)
+                    rc = numrpc_call(Name<T>("gelss").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb, s.data(),
+                                     rcond, &rank, nullptr, lwork, nullptr, &info);
+                else
+                    rc = numrpc_call(Name<T>("gelss").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb, s.data(),
+                                     rcond, &rank, nullptr, lwork, &info);
+                ASSERT_EQ(Call(rc), NUMRPC_OK);
+                EXPECT_EQ(info, lib::gelss(m, n, nrhs, al.data(), lda, bl.data(), ldb, sl.data(), rcond, &rankl,
+                                           work.data(), lwork));
+                EXPECT_EQ(rank, rankl);
+                ExpectClose(s, sl, FactorTol<T>(std::max(m, n), std::sqrt(2.0 * m * n)), "gelss s");
+                ExpectClose(b, bl, tol, "gelss X");
+            }
+            {  // gelsy
+                std::vector<T> a = a0, al = a0, b = b0, bl = b0, q(1);
+                std::vector<int> jpvt(std::max(n, 1), 0), jpvtl = jpvt;
+                int rank = -1, rankl = -2, info = -99, rc;
+                lib::gelsy(m, n, nrhs, al.data(), lda, bl.data(), ldb, jpvtl.data(), rcond, &rankl, q.data(), -1);
+                const int lwork = Lwork(q[0]);
+                std::vector<T> work(lwork);
+                if constexpr (kComplex<T>)
+                    rc = numrpc_call(Name<T>("gelsy").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb, jpvt.data(),
+                                     rcond, &rank, nullptr, lwork, nullptr, &info);
+                else
+                    rc = numrpc_call(Name<T>("gelsy").c_str(), m, n, nrhs, a.data(), lda, b.data(), ldb, jpvt.data(),
+                                     rcond, &rank, nullptr, lwork, &info);
+                ASSERT_EQ(Call(rc), NUMRPC_OK);
+                EXPECT_EQ(info, lib::gelsy(m, n, nrhs, al.data(), lda, bl.data(), ldb, jpvtl.data(), rcond, &rankl,
+                                           work.data(), lwork));
+                EXPECT_EQ(rank, rankl);
+                EXPECT_EQ(jpvt, jpvtl);
+                ExpectClose(b, bl, tol, "gelsy X");
+            }
+        }
+}
+
+TYPED_TEST(Remote, Geqp3PivotsAsLocally)
+{
+    using T = TypeParam;
+    for (int n : kSizes) {
+        SCOPED_TRACE("n " + std::to_string(n));
+        const int m = n + 3, lda = m + 2;
+        Rng rng(2300 + n);
+        std::vector<T> a = Matrix<T>(m, n, lda, rng), al = a, q(1);
+        std::vector<T> tau(std::max(n, 1), Sentinel<T>()), taul = tau;
+        std::vector<int> jpvt(std::max(n, 1), 0), jpvtl = jpvt;
+        lib::geqp3(m, n, al.data(), lda, jpvtl.data(), taul.data(), q.data(), -1);
+        const int lwork = Lwork(q[0]);
+        std::vector<T> work(lwork);
+        int info = -99, rc;
+        if constexpr (kComplex<T>)
+            rc = numrpc_call(Name<T>("geqp3").c_str(), m, n, a.data(), lda, jpvt.data(), tau.data(), nullptr, lwork,
+                             nullptr, &info);
+        else
+            rc = numrpc_call(Name<T>("geqp3").c_str(), m, n, a.data(), lda, jpvt.data(), tau.data(), nullptr, lwork,
+                             &info);
+        ASSERT_EQ(Call(rc), NUMRPC_OK);
+        EXPECT_EQ(info, lib::geqp3(m, n, al.data(), lda, jpvtl.data(), taul.data(), work.data(), lwork));
+        EXPECT_EQ(jpvt, jpvtl);
+        ExpectClose(a, al, FactorTol<T>(m, MaxAbs(al)), "R and reflectors");
+        ExpectClose(tau, taul, FactorTol<T>(m, 2.0), "tau");
+    }
+}
+
+// Real routines return alpha as alphar + i alphai, complex ones as alpha.
+TYPED_TEST(Remote, GgevWithAndWithoutVectors)
+{
+    using T = TypeParam;
+    using R = Real<T>;
+    for (int n : kSizes)
+        for (int job : {'V', 'N'}) {
+            SCOPED_TRACE("n " + std::to_string(n) + " job " + static_cast<char>(job));
+            const char jb = static_cast<char>(job);
+            const int lda = n + 3, ldb = n + 2, ldv = n + 1;
+            Rng rng(2400 + n + job);
+            const std::vector<T> a0 = Matrix<T>(n, n, lda, rng), b0 = Matrix<T>(n, n, ldb, rng);
+            std::vector<T> a = a0, al = a0, b = b0, bl = b0, q(1);
+            std::vector<R> ar(std::max(n, 1), R(-7)), ai = ar, arl = ar, ail = ar;
+            std::vector<T> alpha(std::max(n, 1), T(-7)), beta = alpha, alphal = alpha, betal = alpha;
+            std::vector<T> vl(std::max(1, ldv * n), Sentinel<T>()), vr = vl, vll = vl, vrl = vl;
+            lib::ggev(jb, jb, n, al.data(), lda, bl.data(), ldb, arl.data(), ail.data(), alphal.data(), betal.data(),
+                      vll.data(), ldv, vrl.data(), ldv, q.data(), -1);
+            const int lwork = Lwork(q[0]);
+            std::vector<T> work(lwork);
+            int info = -99, rc;
+            if constexpr (kComplex<T>)
+                rc = numrpc_call(Name<T>("ggev").c_str(), jb, jb, n, a.data(), lda, b.data(), ldb, alpha.data(),
+                                 beta.data(), vl.data(), ldv, vr.data(), ldv, nullptr, lwork, nullptr, &info);
+            else
+                rc = numrpc_call(Name<T>("ggev").c_str(), jb, jb, n, a.data(), lda, b.data(), ldb, ar.data(), ai.data(),
+                                 beta.data(), vl.data(), ldv, vr.data(), ldv, nullptr, lwork, &info);
+            ASSERT_EQ(Call(rc), NUMRPC_OK);
+            EXPECT_EQ(info, lib::ggev(jb, jb, n, al.data(), lda, bl.data(), ldb, arl.data(), ail.data(),
+                                      alphal.data(), betal.data(), vll.data(), ldv, vrl.data(), ldv, work.data(),
+                                      lwork));
+            const double tol = FactorTol<T>(n, std::max(1.0, n * std::max(MaxAbs(a0), MaxAbs(b0))));
+            if constexpr (kComplex<T>) {
+                ExpectClose(alpha, alphal, tol, "alpha");
+            } else {
+                ExpectClose(ar, arl, tol, "alphar");
+                ExpectClose(ai, ail, tol, "alphai");
+            }
+            ExpectClose(beta, betal, tol, "beta");
+            ExpectClose(vl, vll, FactorTol<T>(n, 10.0), "vl");
+            ExpectClose(vr, vrl, FactorTol<T>(n, 10.0), "vr");
+        }
 }
 
 }  // namespace
