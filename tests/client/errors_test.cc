@@ -335,8 +335,9 @@ bool AcceptPeer(int fd, msg_conn *c)
 }
 
 // A broken server that answers the HELLO with status +7 (no numrpc code):
-// the call fails with NUMRPC_ESERVER, never with the peer's positive number.
-TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
+// the call fails with NUMRPC_EPROTO (the peer broke the protocol), never with
+// the peer's positive number.
+TEST(HostileServer, HelloReplyWithAPositiveStatusIsAProtocolError)
 {
     int port = 0;
     err_t lerr;
@@ -356,7 +357,7 @@ TEST(HostileServer, HelloReplyWithAPositiveStatusIsAServerError)
     });
     std::string url = "numrpc://127.0.0.1:" + std::to_string(port) + "/ping";
     int rc = numrpc_call(url.c_str());
-    EXPECT_EQ(rc, NUMRPC_ESERVER) << numrpc_last_error_detail();
+    EXPECT_EQ(rc, NUMRPC_EPROTO) << numrpc_last_error_detail();
     EXPECT_NE(std::string(numrpc_last_error_detail()).find("status 7"), std::string::npos)
         << numrpc_last_error_detail();
     numrpc_finalize(); /* closes the pooled connections: the listener's thread ends */

@@ -184,7 +184,7 @@ class RetryRule : public ::testing::TestWithParam<std::tuple<Row, Path>> {
             ASSERT_EQ(fast_->hello(), 0);
             ASSERT_EQ(fast_->join("127.0.0.1", first_port, {&dscal_}, 2, 1e13, "first"), 0);
             ASSERT_EQ(slow_->hello(), 0);
-            ASSERT_EQ(slow_->join("127.0.0.1", real->port(), {&dscal_}, 2, 1e6, "real"), 0);
+            ASSERT_EQ(slow_->join("127.0.0.1", real->port(), {&dscal_}, 2, 1e3, "real"), 0);
             setenv("NUMRPC_METASERVER", ("127.0.0.1:" + std::to_string(meta_->port())).c_str(), 1);
         }
         ASSERT_EQ(numrpc_init(nullptr), NUMRPC_OK);

@@ -71,20 +71,20 @@ TEST(Messages, ReplyStatusIsTheErrorWithThePeersDetail)
     EXPECT_TRUE(msg_conn_idle(&l.a)) << "a failed reply is read to its end";
 }
 
-TEST(Messages, AStatusOutsideTheErrorListIsAServerFailureNeverPassedOn)
+TEST(Messages, AStatusOutsideTheErrorListIsAProtocolErrorNeverPassedOn)
 {
     Link l;
     err_t err;
     for (int bad : {7, 1, -19, -21, -1000, 0x7fffffff}) {
         ASSERT_EQ(msg_reply_simple(&l.b.writer, 3, bad, "made up", &err), 0);
-        EXPECT_EQ(msg_read_reply(&l.a.reader, 3, l.a.label, &err), NUMRPC_ESERVER) << bad;
+        EXPECT_EQ(msg_read_reply(&l.a.reader, 3, l.a.label, &err), NUMRPC_EPROTO) << bad;
         EXPECT_NE(std::string(err.detail).find(std::to_string(bad)), std::string::npos) << err.detail;
         EXPECT_NE(std::string(err.detail).find("side-a"), std::string::npos) << err.detail;
     }
     // The same rule guards the handshake (a HELLO reply once gave +7).
     ASSERT_EQ(msg_reply_simple(&l.b.writer, 4, 7, "made up", &err), 0);
     msg_hello h = {};
-    EXPECT_EQ(msg_read_hello_reply(&l.a.reader, 4, l.a.label, &h, &err), NUMRPC_ESERVER);
+    EXPECT_EQ(msg_read_hello_reply(&l.a.reader, 4, l.a.label, &h, &err), NUMRPC_EPROTO);
     EXPECT_EQ(numrpc_error_valid(NUMRPC_OK), 1);
     EXPECT_EQ(numrpc_error_valid(NUMRPC_EBUSY), 1);
     EXPECT_EQ(numrpc_error_valid(NUMRPC_EPENDING), 0);
