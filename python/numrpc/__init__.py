@@ -15,6 +15,7 @@ from ._errors import (BadArgument, BadArgumentType, Cancelled, CannotConnect, Co
 from ._handles import Handle, put
 from ._interface import Interface, Param, describe
 from ._lib import path as library_path
+from ._ops import OperationFuture
 from ._version import __version__
 from ._remote import RemoteArray, asarray
 from . import fft, linalg, sparse
@@ -23,4 +24,4 @@ __all__ = ["call", "call_async", "calls_in_progress", "describe", "put", "Client
            "Handle", "Interface", "Param", "CallFuture", "CallInfo", "CopyWarning", "reset_copy_warnings",
            "Error", "UnknownRoutine", "BadArgument", "BadArgumentType", "Timeout", "Cancelled",
            "ServerCrashed", "CannotConnect", "ConnectionLost", "library_path"]
-__all__ += ["asarray", "RemoteArray", "linalg", "fft", "sparse", "__version__"]
+__all__ += ["asarray", "RemoteArray", "OperationFuture", "linalg", "fft", "sparse", "__version__"]

@@ -7,8 +7,8 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.linalg import LinAlgError
 
-from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, buffer, f_view, illegal, release, run, scratch,
-                          validated, workspace)
+from ._linalg_run import Matrix, buffer, f_view, illegal, release, scratch, validated, workspace
+from ._ops import Call, Free, Get, OperationFuture, run
 from ._remote import RemoteArray, lapack_type
 
 
@@ -32,7 +32,7 @@ def _contents(matrix):
 
 
 def qr(a: Matrix, overwrite_a: bool = False, lwork: Optional[int] = None, mode: str = "full",
-       pivoting: bool = False, check_finite: bool = True, *, block: bool = True) -> Union[tuple, LinalgFuture]:
+       pivoting: bool = False, check_finite: bool = True, *, block: bool = True) -> Union[tuple, OperationFuture]:
     """QR decomposition on a numrpc server (scipy.linalg.qr).
 
     Parameters
@@ -131,7 +131,7 @@ def _orgqr(prefix, m, cols, tau, matrix, lwork):
 
 def svd(a: Matrix, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd", *,
-        block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
+        block: bool = True) -> Union[tuple, np.ndarray, OperationFuture]:
     """Singular value decomposition ``a = U @ diag(s) @ Vh`` on a numrpc server
     (scipy.linalg.svd).
 
@@ -166,7 +166,7 @@ def svd(a: Matrix, full_matrices: bool = True, compute_uv: bool = True, overwrit
 
 
 def svdvals(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
-            block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+            block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Singular values of a matrix, descending (scipy.linalg.svdvals).
 
     Returns
@@ -220,7 +220,7 @@ _LANGE = {None: "F", "fro": "F", "f": "F", 1: "1", np.inf: "I"}
 
 
 def norm(a: Matrix, ord: Any = None, axis: Any = None, keepdims: bool = False, check_finite: bool = True, *,
-         block: bool = True) -> Union[float, np.ndarray, LinalgFuture]:
+         block: bool = True) -> Union[float, np.ndarray, OperationFuture]:
     """Matrix or vector norm (scipy.linalg.norm), matrices' on a numrpc server.
 
     Parameters

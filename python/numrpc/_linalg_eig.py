@@ -2,15 +2,14 @@
 # ?syevr, ?sygv and their Hermitian twins) and eig / eigvals (?geev, ?ggev).
 from __future__ import annotations
 
-import warnings
 from typing import Any, Optional, Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
 from ._linalg_decomp import _contents, _matrix
-from ._linalg_run import (Call, Free, LinalgFuture, Matrix, buffer, f_view, release, run, square, validated,
-                          workspace)
+from ._linalg_run import Matrix, buffer, f_view, release, square, validated, workspace
+from ._ops import Call, Free, OperationFuture, run, warn
 from ._remote import RemoteArray, lapack_type
 
 
@@ -23,7 +22,7 @@ _SERVED = ("ev", "evd", "evr", "gv")
 def eigh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = False, eigvals: Any = None,
          type: int = 1, check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
-         driver: Optional[str] = None, *, block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
+         driver: Optional[str] = None, *, block: bool = True) -> Union[tuple, np.ndarray, OperationFuture]:
     """Eigenvalues (and vectors) of a Hermitian or real symmetric matrix on a
     numrpc server (scipy.linalg.eigh).
 
@@ -74,7 +73,7 @@ def eigh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, eigvals_only
 def eigvalsh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, overwrite_a: bool = False,
              overwrite_b: bool = False, turbo: bool = False, eigvals: Any = None, type: int = 1,
              check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
-             driver: Optional[str] = None, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+             driver: Optional[str] = None, *, block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Eigenvalues of a Hermitian or real symmetric matrix (scipy.linalg.eigvalsh):
     `eigh` with ``eigvals_only=True``.
 
@@ -90,11 +89,11 @@ def eigvalsh(a: Matrix, b: Optional[Matrix] = None, lower: bool = True, overwrit
 def _eigh(a, b, lower, eigvals_only, overwrite_a, overwrite_b, turbo, eigvals, itype, check_finite,
           subset_by_index, subset_by_value, driver):
     if turbo:
-        warnings.warn("Keyword argument 'turbo' is deprecated in favour of 'driver=gvd' keyword instead and "
-                      "will be removed in SciPy 1.12.0.", DeprecationWarning, stacklevel=3)
+        warn("Keyword argument 'turbo' is deprecated in favour of 'driver=gvd' keyword instead and "
+             "will be removed in SciPy 1.12.0.", DeprecationWarning)
     if eigvals:
-        warnings.warn("Keyword argument 'eigvals' is deprecated in favour of 'subset_by_index' keyword instead "
-                      "and will be removed in SciPy 1.12.0.", DeprecationWarning, stacklevel=3)
+        warn("Keyword argument 'eigvals' is deprecated in favour of 'subset_by_index' keyword instead "
+             "and will be removed in SciPy 1.12.0.", DeprecationWarning)
     job = "N" if eigvals_only else "V"
     if driver not in _DRIVERS:
         raise ValueError('"{}" is unknown. Possible values are "None", "{}".'.format(
@@ -238,7 +237,7 @@ def _eigh_error(info, n, driver, eigvals_only, routine):
 
 def eig(a: Matrix, b: Optional[Matrix] = None, left: bool = False, right: bool = True, overwrite_a: bool = False,
         overwrite_b: bool = False, check_finite: bool = True, homogeneous_eigvals: bool = False, *,
-        block: bool = True) -> Union[tuple, np.ndarray, LinalgFuture]:
+        block: bool = True) -> Union[tuple, np.ndarray, OperationFuture]:
     """Eigenvalues and right (or left) eigenvectors of a square matrix on a
     numrpc server (scipy.linalg.eig).
 
@@ -275,7 +274,7 @@ def eig(a: Matrix, b: Optional[Matrix] = None, left: bool = False, right: bool =
 
 
 def eigvals(a: Matrix, b: Optional[Matrix] = None, overwrite_a: bool = False, check_finite: bool = True,
-            homogeneous_eigvals: bool = False, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+            homogeneous_eigvals: bool = False, *, block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Eigenvalues of a square matrix (scipy.linalg.eigvals): `eig` without vectors.
 
     Returns

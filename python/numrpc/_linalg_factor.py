@@ -2,14 +2,13 @@
 # cho_factor: RemoteArrays) and the solves that send only right-hand sides.
 from __future__ import annotations
 
-import warnings
 from typing import Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
-from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, Put, buffer, f_view, linalg_warning, readable,
-                          release, rhs, run, scratch, validated)
+from ._linalg_run import Matrix, buffer, f_view, linalg_warning, readable, release, rhs, scratch, validated
+from ._ops import Call, Free, Get, OperationFuture, Put, WithWarning, run
 from ._remote import RemoteArray, lapack_type
 
 
@@ -17,7 +16,7 @@ from ._remote import RemoteArray, lapack_type
 
 
 def lu_factor(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
-              block: bool = True) -> Union[tuple, LinalgFuture]:
+              block: bool = True) -> Union[tuple, OperationFuture]:
     """LU factorisation with partial pivoting, the factors kept on a server
     (scipy.linalg.lu_factor).
 
@@ -43,7 +42,8 @@ def lu_factor(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *
     Warns
     -----
     LinAlgWarning
-        If U has an exact zero on its diagonal (the matrix is singular).
+        If U has an exact zero on its diagonal (the matrix is singular); with
+        block=False, given by every result() of the future.
 
     Notes
     -----
@@ -76,17 +76,18 @@ def _lu_factor(a, overwrite_a, check_finite):
         if not in_place:
             release(handle)
         raise
-    if info > 0:
-        warnings.warn(f"Diagonal number {info} is exactly zero. Singular matrix.", linalg_warning(), stacklevel=3)
     ipiv -= 1
-    return (a1 if in_place else RemoteArray(handle)), ipiv
+    factors = (a1 if in_place else RemoteArray(handle)), ipiv
+    if info > 0:
+        return WithWarning(factors, f"Diagonal number {info} is exactly zero. Singular matrix.", linalg_warning())
+    return factors
 
 
 _TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C"}
 
 
 def lu_solve(lu_and_piv: tuple, b: Matrix, trans: Union[int, str] = 0, overwrite_b: bool = False,
-             check_finite: bool = True, *, block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+             check_finite: bool = True, *, block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Solves ``a x = b`` with lu_factor's factors (scipy.linalg.lu_solve).
 
     Parameters
@@ -178,7 +179,7 @@ def _solve_with(routine: str, head: tuple, tail: tuple, factors, b1: np.ndarray,
 
 
 def cholesky(a: Matrix, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True, *,
-             block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+             block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Cholesky factor of a Hermitian positive definite matrix on a numrpc
     server (scipy.linalg.cholesky).
 
@@ -214,7 +215,7 @@ def cholesky(a: Matrix, lower: bool = False, overwrite_a: bool = False, check_fi
 
 
 def cho_factor(a: Matrix, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True, *,
-               block: bool = True) -> Union[tuple, LinalgFuture]:
+               block: bool = True) -> Union[tuple, OperationFuture]:
     """Cholesky factorisation kept on a server, for cho_solve (scipy.linalg.cho_factor).
 
     Parameters
@@ -299,7 +300,7 @@ def _definite(info: int) -> None:
 
 
 def cho_solve(c_and_lower: tuple, b: Matrix, overwrite_b: bool = False, check_finite: bool = True, *,
-              block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+              block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Solves ``a x = b`` with cho_factor's factor (scipy.linalg.cho_solve).
 
     Parameters

@@ -2,15 +2,15 @@
 # lstsq, inv and det, for arrays and for RemoteArrays (worked on where they are).
 from __future__ import annotations
 
-import warnings
 from typing import Optional, Union
 
 import numpy as np
 from numpy.linalg import LinAlgError
 
 from ._call import call as numrpc_call
-from ._linalg_run import (Call, Free, Get, LinalgFuture, Matrix, all_finite, buffer, f_view, illegal, record_one,
-                          release, rhs, run, scratch, square, validated, workspace)
+from ._linalg_run import (Matrix, all_finite, buffer, f_view, illegal, release, rhs, scratch, square, validated,
+                          workspace)
+from ._ops import Call, Free, Get, OperationFuture, record_one, run, warn
 from ._remote import RemoteArray, lapack_type
 
 
@@ -19,7 +19,7 @@ from ._remote import RemoteArray, lapack_type
 
 def solve(a: Matrix, b: Matrix, sym_pos: bool = False, lower: bool = False, overwrite_a: bool = False,
           overwrite_b: bool = False, check_finite: bool = True, assume_a: str = "gen", transposed: bool = False, *,
-          block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+          block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Solves ``a @ x == b`` for square `a` on a numrpc server (scipy.linalg.solve).
 
     Parameters
@@ -120,9 +120,8 @@ def _solve(a, b, sym_pos, lower, overwrite_a, overwrite_b, check_finite, assume_
         raise ValueError("Input b has to be a vector or a matrix")
     nrhs = 1 if b1.ndim == 1 else b1.shape[1]
     if sym_pos:
-        warnings.warn("The 'sym_pos' keyword is deprecated and should be replaced by using "
-                      "'assume_a = \"pos\"'. 'sym_pos' will be removed in SciPy 1.11.0.", DeprecationWarning,
-                      stacklevel=3)
+        warn("The 'sym_pos' keyword is deprecated and should be replaced by using "
+             "'assume_a = \"pos\"'. 'sym_pos' will be removed in SciPy 1.11.0.", DeprecationWarning)
         assume_a = "pos"
     if assume_a not in ("gen", "sym", "her", "pos"):
         raise ValueError(f"{assume_a} is not a recognized matrix structure")
@@ -194,7 +193,7 @@ def _solve_remote(a1, x, n, nrhs, prefix, dtype, lower, assume_a, transposed):
 
 def lstsq(a: Matrix, b: Matrix, cond: Optional[float] = None, overwrite_a: bool = False, overwrite_b: bool = False,
           check_finite: bool = True, lapack_driver: Optional[str] = None, *,
-          block: bool = True) -> Union[tuple, LinalgFuture]:
+          block: bool = True) -> Union[tuple, OperationFuture]:
     """Least-squares solution of ``a @ x = b`` on a numrpc server (scipy.linalg.lstsq).
 
     Parameters
@@ -296,7 +295,7 @@ def _lstsq(a, b, cond, overwrite_a, overwrite_b, check_finite, lapack_driver):
 
 
 def inv(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
-        block: bool = True) -> Union[np.ndarray, LinalgFuture]:
+        block: bool = True) -> Union[np.ndarray, OperationFuture]:
     """Inverse of a square matrix on a numrpc server (scipy.linalg.inv).
 
     Parameters
@@ -361,7 +360,7 @@ def _inv(a, overwrite_a, check_finite):
 
 
 def det(a: Matrix, overwrite_a: bool = False, check_finite: bool = True, *,
-        block: bool = True) -> Union[float, complex, LinalgFuture]:
+        block: bool = True) -> Union[float, complex, OperationFuture]:
     """Determinant of a square matrix on a numrpc server (scipy.linalg.det).
 
     Parameters

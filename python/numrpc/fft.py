@@ -21,13 +21,12 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import operator
-import warnings
 from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._multicall import Steps, run
+from ._ops import Operation, Stage, run, warn
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2"]
 
@@ -90,7 +89,7 @@ def _real_type(single: bool) -> np.dtype:
 def _real_part(a: np.ndarray) -> np.ndarray:
     """a's real part, with numpy's ComplexWarning when a is complex (numpy.fft.rfft's rule)."""
     if np.iscomplexobj(a):
-        warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=5)
+        warn("Casting complex values to real discards the imaginary part", ComplexWarning)
         return a.real
     return a
 
@@ -157,8 +156,8 @@ def _hermitian(work: np.ndarray, n: int) -> None:
 
 # ---- One pass: a transform over one axis or two, every line or plane a call ----
 
-def _c2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], sign: int, single: bool) -> Steps:
-    """The unnormalised complex transform of x over axes (1 or 2, distinct)."""
+def _c2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], sign: int, single: bool) -> Operation:
+    """An operation step: the unnormalised complex transform of x over axes (1 or 2, distinct)."""
     work = _gathered(x, axes, sizes, _complex_type(single), copy=True)  # transformed in place
     if len(axes) == 1:
         n, = sizes
@@ -168,11 +167,12 @@ def _c2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], sign: in
         n2, n1 = sizes  # C order (n2, n1) is the server's column-major n1 x n2
         routine = _ROUTINES[single, "c2c2"]
         calls = [(routine, (n1, n2, plane.T, sign)) for plane in work.reshape(-1, n2, n1)]
-    return Steps(calls, lambda _: _put_back(work, axes))
+    yield Stage(calls)
+    return _put_back(work, axes)
 
 
-def _r2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: bool) -> Steps:
-    """The forward real transform of x over axes (1 or 2, distinct), the last halved."""
+def _r2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: bool) -> Operation:
+    """An operation step: the forward real transform of x over axes (1 or 2, distinct), the last halved."""
     work = _gathered(x, axes, sizes, _real_type(single), copy=False)  # IN: read only
     half = sizes[-1] // 2 + 1
     out = np.empty(work.shape[:-1] + (half,), dtype=_complex_type(single))
@@ -185,12 +185,13 @@ def _r2c_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: 
         routine = _ROUTINES[single, "r2c2"]
         calls = [(routine, (n1, n2, plane.T, y.T))
                  for plane, y in zip(work.reshape(-1, n2, n1), out.reshape(-1, n2, half))]
-    return Steps(calls, lambda _: _put_back(out, axes))
+    yield Stage(calls)
+    return _put_back(out, axes)
 
 
-def _c2r_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: bool) -> Steps:
-    """The unnormalised backward real transform of the half spectrum x over
-    axes (1 or 2, distinct) to sizes points, the last one halved in x."""
+def _c2r_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: bool) -> Operation:
+    """An operation step: the unnormalised backward real transform of the half
+    spectrum x over axes (1 or 2, distinct) to sizes points, the last one halved in x."""
     half = sizes[-1] // 2 + 1
     work = _gathered(x, axes, list(sizes[:-1]) + [half], _complex_type(single), copy=True)
     _hermitian(work[..., np.newaxis, :] if len(axes) == 1 else work, sizes[-1])
@@ -204,20 +205,20 @@ def _c2r_pass(x: np.ndarray, axes: Sequence[int], sizes: Sequence[int], single: 
         routine = _ROUTINES[single, "c2r2"]
         calls = [(routine, (n1, n2, y.T, plane.T))
                  for y, plane in zip(work.reshape(-1, n2, half), out.reshape(-1, n2, n1))]
-    return Steps(calls, lambda _: _put_back(out, axes))
+    yield Stage(calls)
+    return _put_back(out, axes)
 
 
-def _chain(x: np.ndarray, passes, factor: float) -> Steps:
-    """The passes one after the other (each a function of the array before it
-    that returns Steps of the array after), then the result scaled by factor."""
-    def stage(i, current):
-        if i == len(passes):
-            if factor != 1.0:
-                current *= factor  # a new array of the last pass, in its own precision
-            return current
-        steps = passes[i](current)
-        return Steps(steps.calls, lambda results: stage(i + 1, steps.then(results)))
-    return stage(0, x)
+def _chain(x: np.ndarray, passes, factor: float) -> Operation:
+    """An operation step: the passes one after the other (each a function of
+    the array before it that gives the operation step of the array after),
+    then the result scaled by factor."""
+    current = x
+    for one_pass in passes:
+        current = yield from one_pass(current)
+    if factor != 1.0:
+        current *= factor  # a new array of the last pass, in its own precision
+    return current
 
 
 def _groups(axes: Sequence[int], sizes: Sequence[int]) -> List[Tuple[List[int], List[int]]]:
@@ -238,8 +239,8 @@ def _groups(axes: Sequence[int], sizes: Sequence[int]) -> List[Tuple[List[int], 
 
 # ---- The transforms ----
 
-def _c2c(a: ArrayLike, s, axes, norm: Norm, forward: bool) -> Steps:
-    """A complex transform over axes (numpy's fftn with s and axes given)."""
+def _c2c(a: ArrayLike, s, axes, norm: Norm, forward: bool) -> Operation:
+    """An operation step: a complex transform over axes (numpy's fftn with s and axes given)."""
     x = np.asarray(a)
     single = _single(x)
     factor = 1.0
@@ -249,7 +250,7 @@ def _c2c(a: ArrayLike, s, axes, norm: Norm, forward: bool) -> Steps:
     passes = [lambda cur, g=g: _c2c_pass(cur, g[0], g[1], sign, single) for g in _groups(axes, s)]
     if not passes:  # no axis: numpy returns the input as it is
         return np.array(x, copy=True)
-    return _chain(x, passes, factor)
+    return (yield from _chain(x, passes, factor))
 
 
 def _one_axis(a: ArrayLike, n: Optional[int], axis: int) -> Tuple[np.ndarray, int, int]:
@@ -297,8 +298,8 @@ def fft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = None
     def work():
         x, m, ax = _one_axis(a, n, axis)
         _factor(norm, m, True)
-        return _c2c(x, [m], [_axis(ax, x.ndim)], norm, True)
-    return run(work, block)
+        return (yield from _c2c(x, [m], [_axis(ax, x.ndim)], norm, True))
+    return run(work(), block)
 
 
 def ifft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = None, *,
@@ -331,8 +332,8 @@ def ifft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = Non
     def work():
         x, m, ax = _one_axis(a, n, axis)
         _factor(norm, m, False)
-        return _c2c(x, [m], [_axis(ax, x.ndim)], norm, False)
-    return run(work, block)
+        return (yield from _c2c(x, [m], [_axis(ax, x.ndim)], norm, False))
+    return run(work(), block)
 
 
 def rfft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = None, *,
@@ -369,8 +370,8 @@ def rfft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = Non
         ax = _axis(ax, x.ndim)
         x = _real_part(x)
         single = _single(x)
-        return _chain(x, [lambda cur: _r2c_pass(cur, [ax], [m], single)], factor)
-    return run(work, block)
+        return (yield from _chain(x, [lambda cur: _r2c_pass(cur, [ax], [m], single)], factor))
+    return run(work(), block)
 
 
 def irfft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = None, *,
@@ -413,8 +414,8 @@ def irfft(a: ArrayLike, n: Optional[int] = None, axis: int = -1, norm: Norm = No
         factor = _factor(norm, m, False)
         ax = _axis(axis, x.ndim)
         single = _single(x)
-        return _chain(x, [lambda cur: _c2r_pass(cur, [ax], [m], single)], factor)
-    return run(work, block)
+        return (yield from _chain(x, [lambda cur: _c2r_pass(cur, [ax], [m], single)], factor))
+    return run(work(), block)
 
 
 def fft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
@@ -450,8 +451,8 @@ def fft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequenc
     def work():
         x = np.asarray(a)
         sizes, ax = _cook(x, s, axes)
-        return _c2c(x, sizes, ax, norm, True)
-    return run(work, block)
+        return (yield from _c2c(x, sizes, ax, norm, True))
+    return run(work(), block)
 
 
 def ifft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
@@ -484,8 +485,8 @@ def ifft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequen
     def work():
         x = np.asarray(a)
         sizes, ax = _cook(x, s, axes)
-        return _c2c(x, sizes, ax, norm, False)
-    return run(work, block)
+        return (yield from _c2c(x, sizes, ax, norm, False))
+    return run(work(), block)
 
 
 def rfft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
@@ -533,8 +534,8 @@ def rfft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequen
         rest = list(zip(ax[:-first], sizes[:-first]))
         groups = _groups([g for g, _ in rest], [m for _, m in rest]) if distinct else [([g], [m]) for g, m in rest]
         passes += [lambda cur, g=g: _c2c_pass(cur, g[0], g[1], FORWARD, single) for g in groups]
-        return _chain(x, passes, factor)
-    return run(work, block)
+        return (yield from _chain(x, passes, factor))
+    return run(work(), block)
 
 
 def irfft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Sequence[int]] = (-2, -1),
@@ -582,5 +583,5 @@ def irfft2(a: ArrayLike, s: Optional[Sequence[int]] = None, axes: Optional[Seque
             [([g], [m]) for g, m in rest]
         passes = [lambda cur, g=g: _c2c_pass(cur, g[0], g[1], BACKWARD, single) for g in groups]
         passes.append(lambda cur: _c2r_pass(cur, ax[-last:], sizes[-last:], single))
-        return _chain(x, passes, factor)
-    return run(work, block)
+        return (yield from _chain(x, passes, factor))
+    return run(work(), block)

@@ -17,17 +17,21 @@ cho_factor return their factors that way, so lu_solve and cho_solve send only
 right-hand sides.
 
 Futures: every function takes block=False and then returns a
-concurrent.futures.Future (LinalgFuture) of the same result, its calls made
-with numrpc.call_async and spread over the servers by the library's farm.
-last_calls() gives the requests of the calling thread's last blocking call.
+concurrent.futures.Future (numrpc.OperationFuture, as numrpc.fft's and
+numrpc.sparse's) of the same result, its calls made with numrpc.call_async
+and spread over the servers by the library's farm. last_calls() gives the
+requests of the calling thread's last blocking call.
 """
 from ._linalg_decomp import norm, qr, svd, svdvals
 from ._linalg_eig import eig, eigh, eigvals, eigvalsh
 from ._linalg_factor import cho_factor, cho_solve, cholesky, lu_factor, lu_solve
-from ._linalg_run import LinalgFuture, last_calls, linalg_warning
+from ._linalg_run import linalg_warning
+from ._ops import OperationFuture, last_calls
 from ._linalg_solve import det, inv, lstsq, solve
 from ._remote import RemoteArray, asarray
 from numpy.linalg import LinAlgError
+
+LinalgFuture = OperationFuture  # its name before numrpc.fft and numrpc.sparse shared it
 
 __all__ = ["solve", "lstsq", "inv", "det", "lu_factor", "lu_solve", "cho_factor", "cho_solve", "cholesky",
            "qr", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "norm", "asarray", "RemoteArray",

@@ -232,6 +232,19 @@ def test_lu_factor_of_a_singular_matrix_warns(rng):
         close(np.asarray(lu), sl.lu_factor(a)[0], np.float64)
 
 
+def test_lu_factor_future_warns_at_each_result():
+    future = la.lu_factor(np.ones((4, 4)), block=False)
+    for _ in range(2):
+        with pytest.warns(la.LinAlgWarning, match="exactly zero") as seen:
+            lu, piv = future.result(timeout=30)
+        assert seen[0].filename == __file__
+    with pytest.warns(la.LinAlgWarning):
+        np.testing.assert_array_equal(piv, sl.lu_factor(np.ones((4, 4)))[1])
+    assert isinstance(future, numrpc.OperationFuture) and la.LinalgFuture is numrpc.OperationFuture
+    assert all(isinstance(c, numrpc.CallInfo) for c in future.calls) and len(future.calls) == 2  # put, getrf
+    lu.free()
+
+
 def test_factors_travel_once_then_only_right_hand_sides(rng):
     """One lu_factor, ten lu_solve: A's bytes go on the wire once."""
     n, nrhs = 200, 2

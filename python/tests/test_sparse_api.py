@@ -179,6 +179,18 @@ def test_singular_a_warns_and_gives_nan_as_scipy(rng):
             nsl.spsolve(a, sp.csc_matrix(np.ones((n, 2))))
 
 
+def test_warnings_point_at_the_caller_blocking_or_not():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])  # dense: SparseEfficiencyWarning at the call
+    for block in (True, False):
+        with pytest.warns(Warning) as seen:
+            got = nsl.spsolve(singular, np.ones(2), block=block)
+            if not block:
+                got = got.result(timeout=30)
+        assert [w.category for w in seen] == [sp.SparseEfficiencyWarning, spl.MatrixRankWarning]
+        assert all(w.filename == __file__ for w in seen)  # this test, not numrpc's driver
+        assert np.isnan(got).all()
+
+
 def test_empty_system_and_no_right_hand_side(rng):
     empty = sp.csc_matrix((0, 0))
     assert_solution(nsl.spsolve(empty, np.ones(0)), spl.spsolve(empty, np.ones(0)), np.float64)
@@ -223,5 +235,5 @@ def test_futures_give_the_blocking_result(rng, servers):
         a, b = futures[future]
         assert isinstance(future, concurrent.futures.Future)
         np.testing.assert_allclose(future.result(), nsl.spsolve(a, b), rtol=1e-13, atol=1e-14)
-        assert future.calls[0].call_info.server in servers
+        assert future.calls[0].server in servers
     assert numrpc.calls_in_progress() == 0

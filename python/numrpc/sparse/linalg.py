@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 import concurrent.futures
-import warnings
 from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._multicall import Steps, WithWarning, run
+from .._ops import Operation, Stage, WithWarning, run, warn
 
 if TYPE_CHECKING:  # scipy is imported when spsolve is called, not with numrpc
     import scipy.sparse
@@ -40,12 +39,12 @@ def _csc_arrays(A, sp):
     with one copy of A at most and the caller's A unchanged."""
     if not sp.issparse(A):
         A = sp.csc_matrix(A)
-        warnings.warn("spsolve requires A be CSC or CSR matrix format", sp.SparseEfficiencyWarning, stacklevel=6)
+        warn("spsolve requires A be CSC or CSR matrix format", sp.SparseEfficiencyWarning)
         owned = True
     elif A.format in ("csc", "csr"):
         owned = False
     else:
-        warnings.warn("spsolve requires A be CSC or CSR matrix format", sp.SparseEfficiencyWarning, stacklevel=6)
+        warn("spsolve requires A be CSC or CSR matrix format", sp.SparseEfficiencyWarning)
         A = A.tocsc()
         owned = True
     result_class = A.__class__
@@ -111,10 +110,10 @@ def spsolve(A: Union[scipy.sparse.spmatrix, ArrayLike], b: Union[ArrayLike, scip
     scipy.sparse.linalg.MatrixRankWarning
         A is singular (exactly, or structurally): x is all nan, as scipy's.
     """
-    return run(lambda: _spsolve(A, b, permc_spec), block)
+    return run(_spsolve(A, b, permc_spec), block)
 
 
-def _spsolve(A, b, permc_spec):
+def _spsolve(A, b, permc_spec) -> Operation:
     import scipy.sparse as sp
 
     if permc_spec not in _PERMC_SPECS:
@@ -169,4 +168,4 @@ def _spsolve(A, b, permc_spec):
 
     if N == 0:
         return then([])
-    return Steps([(routine, (N, A.nnz, values, rowind, colptr, nrhs, x))], then)
+    return then((yield Stage([(routine, (N, A.nnz, values, rowind, colptr, nrhs, x))])))
