@@ -23,7 +23,8 @@ omni_dev=$(kb "$lib/libomniORB4.so.2" "$lib/libomnithread.so.4" /usr/include/omn
 count() { awk -v tag="$2" '$0 ~ "BEGIN " tag {on = 1; next} $0 ~ "END " tag {on = 0} on && NF' "$1" | wc -l; }
 corba_setup=$(count "$src/apps/corba/corba_client.cc" "client setup")
 corba_call=$(count "$src/apps/corba/corba_client.cc" "remote call")
-numrpc_call=$(grep -c 'numrpc_call("linpack"' "$src/apps/linpack/linpack_demo.c")
+# The call of the app's one-call mode (apps/linpack/linpack_run.c; it once lived in linpack_demo.c).
+numrpc_call=$(grep -c 'numrpc_call("linpack"' "$src/apps/linpack/linpack_run.c" || true)
 
 cat <<EOT
 ## Footprint and client code
