@@ -28,7 +28,8 @@ transfer_rows() { # csv label
         split("numrpc-dcopy omniorb-dcopy grpc-dcopy", sys, " ")
         for (i = 1; i <= 4; i++) {
             b = sizes[i]
-            if (!((pl, b, "raw-tuned") in seen)) { printf "| %s | %s | – | – | – | – |\n", label, names[i]; continue }
+            if (!((pl, b, "raw-tuned") in seen)) continue # a size this run did not measure (--quick)
+            rows++
             n = 0; for (r = 0; r < rounds; r++) if ((pl, b, "raw-tuned", r) in t) v[++n] = t[pl, b, "raw-tuned", r]
             line = sprintf("| %s | %s | %s", label, names[i], fmt(median(v, n)))
             for (k = 1; k <= 3; k++) {
@@ -41,6 +42,7 @@ transfer_rows() { # csv label
             }
             print line " |"
         }
+        if (rows == 0) printf "| %s | (no size of the table measured) | | | | |\n", label
     }' "$1"
 }
 
