@@ -81,14 +81,6 @@ static void settle_after_failure(aconn *a, call_obj *k, const err_t *err)
     farm_dispatch_locked();
 }
 
-/* The interface of k's routine on server s: cached, or fetched now on a
- * pooled connection of the blocking kind. */
-static int iface_for(const aserver *s, const char *routine, iface_ref **out, err_t *err)
-{
-    *out = iface_cache_peek(s->ep.label, routine);
-    return *out ? 0 : iface_lookup(&s->ep, 1, routine, 0, out, NULL, err);
-}
-
 static call_obj *cancel_to_send(aconn *a)
 {
     for (call_obj *k = a->replyq.head; k; k = k->next)
@@ -152,7 +144,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&farm_lock);
 
         iface_ref *ref = NULL;
-        rc = iface_for(a->srv, k->routine, &ref, &err);
+        rc = iface_find(&a->srv->ep, 1, k->routine, 0, &ref, &err); /* cached, or fetched: pooled conn */
         if (rc == 0) rc = call_bind(k, &ref->iface, NULL, &err); /* bound at the start: agrees? */
         if (rc == 0) rc = call_prepare(k, &ref->iface, a->srv->ep.label, &err);
         pthread_mutex_lock(&farm_lock);

@@ -132,3 +132,10 @@ int iface_lookup(const endpoint *eps, int n, const char *routine, double deadlin
     }
     return rc;
 }
+
+int iface_find(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, err_t *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((*out = iface_cache_peek(eps[i].label, routine)) != NULL) return 0;
+    return iface_lookup(eps, n, routine, deadline, out, NULL, err);
+}

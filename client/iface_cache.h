@@ -33,6 +33,9 @@ void iface_cache_clear(void);
  * any other error is the answer.  *at: the index of the server
  * that answered (may be NULL).  *out is a reference: iface_cache_put.
  * No wait outlasts deadline (conn_acquire; 0 = none). */
+/* The interface of routine cached for any of the n servers eps (no I/O),
+ * else iface_lookup's (without *at). */
+int iface_find(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, err_t *err);
 int iface_lookup(const endpoint *eps, int n, const char *routine, double deadline, iface_ref **out, int *at,
                  err_t *err);
 /* The interface of name (a routine or numrpc:// URL) from the first server

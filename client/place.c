@@ -75,16 +75,6 @@ int place_bind_handles(call_obj *k, const iface_t *f, const char *label, err_t *
     return 0;
 }
 
-/* The routine's interface for binding: cached for any of eps, else fetched
- * from the first that answers. */
-static int interface_for(const char *routine, const endpoint *eps, int n, double deadline, iface_ref **ref,
-                         err_t *err)
-{
-    for (int i = 0; i < n; i++)
-        if ((*ref = iface_cache_peek(eps[i].label, routine)) != NULL) return 0;
-    return iface_lookup(eps, n, routine, deadline, ref, NULL, err);
-}
-
 /* One handle a call names. */
 typedef struct named_handle {
     const numrpc_data *h;
@@ -179,7 +169,7 @@ static int named_handles(call_obj *k, arg_source *src, named_handle *hs, int *pr
     int more = client_servers(eps + n, &ignored); /* when no handle's server answers */
     if (more > 0) n += more;
     iface_ref *ref = NULL;
-    int rc = interface_for(k->routine, eps, n, k->deadline, &ref, err);
+    int rc = iface_find(eps, n, k->routine, k->deadline, &ref, err); /* for binding */
     if (rc == 0) rc = call_bind(k, &ref->iface, src, err);
     int found = 0;
     for (uint32_t i = 0; rc == 0 && i < ref->iface.nparams; i++) {

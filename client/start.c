@@ -13,8 +13,7 @@
 static int capture(call_obj *k, const endpoint *eps, int n, arg_source *src, err_t *err)
 {
     iface_ref *ref = NULL;
-    for (int i = 0; i < n && ref == NULL; i++) ref = iface_cache_peek(eps[i].label, k->routine);
-    int rc = ref ? 0 : iface_lookup(eps, n, k->routine, k->deadline, &ref, NULL, err);
+    int rc = iface_find(eps, n, k->routine, k->deadline, &ref, err);
     if (rc == 0) {
         rc = call_capture(k, &ref->iface, src, err);
         iface_cache_put(ref);
