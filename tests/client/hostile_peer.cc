@@ -214,7 +214,7 @@ void HostileServer::Serve(int fd)
             rc = msg_read_probe(&c.reader, &reply_bytes, &n, &err);
             if (rc == 0 && (n > PROTO_PROBE_MAX_BYTES || reply_bytes > PROTO_PROBE_MAX_BYTES)) break;
             if (rc == 0) rc = msg_read_probe_payload(&c.reader, n, &err);
-            if (rc == 0) rc = msg_write_probe_reply(&c.writer, id, reply_bytes, &err);
+            if (rc == 0 && !ignore_probes_) rc = msg_write_probe_reply(&c.writer, id, reply_bytes, &err);
         } else {
             rc = wire_skip_message(&c.reader, &err);
         }

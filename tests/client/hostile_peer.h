@@ -52,6 +52,8 @@ class HostileServer {
     void Offer(const std::string &routine, const std::vector<uint8_t> &blob);
     // CALLs are answered by handler (default: an ESERVER reply).
     void OnCall(CallHandler handler);
+    // PROBEs are read and never answered (a link that never measures).
+    void IgnoreProbes() { ignore_probes_ = true; }
     std::vector<SeenCall> Calls();
     // Bytes of FILE_DATA the client sent (file contents it served).
     std::string FileBytes();
@@ -69,6 +71,7 @@ class HostileServer {
     CallHandler handler_;
     std::vector<SeenCall> calls_;
     std::string file_bytes_;
+    std::atomic<bool> ignore_probes_{false};
     std::vector<std::thread> threads_; // mu_
     std::thread acceptor_;
 };

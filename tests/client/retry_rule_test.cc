@@ -45,6 +45,7 @@ enum class Fault {
     RoutineError,// ESERVER: the routine's own error
     Deadline,    // no answer before the caller's time limit
     CutMidReply, // status OK, then the connection closed while results came
+    SilentProbe, // never answers a link probe (a ranked call measures it), then EBUSY
 };
 
 struct Row {
@@ -68,6 +69,7 @@ const Row kTable[] = {
     {Fault::RoutineError, "RoutineError", 0, NUMRPC_ESERVER},
     {Fault::Deadline, "Deadline", 0, NUMRPC_ETIMEDOUT},
     {Fault::CutMidReply, "CutMidReply", 0, NUMRPC_EIO},
+    {Fault::SilentProbe, "SilentProbe", 1, 0},
 };
 
 enum class Path { BlockingListed, AsyncListed, BlockingRanked, AsyncRanked };
@@ -138,11 +140,13 @@ class RetryRule : public ::testing::TestWithParam<std::tuple<Row, Path>> {
         if (fault == Fault::Unreachable) return "127.0.0.1:" + std::to_string(ClosedPort());
         first_ = std::make_unique<HostileServer>();
         if (fault != Fault::NotOffered) first_->Offer("dscal", FetchDescriptor(real->port(), "dscal"));
+        if (fault == Fault::SilentProbe) first_->IgnoreProbes(); // the probe ends at its own time limit
         first_->OnCall([fault](msg_conn *c, uint32_t id) {
             err_t err;
             msg_call_result res = {0, 0, 0};
             switch (fault) {
-            case Fault::Busy: ReplyError(c, id, NUMRPC_EBUSY, "queue full"); break;
+            case Fault::Busy:
+            case Fault::SilentProbe: ReplyError(c, id, NUMRPC_EBUSY, "queue full"); break;
             case Fault::Refused: ReplyError(c, id, NUMRPC_EAUTH, "token refused"); break;
             case Fault::Stale: ReplyError(c, id, NUMRPC_ESTALE, "interface changed"); break;
             case Fault::Crash: ReplyError(c, id, NUMRPC_ECRASHED, "dscal crashed: SIGSEGV"); break;
