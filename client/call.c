@@ -15,6 +15,7 @@
 #include "marshal.h"
 #include "meta.h"
 #include "place.h"
+#include "progress.h"
 #include "protocol.h"
 #include "sock.h"
 #include "start.h"
@@ -78,7 +79,7 @@ int call_write(call_obj *k, client_conn *c, const iface_t *f, int hold, err_t *e
 {
     wire_writer *w = &c->m.writer;
     msg_call_header h = {.hash = f->hash, .deadline_ms = k->deadline_ms,
-                         .flags = k->nhandles ? PROTO_CALL_HANDLES : 0,
+                         .flags = (k->nhandles ? PROTO_CALL_HANDLES : 0) | progress_call_flags(),
                          .reply_packet = (uint32_t)wire_writer_packet_size(w), .nargs = f->nparams};
     size_t len = strnlen(f->name, IFACE_MAX_NAME); /* decoded names are no longer */
     memcpy(h.name, f->name, len);
@@ -115,7 +116,10 @@ int call_receive_status(call_obj *k, client_conn *c, err_t *err)
      * the client's: the client stops waiting at its own (a server that
      * hangs or sends keepalives forever too). */
     wire_reader_set_deadline(&c->m.reader, k->deadline);
+    /* PROGRESS frames before the reply go to the handler (progress.c). */
+    wire_reader_set_side(&c->m.reader, PROTO_PROGRESS, progress_on_frame, k);
     int rc = client_files_await_reply(c, k->wire_id, err);
+    wire_reader_set_side(&c->m.reader, PROTO_PROGRESS, NULL, NULL);
     k->t_reply = sock_now(); /* the reply's first bytes are here */
     rc = past_deadline(k, c, rc, "no answer from", err);
     if (rc == 0) rc = msg_read_call_result(&c->m.reader, &res, err);

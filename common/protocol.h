@@ -79,6 +79,14 @@ enum proto_meta_type {
 #define PROTO_MPI_HELD 51u   /* rank 0 -> worker: arguments it holds       */
 #define PROTO_MPI_ARRAYS 52u /* worker -> rank 0: the other arrays         */
 
+/* PROGRESS (56): server -> client while the routine of a call that asked
+ * for it computes (flag PROTO_CALL_WANT_PROGRESS): one packet between
+ * messages, with the call's id: f64 elapsed, f64 predicted, f64 fraction,
+ * string message (msg_progress.h; docs/protocol.md "Progress"). */
+#define PROTO_PROGRESS 56u
+#define PROTO_PROGRESS_MESSAGE_MAX 256u /* a frame's message bytes at most */
+#define PROTO_PROGRESS_MIN_MS 50u       /* periods asked below it are raised to it */
+
 /* Packet flags. */
 #define PROTO_FLAG_END 0x1u   /* last packet of its message              */
 #define PROTO_FLAG_ABORT 0x2u /* the sender cut the message short: drop it */
@@ -87,6 +95,12 @@ enum proto_meta_type {
 #define PROTO_CALL_WANT_KEEPALIVE 0x1u
 #define PROTO_CALL_HANDLES 0x2u /* a handle block follows nargs: those
                                    arguments are server-side data */
+/* The caller wants PROGRESS frames at most every (flags >> 16) ms (0: the
+ * server's minimum).  The period rides in the flags' upper half, so the
+ * header's layout is unchanged and a server that knows nothing of it
+ * ignores the request. */
+#define PROTO_CALL_WANT_PROGRESS 0x4u
+#define PROTO_CALL_PERIOD_SHIFT 16
 
 /* A call whose CalcOrder is under this many flops is cheap: its reply may
  * wait in the worker for the next pipelined one, and clients pipeline it on

@@ -65,6 +65,13 @@ typedef struct stub_services {
     /* The call ends with error code (a NUMRPC_E*) and this detail instead
      * of results.  Call at most once, from the worker, before returning. */
     void (*fail)(int code, const char *detail);
+    /* Appended after fail (a module built before reads fail only).  How far
+     * the routine has come: fraction 0..1 (-1 = unknown) and a line of its
+     * own words (at most 256 bytes kept, "" or NULL for none), shown to a
+     * caller that asked for progress in its next frame.  Cheap: nothing is
+     * sent from here, and nothing is done when the call asked for none.
+     * From any thread of the routine, or a child process it forked. */
+    void (*progress)(double fraction, const char *message);
 } stub_services;
 
 typedef struct stub_module {

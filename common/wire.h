@@ -109,6 +109,11 @@ typedef struct wire_reader {
     double pace_from;      /* the next message's first byte came then (0: when it is read) */
     uint64_t pace_base;    /* bytes_in then, less what was buffered       */
     int broken;            /* a receive failed: nothing more can be read */
+    /* Side messages (wire_reader_set_side): one-packet messages of
+     * side_type met between messages go to side_fn, not to the caller. */
+    uint32_t side_type;
+    int (*side_fn)(struct wire_reader *r, uint32_t call_id, void *arg, err_t *err);
+    void *side_arg;
 } wire_reader;
 
 int wire_reader_init(wire_reader *r, int fd, size_t max_packet, err_t *err);
@@ -154,6 +159,15 @@ int wire_reader_has_message(const wire_reader *r);
 int wire_reader_next_is(const wire_reader *r, uint32_t type, uint32_t call_id);
 /* True when no byte is buffered (the connection may change hands). */
 int wire_reader_idle(const wire_reader *r);
+/* A hook for side messages (PROGRESS): from now on, wire_next_message
+ * hands every whole one-packet message of `type` that arrives before the
+ * next message to fn(r, call_id, arg, err), which reads its body with a message
+ * reader (msg_*.c) and ends it; a non-zero return ends wire_next_message
+ * with that error.  A packet of that type without END is a protocol
+ * error.  fn NULL removes the hook (such messages are then returned like
+ * any other).  The framing reader never decodes them itself. */
+void wire_reader_set_side(wire_reader *r, uint32_t type,
+                          int (*fn)(wire_reader *r, uint32_t call_id, void *arg, err_t *err), void *arg);
 
 /* Waits for the next message's first packet; returns its type and call id.
  * NUMRPC_EIO when the peer closed cleanly between messages (detail

@@ -325,6 +325,32 @@ typedef struct numrpc_server_stats {
 /* Fills up to max entries; returns how many servers the farm knows. */
 NUMRPC_API int numrpc_server_stats_get(numrpc_server_stats *out, int max);
 
+/* ---- Progress of a call ----
+ * While a routine computes, the server can tell the caller how far it has
+ * come: numrpc_set_progress(fn, arg, period) asks every call started
+ * afterwards, blocking or not, for a frame at most every `period` seconds
+ * (at least 0.05, at most 65.5; 0 or a NULL fn = no frames, the default).
+ * fn(p, arg) runs for each frame: for a blocking call in the caller's
+ * thread (call_id 0), for an asynchronous one on the farm's reader thread
+ * (call_id its id).  fn must return quickly and must not call numrpc
+ * (the connection's reader waits for it); p and its strings are valid
+ * during the call of fn only.  Frames come only while the routine
+ * computes (none for a call shorter than the period); one the caller's
+ * socket cannot take at once is missed, not delayed.  Process-wide, like
+ * numrpc_set_timeout.  A plain function pointer and a void *: bindings
+ * (ctypes) can pass theirs. */
+typedef struct numrpc_progress {
+    int call_id;         /* 0 for a blocking call, else the async call's id   */
+    const char *routine;
+    double elapsed;      /* seconds since the request's first byte reached the server */
+    double predicted;    /* seconds the whole call should take, from CalcOrder and the
+                            server's measured speed; -1 when unknown         */
+    double fraction;     /* 0..1 when the routine says, else -1              */
+    const char *message; /* the routine's own words, or ""                   */
+} numrpc_progress;
+typedef void (*numrpc_progress_fn)(const numrpc_progress *p, void *arg);
+NUMRPC_API void numrpc_set_progress(numrpc_progress_fn fn, void *arg, double period);
+
 /* ---- Discovery (what the CLI is built on) ---- */
 /* Writes a malloc'd, '\n'-separated list of routine names the server
  * offers into *names_out; the caller frees it with free(). server may be

@@ -31,6 +31,7 @@
 #include "metajoin.h"
 #include "metrics.h"
 #include "pool.h"
+#include "progress.h"
 #include "pull.h"
 #include "slots.h"
 #include "sock.h"
@@ -491,13 +492,16 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
         return -1;
     }
 
+    if (progress_init(d.nworkers_cap) != 0) server_log(cfg, LOG_LEVEL_ERROR, "no memory for progress frames");
     /* Keepalives and deadlines are checked at least this often. */
     int tick_ms = cfg->keepalive_ms / 2 < 200 ? cfg->keepalive_ms / 2 : 200;
     double next_tick = 0;
     for (;;) {
         struct epoll_event evs[64];
         /* A routine's deadline before the next tick wakes the loop for it. */
-        double due = pool_next_deadline(&d), left_ms = due > 0 ? (due - sock_now()) * 1000 : tick_ms;
+        double due = pool_next_deadline(&d), frame = pool_next_progress(&d, sock_now());
+        if (frame > 0 && (due == 0 || frame < due)) due = frame; /* PROGRESS frames too (progress.c) */
+        double left_ms = due > 0 ? (due - sock_now()) * 1000 : tick_ms;
         int wait_ms = left_ms <= 0 ? 0 : left_ms < tick_ms ? (int)left_ms + 1 : tick_ms;
         if (d.tls_looks > 0) wait_ms = 0; /* requests already opened in TLS states wait for no event */
         int n = epoll_wait(d.epfd, evs, 64, wait_ms);

@@ -15,6 +15,7 @@
 
 #include "files.h"
 #include "marshal.h"
+#include "progress.h"
 
 /* ---- What a routine leaves for the worker ----
  * The routine's failure and the state of its remote-file exchanges live in
@@ -58,7 +59,8 @@ static void service_fail(int code, const char *detail)
     err_set(&state->failure, code, "%s", detail ? detail : "the routine failed");
 }
 
-const stub_services server_stub_services = {service_fail};
+/* progress: progress.c (the call's slot, shared with the routine's children). */
+const stub_services server_stub_services = {service_fail, progress_service};
 
 void files_routine_begin(void)
 {

@@ -16,7 +16,9 @@
 #include "handles.h"
 #include "log.h"
 #include "metajoin.h"
+#include "msg_progress.h"
 #include "mpi_job.h"
+#include "progress.h"
 #include "pull.h"
 #include "reply.h"
 #include "sock.h"
@@ -333,19 +335,27 @@ void pool_reap(dispatcher *d)
     }
 }
 
-/* One keepalive packet to the caller of worker i's call, if its socket
+/* One keepalive packet (with progress, the call's PROGRESS frame) to the
+ * caller of worker i's call, if its socket
  * takes it whole now: a caller that does not read misses it (it would not
  * have seen it), and never holds the dispatcher.  Cut short (the socket
  * took part of 16 bytes), the stream is out of step: the call ends. */
-static void send_keepalive(dispatcher *d, int i)
+static void send_keepalive(dispatcher *d, int i, int progress, double now)
 {
     worker *w = &d->workers[i];
-    transport_bytes packet = {.max = 64};
+    transport_bytes packet = {.max = progress ? 2 * MSG_PROGRESS_PACKET : 64};
     transport sink = transport_memory_sink(&packet);
     err_t err;
-    if (wire_send_empty(&sink, PROTO_KEEPALIVE, d->slots[i].call_id, &err) == 0) {
+    /* A PROGRESS frame (progress.c) stands for a keepalive too. */
+    int rc = progress ? progress_frame(&d->slots[i], i, now, &d->notice, &packet, &err)
+                      : wire_send_empty(&sink, PROTO_KEEPALIVE, d->slots[i].call_id, &err);
+    transport *tp = &d->conns[w->conn].tp;
+    /* A frame goes only where the socket has room for it whole (POLLOUT:
+     * a third of its buffer free), or a slow reader would cut it. */
+    struct pollfd room = {tp->fd, POLLOUT, 0};
+    if (rc == 0 && progress && poll(&room, 1, 0) <= 0) rc = -1;
+    if (rc == 0) {
         size_t size = 0; /* on TLS, a record */
-        transport *tp = &d->conns[w->conn].tp;
         ssize_t sent = tp->ops->send_now(tp, packet.p, packet.len, &size);
         if (sent > 0 && (size_t)sent < size) {
             w->stream_cut = 1;
@@ -354,6 +364,17 @@ static void send_keepalive(dispatcher *d, int i)
         }
     }
     transport_bytes_free(&packet);
+}
+
+double pool_next_progress(const dispatcher *d, double now)
+{
+    double next = 0;
+    for (int i = 0; i < d->nworkers_cap; i++) {
+        if (d->workers[i].state != WORKER_HOLDING || d->workers[i].kill_reason) continue;
+        double due = progress_next_due(&d->slots[i], i, now);
+        if (due > 0 && (next == 0 || due < next)) next = due;
+    }
+    return next;
 }
 
 double pool_next_deadline(const dispatcher *d)
@@ -368,8 +389,8 @@ double pool_next_deadline(const dispatcher *d)
     return next;
 }
 
-/* Keepalives for long computations, deadlines, cancels and idle holders,
- * from the shared slots. */
+/* Keepalives (or the PROGRESS frames a call asked for) for long
+ * computations, deadlines, cancels and idle holders, from the shared slots. */
 void pool_tick(dispatcher *d, double now)
 {
     double idle = d->cfg->idle_timeout_ms / 1000.0;
@@ -391,10 +412,12 @@ void pool_tick(dispatcher *d, double now)
             kill(w->pid, SIGKILL);
             continue;
         }
-        if (now - slot->last_keepalive < d->cfg->keepalive_ms / 1000.0) continue;
+        double due = progress_next_due(slot, i, now);
+        int progress = due > 0 && now >= due;
+        if (!progress && now - slot->last_keepalive < d->cfg->keepalive_ms / 1000.0) continue;
         int expected = SLOT_COMPUTING;
         if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_KEEPALIVE)) continue;
-        send_keepalive(d, i);
+        send_keepalive(d, i, progress, now);
         slot->last_keepalive = now;
         atomic_store(&slot->state, SLOT_COMPUTING);
     }

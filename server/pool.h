@@ -31,6 +31,8 @@ void pool_tick(dispatcher *d, double now);
  * none): the event loop wakes for it (a worker that starts a routine under
  * a deadline says so: CTL_DEADLINE). */
 double pool_next_deadline(const dispatcher *d);
+/* The soonest PROGRESS frame due (monotonic seconds), 0 for none. */
+double pool_next_progress(const dispatcher *d, double now);
 /* A new generation: workers reload modules and configuration as they
  * become free. */
 void pool_roll(dispatcher *d);

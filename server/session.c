@@ -18,6 +18,7 @@
 #include "log.h"
 #include "marshal.h"
 #include "mpi_call.h"
+#include "progress.h"
 #include "reply.h"
 #include "sock.h"
 #include "stats.h"
@@ -331,7 +332,7 @@ static void run_on_mpi_job(session *s, const routine *r, call_args *a)
 }
 
 static int run_routine(session *s, const routine *r, uint32_t call_id, call_args *a, double deadline,
-                       double *compute_s)
+                       uint32_t flags, double began, double *compute_s)
 {
     worker_slot *slot = s->slot;
     slot->call_id = call_id;
@@ -341,6 +342,10 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
     slot->pipelined = wire_reader_buffered(&s->conn.reader) > 0 || wire_writer_holding(&s->conn.writer);
     snprintf(slot->routine, sizeof slot->routine, "%s", r->iface.name);
     set_blas_threads(s);
+    /* The frames the call asked for, and its prediction (progress.c). */
+    double flops = r->iface.complexity.nwords > 0 ? marshal_complexity(&r->iface, a->argv) : 0;
+    const routine *probe = flags & PROTO_CALL_WANT_PROGRESS ? registry_find(s->reg, "dmmul") : NULL;
+    progress_call_begin(slot, flags, began, flops, probe ? &probe->iface : NULL, probe ? probe->thunk : NULL);
     double t0 = sock_now();
     slot->started = slot->last_keepalive = t0;
     /* The caller's deadline, or the server's limit if that comes first. */
@@ -367,6 +372,7 @@ static int run_routine(session *s, const routine *r, uint32_t call_id, call_args
         usleep(50);
     }
     *compute_s = sock_now() - t0;
+    progress_call_end(slot, flops, *compute_s);
     return 0;
 }
 
@@ -493,7 +499,7 @@ static int serve_call_within(session *s, uint32_t call_id, double began, double 
     }
     double compute_s = 0;
     files_routine_begin();
-    run_routine(s, r, call_id, a, *deadline, &compute_s);
+    run_routine(s, r, call_id, a, *deadline, h.flags, began, &compute_s);
     /* Exchanges a child of the routine made are the call's bytes too. */
     uint64_t child_in, child_out;
     files_call_child_bytes(&child_in, &child_out);

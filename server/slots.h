@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "iface.h"
+#include "protocol.h"
 
 enum slot_state {
     SLOT_IDLE = 0,      /* waiting for a message                          */
@@ -48,6 +49,20 @@ typedef struct __attribute__((aligned(SLOT_BYTES))) worker_slot {
      * one of its requests is read (--max-receiving-per-peer): the worker
      * wakes it when this one is. */
     _Atomic int wake_when_read;
+    /* Progress of the call (progress.c): set by the worker at the routine's
+     * start, read by the dispatcher, which sends PROGRESS frames. */
+    int progress_ms;      /* the period the call asked; 0 = no frames      */
+    double progress_last; /* monotonic seconds of the last frame (or try)  */
+    double began;         /* monotonic seconds the request's first byte came */
+    double predicted;     /* seconds the call should take; -1 = unknown    */
+    double flops_rate;    /* this worker's measured speed, flop/s; 0 = none */
+    /* The routine's own words (stub_services.progress), written by the
+     * routine in the worker or a child of it: the dispatcher trusts none
+     * of it (bounded copy, NUL forced, fraction checked).  progress_seq is
+     * odd while a write is under way. */
+    _Atomic uint32_t progress_seq;
+    double progress_fraction;
+    char progress_message[PROTO_PROGRESS_MESSAGE_MAX + 1];
 } worker_slot;
 
 /* The table of n slots, made once in main before anything forks: each slot
