@@ -404,14 +404,6 @@ int wire_reader_idle(const wire_reader *r)
     return r->head == r->tail && !r->in_message && !r->broken;
 }
 
-void wire_reader_set_side(wire_reader *r, uint32_t type,
-                          int (*fn)(wire_reader *r, uint32_t call_id, void *arg, err_t *err), void *arg)
-{
-    r->side_type = fn ? type : 0;
-    r->side_fn = fn;
-    r->side_arg = arg;
-}
-
 int wire_reader_has_message(const wire_reader *r)
 {
     if (r->in_message || r->tail - r->head < PROTO_HEADER_SIZE) return 0;
@@ -551,18 +543,14 @@ int wire_next_message(wire_reader *r, uint32_t *type, uint32_t *call_id,
         r->msg_offset = 0;
         r->in_message = 1;
         if (r->side_fn == NULL || t != r->side_type) return 0;
-        /* A side message: its reader takes it whole, then the next one. */
-        if (!(flags & PROTO_FLAG_END)) {
-            r->broken = 1;
-            return err_set(err, NUMRPC_EPROTO, "message of type %u longer than one packet", t);
-        }
-        double pace_started = r->pace_started; /* the next message's pace goes on */
-        uint64_t pace_base = r->pace_base;
-        rc = r->side_fn(r, id, r->side_arg, err);
+        /* A side message: its reader takes it whole, then the next one
+         * (whose pace goes on). */
+        double pace_started = r->pace_started;
+        rc = flags & PROTO_FLAG_END ? r->side_fn(r, id, r->side_arg, err)
+                                    : err_set(err, NUMRPC_EPROTO, "message of type %u longer than one packet", t);
         if (rc == 0 && r->in_message) rc = wire_skip_message(r, err); /* left unread */
         if (rc != 0) return rc;
         r->pace_started = pace_started;
-        r->pace_base = pace_base;
     }
 }
 

@@ -1,11 +1,19 @@
 /* wire_fields.c -- single XDR values (u32, u64, double, string, opaque) in
- * a framed message: the fields of every message header. */
+ * a framed message: the fields of every message header; a reader's hook. */
 #include "wire.h"
 
 #include <rpc/xdr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void wire_reader_set_side(wire_reader *r, uint32_t type,
+                          int (*fn)(wire_reader *r, uint32_t call_id, void *arg, err_t *err), void *arg)
+{
+    r->side_type = fn ? type : 0;
+    r->side_fn = fn;
+    r->side_arg = arg;
+}
 
 
 static int put_xdr(wire_writer *w, xdrproc_t proc, void *value, err_t *err)
