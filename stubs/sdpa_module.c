@@ -23,6 +23,13 @@ static void fail(int code, const char *detail)
     if (numrpc_stub_services) numrpc_stub_services->fail(code, detail);
 }
 
+/* SDPA's iterations reach a caller that asked for progress (stubmod.h:
+ * stub_services.progress; nothing without the services). */
+static void report_iterations(void)
+{
+    sdpa_solve_set_progress(numrpc_stub_services ? numrpc_stub_services->progress : NULL);
+}
+
 /* Copies a result out, or reports the failure: a problem SDPA cannot read
  * is the caller's error (EINVAL) with SDPA's own words. */
 static void finish(int rc, const sdpa_result *r, double *primal, double *dual, char *phase,
@@ -51,6 +58,7 @@ void numrpc_sdpa_ship(char *problem, char *param, int want_solution, char *solut
                       int *iterations, double *solve_seconds)
 {
     sdpa_result r;
+    report_iterations();
     if (access(problem, R_OK) != 0) {
         fail(NUMRPC_EINVAL, "sdpa: no problem file arrived");
         return;
@@ -64,6 +72,7 @@ void numrpc_sdpa_rfile(numrpc_rfile *problem, char *param, int want_solution, ch
                        int *iterations, double *solve_seconds)
 {
     sdpa_result r;
+    report_iterations();
     int rc = sdpa_solve_isolated(NULL, problem, param, want_solution ? solution : NULL, &r);
     finish(rc, &r, primal, dual, phase, phase_code, iterations, solve_seconds);
 }

@@ -3,6 +3,7 @@
 #include "sdpa_solve.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,12 @@
 static const char rfile_token[] = "numrpc-rfile:problem.dat-s";
 static numrpc_rfile *child_rfile;  // the remote file of this child's solve
 static int in_child;               // set in the child only
+static sdpa_progress_fn progress;  // sdpa_solve_set_progress
+
+void sdpa_solve_set_progress(sdpa_progress_fn fn)
+{
+    progress = fn;
+}
 
 extern "C" FILE *__real_fopen(const char *path, const char *mode);
 extern "C" void __real_exit(int status) __attribute__((noreturn));
@@ -82,6 +89,61 @@ static void write_solution(SDPA &problem, const sdpa_result *r, const char *path
     fclose(fp);
 }
 
+// ---- The iterations, as SDPA prints them ----
+// SDPA writes a line per iteration on its display stream: "it mu thetaP
+// thetaD objP objD alphaP alphaD beta".  The child's display is a stream
+// that copies every byte to stdout (the caller reads SDPA's last words
+// there) and hands each iteration line to the progress function.
+
+struct display_lines {
+    char line[512];
+    size_t len;
+};
+
+static void iteration_line(const char *line)
+{
+    int it;
+    double mu, theta_p, theta_d, obj_p, obj_d;
+    char tail;
+    if (sscanf(line, "%d %lf %lf %lf %lf %lf %c", &it, &mu, &theta_p, &theta_d, &obj_p, &obj_d, &tail) != 7)
+        return;
+    // SDPA's relative gap: |objP - objD| / max(1, (|objP| + |objD|) / 2).
+    double scale = (fabs(obj_p) + fabs(obj_d)) / 2;
+    double gap = fabs(obj_p - obj_d) / (scale > 1 ? scale : 1);
+    char words[160];
+    snprintf(words, sizeof words, "iteration %d: primal %+.6e dual %+.6e gap %.2e mu %.2e", it, obj_p, obj_d, gap,
+             mu);
+    progress(-1, words);
+}
+
+static ssize_t display_write(void *cookie, const char *buf, size_t n)
+{
+    display_lines *d = (display_lines *)cookie;
+    write_all(STDOUT_FILENO, buf, n);
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (d->len < sizeof d->line - 1) d->line[d->len++] = buf[i];
+            continue;
+        }
+        d->line[d->len] = '\0';
+        iteration_line(d->line);
+        d->len = 0;
+    }
+    return (ssize_t)n;
+}
+
+// SDPA's display: stdout, or the line-reading stream when someone listens.
+static FILE *open_display(display_lines *d)
+{
+    if (progress == NULL) return stdout;
+    cookie_io_functions_t io = {NULL, display_write, NULL, NULL};
+    d->len = 0;
+    FILE *fp = fopencookie(d, "w", io);
+    if (fp == NULL) return stdout;
+    setvbuf(fp, NULL, _IOLBF, 0); // a line as soon as it is printed
+    return fp;
+}
+
 // The child: solve, report the result on fd, exit.
 static void run_child(const char *problem_path, const char *param_path, const char *solution_path,
                       int fd) __attribute__((noreturn));
@@ -92,7 +154,9 @@ static void run_child(const char *problem_path, const char *param_path, const ch
     sdpa_result r;
     memset(&r, 0, sizeof r);
     SDPA problem;
-    problem.setDisplay(stdout);
+    static display_lines lines;
+    FILE *display = open_display(&lines);
+    problem.setDisplay(display);
     problem.setParameterType(SDPA::PARAMETER_DEFAULT);
     if (param_path != NULL && access(param_path, R_OK) == 0)
         problem.readParameter((char *)param_path, stdout);
@@ -111,6 +175,7 @@ static void run_child(const char *problem_path, const char *param_path, const ch
     if (solution_path != NULL) write_solution(problem, &r, solution_path);
     problem.terminate();
     r.total_seconds = now_seconds() - t0;
+    if (display != stdout) fclose(display);
     fflush(stdout);
     write_all(fd, &r, sizeof r);
     _exit(0);

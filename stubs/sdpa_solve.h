@@ -30,6 +30,11 @@ typedef struct sdpa_result {
  * that dies with the caller; the caller's process is never touched. */
 int sdpa_solve_isolated(const char *problem_path, numrpc_rfile *rf, const char *param_path,
                         const char *solution_path, sdpa_result *out);
+/* Solves after this call hand each iteration SDPA prints to fn, in the
+ * child ("iteration I: primal P dual D gap G mu M", fraction -1): the
+ * server's stub_services.progress.  NULL (the default): none. */
+typedef void (*sdpa_progress_fn)(double fraction, const char *message);
+void sdpa_solve_set_progress(sdpa_progress_fn fn);
 
 #ifdef __cplusplus
 }
