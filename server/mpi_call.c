@@ -13,6 +13,7 @@
 
 #include "mpi_job.h"
 #include "msg.h"
+#include "progress.h"
 #include "sock.h"
 
 #define RETRY_US 20000      /* between tries while the job (re)starts      */
@@ -92,7 +93,11 @@ static int send_request(const iface_t *f, const uint8_t *blob, size_t blob_len, 
     uint64_t before = wire_writer_bytes(&conn.writer);
     int rc = msg_mpi_write_call(&conn.writer, 1, blob, (uint32_t)blob_len, f, argv, handles, err);
     if (rc == 0) rc = msg_mpi_read_held(&conn.reader, 1, handles, sent, err);
+    if (rc == 0) progress_service(-1, "sending the arrays to rank 0");
     if (rc == 0) rc = msg_mpi_write_arrays(&conn.writer, 1, f, argv, sent, err);
+    /* Rank 0 scatters, computes and gathers before it answers: the worker
+     * sees those three as one wait. */
+    if (rc == 0) progress_service(-1, "on the MPI job: scatter, compute, gather");
     fig->sent_bytes = wire_writer_bytes(&conn.writer) - before;
     for (uint32_t i = 0; rc == 0 && i < f->nparams; i++)
         if (sent[i].held) {
@@ -123,6 +128,7 @@ int mpi_call_run(worker_slot *slot, const iface_t *f, const uint8_t *blob, size_
     int rc = 0;
     for (int attempt = 0;; attempt++) {
         unsigned ends = 0;
+        progress_service(-1, "waiting for the MPI job"); /* the phases a caller sees (progress.c) */
         rc = wait_for_rank0(f, &ends, call_err);
         if (rc != 0) return rc;
         atomic_store(&slot->mpi_serving, 1);

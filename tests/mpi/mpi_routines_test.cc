@@ -2,6 +2,8 @@
 // real servers on three process grids, each equal to LAPACK/BLAS here.
 #include "mpi_support.h"
 
+#include <cstdio>
+
 namespace {
 
 // The grids the servers' jobs run on: the squarest of 4 ranks at the
@@ -135,6 +137,39 @@ TEST_P(Routines, PdgemmEqualsDgemm)
                                    std::to_string(c.k);
                 ExpectMatrixNear(cm, c_l, c.m, c.n, ldc, 1e-12 * std::max(1, c.k), what);
             }
+}
+
+// The phases a worker sees of an MPI call reach a progress handler (on
+// the first grid only: one product of order 1000).
+void OnPhase(const numrpc_progress *p, void *arg)
+{
+    static_cast<std::vector<std::string> *>(arg)->push_back(p->message);
+}
+
+TEST_P(Routines, PdgemmPhasesReachAProgressHandler)
+{
+    if (GetParam() != 0) GTEST_SKIP() << "one grid is enough";
+    int n = 1000;
+    std::mt19937 gen(77);
+    std::vector<double> a = RandomMatrix(n, n, n, gen), b = RandomMatrix(n, n, n, gen), c(static_cast<size_t>(n) * n, 0);
+    std::vector<double> want = c;
+    std::vector<std::string> phases;
+    numrpc_set_progress(OnPhase, &phases, 0.05);
+    int rc = numrpc_call("pdgemm", 'N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    numrpc_set_progress(nullptr, nullptr, 0);
+    ASSERT_EQ(rc, NUMRPC_OK) << Detail();
+    double one = 1, zero = 0;
+    dgemm_("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, want.data(), &n, 1, 1);
+    ExpectMatrixNear(c, want, n, n, n, 1e-12 * n, "pdgemm with progress");
+    numrpc_call_info info;
+    numrpc_last_call_info(&info);
+    std::printf("pdgemm n=%d: %zu frames in %.2f s of compute\n", n, phases.size(), info.compute_seconds);
+    if (info.compute_seconds > 0.3) EXPECT_FALSE(phases.empty()) << info.compute_seconds << " s without a frame";
+    for (const std::string &m : phases)
+        EXPECT_TRUE(m == "" || m == "waiting for the MPI job" || m == "sending the arrays to rank 0" ||
+                    m == "on the MPI job: scatter, compute, gather")
+            << m;
+    if (!phases.empty() && info.compute_seconds > 0.3) EXPECT_EQ(phases.back(), "on the MPI job: scatter, compute, gather");
 }
 
 // Each column of z turned to point the way local's does (an eigenvector's
