@@ -20,14 +20,14 @@
 ! libnumrpc built with gfortran's ISO_Fortran_binding.h.
 module numrpc
   use, intrinsic :: iso_c_binding, only: c_int, c_char, c_ptr, c_size_t, &
-       c_null_char, c_null_ptr, c_associated, c_f_pointer, c_loc
+       c_null_char, c_null_ptr, c_associated, c_f_pointer, c_loc, c_double, c_funptr
   implicit none
   private
 
   public :: numrpc_fcall, numrpc_call, numrpc_strerror, numrpc_error_detail, &
        numrpc_init, numrpc_finalize, numrpc_data_put, numrpc_data_new, numrpc_data_get, &
        numrpc_data_free, numrpc_call_async, numrpc_wait, numrpc_wait_any, numrpc_wait_all, &
-       numrpc_cancel, numrpc_probe
+       numrpc_cancel, numrpc_probe, numrpc_set_progress, numrpc_progress_text
 
   ! A data handle: an array kept on a server, owned by the library from
   ! numrpc_data_put or numrpc_data_new until numrpc_data_free (which resets
@@ -47,6 +47,19 @@ module numrpc
        NUMRPC_ENOSERVER = -14, NUMRPC_EBUSY = -15, NUMRPC_EAUTH = -16, &
        NUMRPC_ESYNTAX = -17, NUMRPC_EINTERNAL = -18, &
        NUMRPC_ENOHANDLE = -20
+
+  ! numrpc_progress of numrpc.h: what a progress handler gets.  The handler
+  ! is a bind(C) subroutine h(p, arg) with type(numrpc_progress),
+  ! intent(in) :: p and type(c_ptr), value :: arg, given to
+  ! numrpc_set_progress(c_funloc(h), arg, period); numrpc_progress_text
+  ! turns routine and message into Fortran strings.  The handler must not
+  ! call numrpc (docs/client.md, "Progress").
+  type, bind(C), public :: numrpc_progress
+     integer(c_int) :: call_id
+     type(c_ptr) :: routine
+     real(c_double) :: elapsed, predicted, fraction
+     type(c_ptr) :: message
+  end type numrpc_progress
 
   ! numrpc_config of numrpc.h.
   type, bind(C) :: config_t
@@ -187,6 +200,15 @@ module numrpc
        type(config_t), intent(in) :: config
      end function c_init
 
+     ! Frames at most every period seconds for later calls (fn = c_null_funptr
+     ! or period 0: none).
+     subroutine numrpc_set_progress(fn, arg, period) bind(C, name='numrpc_set_progress')
+       import :: c_funptr, c_ptr, c_double
+       type(c_funptr), value :: fn
+       type(c_ptr), value :: arg
+       real(c_double), value :: period
+     end subroutine numrpc_set_progress
+
      integer(c_size_t) function c_strlen(s) bind(C, name='strlen')
        import :: c_size_t, c_ptr
        type(c_ptr), value :: s
@@ -212,6 +234,13 @@ contains
        s(i:i) = chars(i)
     end do
   end function from_c
+
+  ! A string field of a numrpc_progress (p%routine, p%message) as text.
+  function numrpc_progress_text(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    s = from_c(p)
+  end function numrpc_progress_text
 
   ! What a status means ("cannot connect to server").
   function numrpc_strerror(status) result(msg)

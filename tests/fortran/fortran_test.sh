@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fortran_test.sh -- builds tests/fortran/solve.f90, handles.f90 and async.f90 against
+# fortran_test.sh -- builds tests/fortran/solve.f90, handles.f90, async.f90 and progress.f90 against
 # include/numrpc.f90 with gfortran, runs them and a typed-header C program
 # against a live server.
 set -uo pipefail
@@ -59,6 +59,14 @@ else
     cat "$tmp/fh.err"; fail "handles.f90 compiles"
 fi
 
+# progress.f90: a Fortran progress handler.
+if "$GFORTRAN" ${CFLAGS:-} $fflags -I "$tmp/mod" "$here/progress.f90" "$tmp/numrpc.o" \
+        -o "$tmp/progress" -L"$lib" -lnumrpc -Wl,-rpath,"$lib" ${LDFLAGS:-} 2> "$tmp/fp.err"; then
+    pass "progress.f90 compiles"
+else
+    cat "$tmp/fp.err"; fail "progress.f90 compiles"
+fi
+
 "$TOP_BUILDDIR/server/numrpc-server" --bind 127.0.0.1 --port 0 --port-file "$tmp/port" \
     --stubs "$tmp/stubs" --quiet --workers 2 &
 server=$!
@@ -93,6 +101,16 @@ if [[ -x "$tmp/async" ]]; then
     passed=$((passed + $(grep -c '^PASS' "$tmp/async.out")))
     failed=$((failed + $(grep -c '^FAIL' "$tmp/async.out")))
     [[ $rc -eq 0 ]] || fail "async exit status $rc"
+fi
+
+# Progress frames reach a Fortran handler.
+if [[ -x "$tmp/progress" ]]; then
+    "$tmp/progress" > "$tmp/progress.out" 2>&1
+    rc=$?
+    cat "$tmp/progress.out"
+    passed=$((passed + $(grep -c '^PASS' "$tmp/progress.out")))
+    failed=$((failed + $(grep -c '^FAIL' "$tmp/progress.out")))
+    [[ $rc -eq 0 ]] || fail "progress exit status $rc"
 fi
 
 # Without status=, a failure stops the program with the reason.
