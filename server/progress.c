@@ -170,5 +170,7 @@ int progress_frame(const worker_slot *slot, int index, double now, wire_writer *
     }
     msg_progress_clean(&p, raw, sizeof raw, fraction);
     wire_writer_attach(w, transport_memory_sink(out));
-    return msg_write_progress(w, slot->call_id, &p, err);
+    int rc = msg_write_progress(w, slot->call_id, &p, err);
+    wire_writer_attach(w, transport_none()); /* out is the caller's, not w's */
+    return rc;
 }

@@ -40,9 +40,11 @@ int progress_init(int nworkers);
 /* Monotonic seconds when worker index's next frame is due, 0 for none
  * (its slot is not computing a call that asked for progress). */
 double progress_next_due(const worker_slot *slot, int index, double now);
-/* The frame of worker index's call as of now, framed into *out (one
- * packet), cleaned of whatever the routine wrote; the frame counts as sent
- * (a frame the socket cannot take now is missed, not retried). */
+/* The frame of worker index's call as of now, framed by w (the
+ * dispatcher's writer of notices, attached to out for it) into *out (one
+ * packet, owned by the caller), cleaned of whatever the routine wrote; the
+ * frame counts as sent (a frame the socket cannot take now is missed, not
+ * retried). */
 int progress_frame(const worker_slot *slot, int index, double now, wire_writer *w, transport_bytes *out,
                    err_t *err);
 
