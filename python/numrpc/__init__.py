@@ -16,6 +16,7 @@ from ._handles import Handle, put
 from ._interface import Interface, Param, describe
 from ._lib import path as library_path
 from ._ops import OperationFuture
+from ._progress import Progress, set_progress_period
 from ._version import __version__
 from ._remote import RemoteArray, asarray
 from . import fft, linalg, sparse
@@ -24,4 +25,4 @@ __all__ = ["call", "call_async", "calls_in_progress", "describe", "put", "Client
            "Handle", "Interface", "Param", "CallFuture", "CallInfo", "CopyWarning", "reset_copy_warnings",
            "Error", "UnknownRoutine", "BadArgument", "BadArgumentType", "Timeout", "Cancelled",
            "ServerCrashed", "CannotConnect", "ConnectionLost", "library_path"]
-__all__ += ["asarray", "RemoteArray", "OperationFuture", "linalg", "fft", "sparse", "__version__"]
+__all__ += ["Progress", "set_progress_period", "asarray", "RemoteArray", "OperationFuture", "linalg", "fft", "sparse", "__version__"]

@@ -10,6 +10,7 @@ from ._args import Bound
 from ._errors import Error, check, error_for
 from ._interface import describe
 from ._lib import CallInfoC, lib
+from ._progress import ProgressArg, handler_of, registry as progress_registry
 
 EINTERNAL = -18
 
@@ -34,7 +35,7 @@ class CallInfo:
                    c.total_seconds, c.server.decode(errors="replace"), c.connections, c.tls_resumed)
 
 
-def call(name: str, *args: Any) -> Any:
+def call(name: str, *args: Any, progress: ProgressArg = None) -> Any:
     """Run a routine on a server and wait for it (numrpc_callv).
 
     Parameters
@@ -46,6 +47,10 @@ def call(name: str, *args: Any) -> Any:
         one-character or longer strings for IN scalars, numpy arrays (or
         `Handle` objects) for arrays, None for WORK arrays and for OUT arrays
         numrpc should allocate.
+    progress : callable or True, optional
+        Called with a `numrpc.Progress` about every `set_progress_period`
+        seconds while the routine computes (in this thread); True shows a
+        tqdm bar (a line on stderr without tqdm).
 
     Returns
     -------
@@ -66,7 +71,12 @@ def call(name: str, *args: Any) -> Any:
     """
     interface = describe(name)
     bound = Bound(name, interface, args)
-    check(lib.numrpc_callv(name.encode(), bound.args, len(interface.params)))  # GIL released inside
+    fn = handler_of(progress)
+    if fn is None:
+        check(lib.numrpc_callv(name.encode(), bound.args, len(interface.params)))  # GIL released inside
+    else:
+        with progress_registry.blocking(fn):
+            check(lib.numrpc_callv(name.encode(), bound.args, len(interface.params)))
     return bound.results()
 
 
@@ -129,14 +139,23 @@ class _Waiter:
         self.pending = {}  # call id -> (future, Bound): the arrays live until the call is returned
         self.thread = None
 
-    def submit(self, name, args):
+    def submit(self, name, args, progress=None):
         interface = describe(name)
         bound = Bound(name, interface, args)
         future = CallFuture()
         call_id = ctypes.c_int()
-        with self.cond:  # registered before the waiter can look the id up
+        fn = handler_of(progress)
+
+        def start():
             check(lib.numrpc_callv_async(ctypes.byref(call_id), name.encode(), bound.args,
                                          len(interface.params)))
+            return call_id.value
+
+        with self.cond:  # registered before the waiter can look the id up
+            if fn is None:
+                start()
+            else:
+                progress_registry.start_async(fn, start)
             future.call_id = call_id.value
             self.pending[call_id.value] = (future, bound)
             if self.thread is None:
@@ -159,18 +178,20 @@ class _Waiter:
             detail = lib.numrpc_last_error_detail().decode(errors="replace")
             with self.cond:
                 entry = self.pending.pop(call_id.value, None)
-                orphans = list(self.pending.values()) if call_id.value == 0 else []
+                orphans = list(self.pending.items()) if call_id.value == 0 else []
                 if orphans:
                     self.pending.clear()
             if entry is not None:
                 self._complete(call_id.value, entry, rc, detail)
-            for future, _ in orphans:  # another waiter of this process returned them
+            for orphan_id, (future, _) in orphans:  # another waiter of this process returned them
+                progress_registry.end_async(orphan_id)
                 if future.set_running_or_notify_cancel():
                     future.set_exception(Error(EINTERNAL, "the call was returned by another numrpc_wait"))
 
     @staticmethod
     def _complete(call_id, entry, rc, detail):
         future, bound = entry
+        progress_registry.end_async(call_id)
         info = CallInfoC()
         if lib.numrpc_call_info_of(call_id, ctypes.byref(info)) == 0:
             future.call_info = CallInfo.from_c(info)
@@ -188,7 +209,7 @@ class _Waiter:
 _waiter = _Waiter()
 
 
-def call_async(name: str, *args: Any) -> CallFuture:
+def call_async(name: str, *args: Any, progress: ProgressArg = None) -> CallFuture:
     """Start a routine on a server and return at once (numrpc_callv_async).
 
     Parameters
@@ -198,6 +219,9 @@ def call_async(name: str, *args: Any) -> CallFuture:
     *args
         Its arguments, as for `call`. Keep the arrays alive, and do not touch
         the OUT and INOUT ones, until the future is done.
+    progress : callable or True, optional
+        As for `call`; the callable runs on the library's reader thread, and
+        the frames carry the call's id.
 
     Returns
     -------
@@ -212,7 +236,7 @@ def call_async(name: str, *args: Any) -> CallFuture:
         The call could not be started (a bad argument, no server). A failure
         after the start is raised by the future's `result()`.
     """
-    return _waiter.submit(name, args)
+    return _waiter.submit(name, args, progress)
 
 
 def calls_in_progress() -> int:
