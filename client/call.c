@@ -275,6 +275,7 @@ int call_run(const char *name, arg_source *src, const char *expect_pin)
     call_obj k; /* only the fields the start and an exchange use are set */
     err_t *err = &k.err;
     err_clear(err);
+    k.id = 0; /* a blocking call's (its progress frames carry it) */
     k.expect_pin = expect_pin;
     k.bound_once = 0;
     k.meta = 0;
