@@ -3,6 +3,7 @@
 #include "metaserver.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ typedef struct ev_sub {
     int wake;                 /* eventfd: events queued, or dropped       */
     msg_event *ring;          /* EV_QUEUE of them (owned)                 */
     int head, count;
-    int dropped; /* its queue overflowed: the connection is ending     */
+    int signalled; /* its eventfd was written since it last emptied the queue */
+    int dropped;   /* its queue overflowed: the connection is ending     */
 } ev_sub;
 
 /* Taken inside meta.lock (the table publishes), never the other way. */
@@ -29,6 +31,18 @@ static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static ev_sub subs[EV_MAX_SUBSCRIBERS];
 static int nsubs;
 static uint64_t published, dropped_total;
+/* The types some subscriber wants (the union of the masks), read without
+ * the lock: an event nobody wants is not even built. */
+static _Atomic uint32_t wanted;
+
+/* Sets `wanted` from the subscribers (ev_lock held). */
+static void update_wanted_locked(void)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < EV_MAX_SUBSCRIBERS; i++)
+        if (subs[i].used) m |= subs[i].mask;
+    atomic_store(&wanted, m);
+}
 
 int events_subscribe(uint32_t mask, const char *who, int fd, int *slot, int *wake, err_t *err)
 {
@@ -61,6 +75,7 @@ int events_subscribe(uint32_t mask, const char *who, int fd, int *slot, int *wak
         s->wake = efd;
         s->ring = ring;
         nsubs++;
+        update_wanted_locked();
         *slot = free_slot;
         *wake = efd;
     }
@@ -82,6 +97,7 @@ int events_take(int slot, msg_event *out, int max, int *dropped)
         s->head = (s->head + 1) % EV_QUEUE;
         s->count--;
     }
+    if (s->count == 0) s->signalled = 0; /* the next event wakes it again */
     *dropped = s->dropped;
     pthread_mutex_unlock(&ev_lock);
     return n;
@@ -95,6 +111,7 @@ void events_unsubscribe(int slot)
     int efd = s->wake;
     memset(s, 0, sizeof *s);
     nsubs--;
+    update_wanted_locked();
     pthread_mutex_unlock(&ev_lock);
     free(ring);
     close(efd);
@@ -126,41 +143,53 @@ void events_publish(const msg_event *e)
             s->ring[(s->head + s->count) % EV_QUEUE] = *e;
             s->count++;
         }
-        wake(s);
+        if (!s->signalled || s->dropped) wake(s); /* once until it empties its queue */
+        s->signalled = 1;
     }
     pthread_mutex_unlock(&ev_lock);
+}
+
+/* The event into *e (type, now, s's identity, the module, the detail). */
+static void make(msg_event *e, uint32_t type, const meta_server *s, const char *routine, const char *fmt, va_list ap)
+{
+    memset(e, 0, sizeof *e);
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    e->type = type;
+    e->time = (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+    e->server_id = s->id;
+    if (msg_meta_label_ok(s->label)) snprintf(e->server, sizeof e->server, "%s", s->label);
+    msg_event_clean(e->name, sizeof e->name, s->name);
+    msg_event_clean(e->routine, sizeof e->routine, routine ? routine : "");
+    char detail[sizeof e->detail];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    msg_event_clean(e->detail, sizeof e->detail, detail);
 }
 
 void events_server(uint32_t type, const meta_server *s, const char *routine, const char *fmt, ...)
 {
     if (!events_wanted(type)) return;
     msg_event e;
-    memset(&e, 0, sizeof e);
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    e.type = type;
-    e.time = (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-    e.server_id = s->id;
-    if (msg_meta_label_ok(s->label)) snprintf(e.server, sizeof e.server, "%s", s->label);
-    msg_event_clean(e.name, sizeof e.name, s->name);
-    msg_event_clean(e.routine, sizeof e.routine, routine ? routine : "");
-    char detail[sizeof e.detail];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    make(&e, type, s, routine, fmt, ap);
     va_end(ap);
-    msg_event_clean(e.detail, sizeof e.detail, detail);
     events_publish(&e);
+}
+
+int events_make(msg_event *e, uint32_t type, const meta_server *s, const char *fmt, ...)
+{
+    if (!events_wanted(type)) return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    make(e, type, s, NULL, fmt, ap);
+    va_end(ap);
+    return 1;
 }
 
 int events_wanted(uint32_t type)
 {
-    pthread_mutex_lock(&ev_lock);
-    int any = 0;
-    for (int i = 0; nsubs > 0 && i < EV_MAX_SUBSCRIBERS && !any; i++)
-        any = subs[i].used && (subs[i].mask & (1u << type));
-    pthread_mutex_unlock(&ev_lock);
-    return any;
+    return (atomic_load(&wanted) >> type) & 1u;
 }
 
 void events_counts(int *subscribers, uint64_t *events, uint64_t *dropped)

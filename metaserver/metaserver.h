@@ -267,6 +267,10 @@ int events_wanted(uint32_t type);
  * fmt; the strings of peers are cleaned of control characters. */
 void events_server(uint32_t type, const meta_server *s, const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same event built into *e, to publish once meta.lock is let go (a
+ * hot path: LOAD): 1, or 0 when nobody wants the type. */
+int events_make(msg_event *e, uint32_t type, const meta_server *s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Subscribers now, events published, subscribers dropped (for the status). */
 void events_counts(int *subscribers, uint64_t *events, uint64_t *dropped);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth_accept.h"
@@ -303,6 +304,10 @@ static int serve_status(serve_conn *c, uint32_t call_id, err_t *err)
 #define EV_KEEPALIVE_SECONDS 5
 #define EV_SEND_SECONDS 10
 #define EV_BATCH 32
+#define EV_SNDBUF (16 * 1024) /* bytes (the kernel doubles it) */
+/* After a batch, the thread waits this long for more before it sends
+ * again: a burst of events costs a few sends, not one each. */
+#define EV_COALESCE_NS 10000000L
 static int stream_events(serve_conn *c, uint32_t call_id, int slot, int wake, err_t *err)
 {
     msg_event batch[EV_BATCH];
@@ -316,8 +321,9 @@ static int stream_events(serve_conn *c, uint32_t call_id, int slot, int wake, er
         uint64_t count;
         if (n > 0 && (p[0].revents & POLLIN) && read(wake, &count, sizeof count) < 0) { /* already read */
         }
-        int dropped = 0, rc = 0, got;
+        int dropped = 0, rc = 0, got, sent = 0;
         while (rc == 0 && (got = events_take(slot, batch, EV_BATCH, &dropped)) > 0) {
+            sent = 1;
             wire_writer_set_deadline(&c->mc.writer, sock_now() + EV_SEND_SECONDS);
             for (int i = 0; rc == 0 && i < got; i++) rc = msg_write_meta_event(&c->mc.writer, call_id, &batch[i], err);
             if (rc == 0) rc = wire_flush(&c->mc.writer, err);
@@ -332,6 +338,8 @@ static int stream_events(serve_conn *c, uint32_t call_id, int slot, int wake, er
             last_sent = sock_now();
         }
         if (rc != 0) return rc;
+        struct timespec pause = {0, EV_COALESCE_NS};
+        if (sent) nanosleep(&pause, NULL);
     }
 }
 
@@ -346,6 +354,10 @@ static int serve_subscribe(serve_conn *c, uint32_t call_id, err_t *err)
                           : msg_read_meta_subscribe(&c->mc.reader, &mask, err);
     if (rc != 0) return rc; /* answered with its error by serve_connection */
     if (events_subscribe(mask, identity(c), c->fd, &slot, &wake, &e) != 0) return refuse_closing(c, call_id, &e, err);
+    /* A small kernel buffer: a subscriber that stops reading is stuck,
+     * then dropped, after a bounded number of events. */
+    int sndbuf = EV_SNDBUF;
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     rc = msg_reply_simple(&c->mc.writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = stream_events(c, call_id, slot, wake, &e);
     events_unsubscribe(slot);

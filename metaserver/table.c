@@ -191,15 +191,18 @@ void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n)
 void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued, uint32_t draining,
                     double loadavg)
 {
+    msg_event told[2]; /* published once the lock is let go */
+    int ntold = 0;
     pthread_mutex_lock(&meta.lock);
     meta_server *s = find_id_locked(id);
     if (s) {
         if (!s->draining != !draining)
-            events_server(draining ? MSG_EVENT_DRAIN : MSG_EVENT_UNDRAIN, s, NULL, "%u calls in flight, %u queued",
-                          in_flight, queued);
+            ntold += events_make(&told[ntold], draining ? MSG_EVENT_DRAIN : MSG_EVENT_UNDRAIN, s,
+                                 "%u calls in flight, %u queued", in_flight, queued);
         uint32_t limit = meta.opt->overload_queue > 0 ? (uint32_t)meta.opt->overload_queue : (uint32_t)s->slots;
         if (queued > limit && !s->overloaded)
-            events_server(MSG_EVENT_OVERLOAD, s, NULL, "%u requests queued, more than %u", queued, limit);
+            ntold += events_make(&told[ntold], MSG_EVENT_OVERLOAD, s, "%u requests queued, more than %u", queued,
+                                 limit);
         s->overloaded = queued > limit;
         s->in_flight = in_flight;
         s->queued = queued;
@@ -208,6 +211,7 @@ void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued, uint32_t d
         s->last_heard = s->last_load = sock_now();
     }
     pthread_mutex_unlock(&meta.lock);
+    for (int i = 0; i < ntold; i++) events_publish(&told[i]);
 }
 
 void table_heard(uint32_t id)
