@@ -63,11 +63,18 @@ int numrpc_watch(const char *metaserver, const char *types, numrpc_event_fn fn, 
     if (rc == 0) rc = client_ensure_init(&err);
     if (rc == 0) rc = endpoint_set(&ep, where, &err);
     double start = sock_now();
-    if (rc == 0) rc = conn_acquire(&ep, start + WATCH_CONNECT_SECONDS, &c, &err);
     uint32_t id = client_next_call_id();
-    if (rc == 0) rc = msg_write_meta_subscribe(&c->m.writer, id, mask, &err);
-    if (rc == 0) rc = conn_read_reply_status(c, id, &err);
-    if (rc == 0) rc = wire_expect_end(&c->m.reader, &err); /* a status-only reply */
+    int setup = rc;
+    /* A pooled connection may have gone stale: then once more on a new one. */
+    for (int attempt = 0; setup == 0 && attempt < 2; attempt++) {
+        rc = conn_acquire(&ep, start + WATCH_CONNECT_SECONDS, &c, &err);
+        if (rc == 0) rc = msg_write_meta_subscribe(&c->m.writer, id, mask, &err);
+        if (rc == 0) rc = conn_read_reply_status(c, id, &err);
+        if (rc == 0) rc = wire_expect_end(&c->m.reader, &err); /* a status-only reply */
+        if (rc == 0 || c == NULL || !c->reused || rc != NUMRPC_EIO) break;
+        conn_discard(c);
+        c = NULL;
+    }
     if (rc == 0) rc = read_events(c, id, seconds > 0 ? start + seconds : 0, fn, arg, &err);
     conn_discard(c); /* a subscribed connection never goes back to the pool */
     if (rc != 0) return client_fail(&err);

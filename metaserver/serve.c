@@ -360,12 +360,16 @@ static int serve_subscribe(serve_conn *c, uint32_t call_id, err_t *err)
     setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     rc = msg_reply_simple(&c->mc.writer, call_id, NUMRPC_OK, "", err);
     if (rc == 0) rc = stream_events(c, call_id, slot, wake, &e);
+    msg_event none;
+    int dropped = 0;
+    events_take(slot, &none, 0, &dropped); /* its send may have failed first */
     events_unsubscribe(slot);
-    if (rc != 0 && !meta.opt->quiet) {
+    if (dropped) err_set(&e, NUMRPC_ELIMIT, "its queue of %d events was full", EV_QUEUE);
+    if ((rc != 0 || dropped) && !meta.opt->quiet) {
         printf("subscriber %s dropped: %s\n", c->peer, e.detail);
         fflush(stdout);
     }
-    if (rc == NUMRPC_ELIMIT) table_note_error("event subscriber %s dropped: %s", c->peer, e.detail);
+    if (dropped) table_note_error("event subscriber %s dropped: %s", c->peer, e.detail);
     return SERVE_CLOSE;
 }
 

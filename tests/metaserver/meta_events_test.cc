@@ -531,6 +531,10 @@ TEST(MetaEvents, ASubscriberThatNeverReadsIsDroppedAndDoesNotSlowQueries)
     printf("a subscriber that never reads was dropped after %ld events\n", events);
     EXPECT_TRUE(stuck.closed());
     EXPECT_TRUE(wait_subscribers(meta->port(), 0));
+    Raw look(meta->port());
+    std::string js;
+    ASSERT_EQ(look.status(&js), NUMRPC_OK) << look.detail();
+    EXPECT_NE(js.find("event subscriber 127.0.0.1 dropped: its queue of 256 events was full"), std::string::npos) << js;
     EXPECT_EQ(client.query(), NUMRPC_OK) << client.detail();
 }
 
