@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -536,6 +537,70 @@ TEST(MetaEvents, ASubscriberThatNeverReadsIsDroppedAndDoesNotSlowQueries)
     ASSERT_EQ(look.status(&js), NUMRPC_OK) << look.detail();
     EXPECT_NE(js.find("event subscriber 127.0.0.1 dropped: its queue of 256 events was full"), std::string::npos) << js;
     EXPECT_EQ(client.query(), NUMRPC_OK) << client.detail();
+}
+
+// EVENT as a hostile metaserver could write it: each field given, with
+// extra bytes after it (tail); what msg_read_meta_event makes of it.
+int read_crafted(uint32_t type, double time, const char *server, const char *name, const char *detail, bool tail,
+                 msg_event *e, err_t *err)
+{
+    int fd[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fd) != 0) return -1000;
+    msg_conn out = {}, in = {};
+    msg_conn_init(&out, 4096, err);
+    msg_conn_init(&in, 4096, err);
+    msg_conn_attach(&out, transport_tcp(fd[0]), "out");
+    msg_conn_attach(&in, transport_tcp(fd[1]), "in");
+    wire_begin(&out.writer, PROTO_META_EVENT, 7);
+    int rc = wire_put_u32(&out.writer, type, err);
+    if (rc == 0) rc = wire_put_double(&out.writer, time, err);
+    if (rc == 0) rc = wire_put_u32(&out.writer, 1, err);
+    if (rc == 0) rc = wire_put_string(&out.writer, server, err);
+    if (rc == 0) rc = wire_put_string(&out.writer, name, err);
+    if (rc == 0) rc = wire_put_string(&out.writer, "mod", err);
+    if (rc == 0) rc = wire_put_string(&out.writer, detail, err);
+    if (rc == 0 && tail) rc = wire_put_u32(&out.writer, 1, err);
+    if (rc == 0) rc = wire_end(&out.writer, err);
+    uint32_t t, id;
+    if (rc == 0) rc = wire_next_message(&in.reader, &t, &id, err);
+    if (rc == 0) rc = msg_read_meta_event(&in.reader, e, err);
+    msg_conn_free(&out);
+    msg_conn_free(&in);
+    return rc;
+}
+
+TEST(MetaEventsMsg, TheReaderChecksEveryField)
+{
+    msg_event e;
+    err_t err;
+    ASSERT_EQ(read_crafted(MSG_EVENT_DRAIN, 1.7e9, "127.0.0.1:7800", "srv", "0 calls", false, &e, &err), 0)
+        << err.detail;
+    EXPECT_EQ(e.type, (uint32_t)MSG_EVENT_DRAIN);
+    EXPECT_STREQ(e.server, "127.0.0.1:7800");
+    EXPECT_STREQ(e.routine, "mod");
+    EXPECT_STREQ(e.detail, "0 calls");
+    EXPECT_EQ(read_crafted(7, 1.7e9, "127.0.0.1:7800", "srv", "", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_STREQ(err.detail, "EVENT: unknown type 7");
+    EXPECT_EQ(read_crafted(0, NAN, "127.0.0.1:7800", "srv", "", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_EQ(read_crafted(0, -1, "127.0.0.1:7800", "srv", "", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_EQ(read_crafted(0, 1.7e9, "host;rm -rf:80", "srv", "", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_STREQ(err.detail, "EVENT: the server is not host:port");
+    EXPECT_EQ(read_crafted(0, 1.7e9, "127.0.0.1:7800", "a\x1b]0;owned\x07", "", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_STREQ(err.detail, "EVENT: control characters in its text");
+    EXPECT_EQ(read_crafted(0, 1.7e9, "127.0.0.1:7800", "srv", "line\nforged", false, &e, &err), NUMRPC_EPROTO);
+    EXPECT_NE(read_crafted(0, 1.7e9, "127.0.0.1:7800", "srv", std::string(300, 'x').c_str(), false, &e, &err), 0);
+    EXPECT_NE(read_crafted(0, 1.7e9, "127.0.0.1:7800", "srv", "", true, &e, &err), 0);
+    EXPECT_EQ(e.type, 0u); // nothing half read is left
+    EXPECT_STREQ(e.server, "");
+
+    uint32_t mask = 0;
+    EXPECT_EQ(msg_event_mask_of("join,,overload", &mask, &err), 0);
+    EXPECT_EQ(mask, (1u << MSG_EVENT_JOIN) | (1u << MSG_EVENT_OVERLOAD));
+    EXPECT_EQ(msg_event_mask_of(nullptr, &mask, &err), 0);
+    EXPECT_EQ(mask, MSG_EVENT_ALL);
+    EXPECT_EQ(msg_event_mask_of(",", &mask, &err), NUMRPC_EINVAL);
+    EXPECT_EQ(msg_event_mask_of("drain,Leave", &mask, &err), NUMRPC_EINVAL);
+    EXPECT_EQ(std::string(err.detail).rfind("unknown event type \"Leave\"", 0), 0u) << err.detail;
 }
 
 } // namespace
