@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "  status [--json] HOST:PORT  a server's routines, counters, workers, load\n"
             "  status --metaserver HOST:PORT [--json]  servers, load, throughput and\n"
             "                            prediction errors a metaserver knows\n"
+            "  watch [--metaserver HOST:PORT] [--types join,leave,...] [--count N] [--seconds S]\n"
+            "                            a metaserver's events, one line each, the type first\n"
             "  admin --server HOST:PORT [--secret-file F] register MODULE.so | unregister NAME | list\n"
             "                            remote administration (challenge-response)\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
         return cli_meta_status(argc - 2, argv + 2); /* cli_meta.c */
     if (strcmp(cmd, "status") == 0) return cli_status(argc - 2, argv + 2);
     if (strcmp(cmd, "admin") == 0) return cli_admin(argc - 2, argv + 2);
+    if (strcmp(cmd, "watch") == 0) return cli_watch(argc - 2, argv + 2); /* cli_watch.c */
     usage(stderr);
     return 2;
 }

@@ -23,6 +23,9 @@ int cli_server_status(const char *server, int connect_ms, int io_ms, msg_status 
 const char *cli_security_words(const msg_status *s);
 /* s on stdout as a JSON string, quotes and control characters escaped. */
 void cli_json_string(const char *s);
+/* numrpc watch [--metaserver HOST:PORT] [--types a,b] [--count N] [--seconds S]
+ * (cli_watch.c) */
+int cli_watch(int argc, char **argv);
 /* numrpc admin --server HOST:PORT [--secret-file F] COMMAND (cli_status.c) */
 int cli_admin(int argc, char **argv);
 

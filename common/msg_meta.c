@@ -254,7 +254,7 @@ int msg_write_meta_query(wire_writer *w, uint32_t call_id, const msg_meta_query 
 
 /* "host:port": a host of letters, digits and . - _ : [ ] (IPv6 in
  * brackets), then a port 1..65535 in decimal. */
-static int server_label_ok(const char *label)
+int msg_meta_label_ok(const char *label)
 {
     const char *colon = strrchr(label, ':');
     if (colon == NULL || colon == label || (size_t)(colon - label) > MSG_META_HOST_MAX) return 0;
@@ -283,7 +283,7 @@ static int get_held(wire_reader *r, msg_meta_query *q, err_t *err)
         msg_meta_held *h = &q->held[i];
         rc = wire_get_string_into(r, h->server, sizeof h->server, (uint32_t)sizeof h->server - 1, err);
         if (rc == 0) rc = wire_get_u64(r, &h->bytes, err);
-        if (rc == 0 && !server_label_ok(h->server))
+        if (rc == 0 && !msg_meta_label_ok(h->server))
             rc = err_set(err, NUMRPC_EPROTO, "QUERY: a server holding handles is not host:port");
         for (uint32_t j = 0; rc == 0 && j < i; j++)
             if (strcmp(q->held[j].server, h->server) == 0)

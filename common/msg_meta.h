@@ -107,6 +107,9 @@ typedef struct msg_meta_query {
 } msg_meta_query;
 int msg_write_meta_query(wire_writer *w, uint32_t call_id, const msg_meta_query *q, err_t *err);
 int msg_read_meta_query(wire_reader *r, msg_meta_query *q, err_t *err);
+/* True when label is "host:port": a host of letters, digits and . - _ : [ ]
+ * (IPv6 in brackets), then a port 1..65535 in decimal. */
+int msg_meta_label_ok(const char *label);
 /* The bytes q's held block puts on server label (0 when not named). */
 uint64_t msg_meta_query_held_on(const msg_meta_query *q, const char *label);
 

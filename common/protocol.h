@@ -43,7 +43,10 @@ enum proto_meta_type {
     PROTO_META_QUERY = 20,     /* client -> meta: routine, flops, bytes;
                                   REPLY lease, ranked servers              */
     PROTO_META_REPORT = 21,    /* client -> meta, one-way: finished calls  */
-    PROTO_META_STATUS = 22     /* anyone -> meta: REPLY string (text/JSON)  */
+    PROTO_META_STATUS = 22,    /* anyone -> meta: REPLY string (text/JSON)  */
+    PROTO_META_SUBSCRIBE = 23, /* anyone -> meta: u32 mask of event types;
+                                  REPLY status, then EVENTs on the connection */
+    PROTO_META_EVENT = 24      /* meta -> subscriber: one event (msg_event.h) */
 };
 
 /* META_REPORT flags, per call reported. */

@@ -659,6 +659,30 @@ inline void *numrpc_val_(std::nullptr_t) { return 0; }
                    22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,   \
                    7, 6, 5, 4, 3, 2, 1, 0, ~)
 
+/* ---- Events: what a metaserver sees happen (docs/metaserver.md "Events") ----
+ * numrpc_watch subscribes to the metaserver's events and calls fn for each
+ * one, in the caller's thread, until fn returns nonzero, `seconds` pass
+ * (0: no limit) or the connection ends.  metaserver: "host:port", NULL for
+ * NUMRPC_METASERVER.  types: a comma-separated list of "join", "leave",
+ * "drain", "undrain", "register", "unregister", "overload" (NULL or "" =
+ * all).  The event's strings live until fn returns.  Returns NUMRPC_OK
+ * when fn stopped it or the time passed; a metaserver with tokens needs a
+ * token with the `status` right (else NUMRPC_EAUTH); one that ends the
+ * stream is NUMRPC_EIO, one silent for 20 s NUMRPC_ETIMEDOUT.  A
+ * subscriber that does not keep up (256 events queued) is dropped by the
+ * metaserver: its calls and queries never wait for a subscriber. */
+typedef struct numrpc_event {
+    const char *type;    /* "join", "leave", ...                             */
+    double time;         /* when the metaserver saw it, Unix seconds         */
+    const char *server;  /* "host:port" ("" when none)                       */
+    const char *name;    /* the server's name, as it joined                  */
+    const char *routine; /* register, unregister: the module ("" otherwise)  */
+    const char *detail;  /* the rest: why a server left, routines, queue     */
+} numrpc_event;
+typedef int (*numrpc_event_fn)(const numrpc_event *e, void *arg); /* nonzero: stop */
+NUMRPC_API int numrpc_watch(const char *metaserver, const char *types, numrpc_event_fn fn, void *arg,
+                            double seconds);
+
 #ifdef __cplusplus
 }
 #endif

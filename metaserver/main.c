@@ -41,6 +41,8 @@ static void usage(FILE *out)
             "                      address) may send a minute; beyond, dropped (default 6000)\n"
             "  --port-file FILE    write the chosen port to FILE\n"
             "  --drop-after SECS   drop a server silent this long (default 3)\n"
+            "  --overload-queue N  an `overload` event when a server queues more than N\n"
+            "                      requests (default 0: more than its slots)\n"
             "  --lease-ms MS       how long a client may reuse an answer (default 2000)\n"
             "  --max-connections N open connections at most; beyond, EBUSY (default 1024)\n"
             "  --idle-timeout SECS close a connection idle this long (default 600)\n"
@@ -103,6 +105,11 @@ static int parse_options(meta_options *o, int argc, char **argv, err_t *err)
             if (*end || n < 1 || n > META_MAX_SERVERS)
                 return err_set(err, NUMRPC_EINVAL, "--max-servers-per-identity %s: want 1..%d", v, META_MAX_SERVERS);
             o->max_per_identity = (int)n;
+        } else if (strcmp(a, "--overload-queue") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 0 || n > 1000000)
+                return err_set(err, NUMRPC_EINVAL, "--overload-queue %s: want 0..1000000 (0 = a server's slots)", v);
+            o->overload_queue = (int)n;
         } else if (strcmp(a, "--max-reports-per-minute") == 0) {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 1000000)

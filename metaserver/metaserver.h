@@ -10,6 +10,7 @@
 #include "error.h"
 #include "iface.h"
 #include "msg.h"
+#include "msg_event.h"
 #include "msg_meta.h"
 #include "rank.h"
 #include "strbuf.h"
@@ -50,6 +51,8 @@ typedef struct meta_options {
     char http_port_file[1024];
     int http_timeout;         /* --http-timeout: seconds a request, and its reply, may take */
     int reports_per_minute;   /* --max-reports-per-minute, per identity       */
+    int overload_queue;       /* --overload-queue: queued requests past which a
+                               * server is overloaded (0 = its slots)          */
 } meta_options;
 
 /* ---- One routine a server offers ---- */
@@ -78,6 +81,7 @@ typedef struct meta_server {
     meta_routine *routines;  /* malloc'd, nroutines of them               */
     uint32_t nroutines;
     uint32_t in_flight, queued, draining;
+    int overloaded;      /* its queue is past the threshold (one event a crossing) */
     double loadavg;
     double joined, last_heard, last_load;
     int fd;              /* its registration connection (shut on drop)    */
@@ -240,6 +244,35 @@ int rights_may(const auth_peer *a, unsigned right, const char *what, const char 
 /* May a's token call routines of module?  0 (always without tokens), or
  * EAUTH "token NAME may not call module M" (or "... was refused": gone). */
 int rights_may_call(const auth_peer *a, const char *module, err_t *why);
+
+/* ---- events.c: subscribers of typed events (docs/metaserver.md "Events") ---- */
+#define EV_MAX_SUBSCRIBERS 64 /* in all                                      */
+#define EV_PER_IDENTITY 8     /* per token name, or address without tokens   */
+#define EV_QUEUE 256          /* events queued per subscriber before a drop   */
+/* A new subscriber of the types in mask for identity who on socket fd:
+ * *slot, and *wake (an eventfd readable when events are queued).  EBUSY
+ * beyond the caps; ENOMEM. */
+int events_subscribe(uint32_t mask, const char *who, int fd, int *slot, int *wake, err_t *err);
+/* Moves up to max queued events of slot into out: the count; *dropped set
+ * once its queue overflowed (its socket is shut down then). */
+int events_take(int slot, msg_event *out, int max, int *dropped);
+void events_unsubscribe(int slot);
+/* Queues e for every subscriber of its type; one whose queue is full is
+ * dropped.  Never blocks on I/O: callable under meta.lock (taken before
+ * the events' own lock, never after). */
+void events_publish(const msg_event *e);
+/* True when a subscriber wants events of type (to skip building them). */
+int events_wanted(uint32_t type);
+/* An event about server s (routine: the module, or NULL), detail from
+ * fmt; the strings of peers are cleaned of control characters. */
+void events_server(uint32_t type, const meta_server *s, const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same event built into *e, to publish once meta.lock is let go (a
+ * hot path: LOAD): 1, or 0 when nobody wants the type. */
+int events_make(msg_event *e, uint32_t type, const meta_server *s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Subscribers now, events published, subscribers dropped (for the status). */
+void events_counts(int *subscribers, uint64_t *events, uint64_t *dropped);
 
 /* ---- serve.c ---- */
 /* Serves one connection until it closes (a thread's body); takes fd. */

@@ -101,8 +101,10 @@ static void links_locked(strbuf *b)
 
 static void totals_locked(strbuf *b)
 {
-    int n = 0;
+    int n = 0, subscribers;
+    uint64_t events, dropped;
     for (int i = 0; i < META_MAX_SERVERS; i++) n += meta.servers[i].used;
+    events_counts(&subscribers, &events, &dropped);
     const struct {
         const char *name, *type, *help;
         double value;
@@ -116,6 +118,10 @@ static void totals_locked(strbuf *b)
          "Reports dropped: beyond their identity's --max-reports-per-minute.", (double)meta.reports_limited},
         {"numrpc_meta_errors_total", "counter", "Refused connections and requests, and servers dropped as silent.",
          (double)meta.errors_total},
+        {"numrpc_meta_event_subscribers", "gauge", "Connections subscribed to events.", subscribers},
+        {"numrpc_meta_events_total", "counter", "Events published while someone was subscribed.", (double)events},
+        {"numrpc_meta_event_subscribers_dropped_total", "counter",
+         "Event subscribers dropped: their queue of 256 events was full.", (double)dropped},
         {"numrpc_meta_lease_seconds", "gauge", "How long a client may reuse an answer (--lease-ms).",
          meta.opt->lease_ms / 1000.0},
         {"numrpc_meta_start_time_seconds", "gauge", "When the metaserver started, in Unix seconds.",

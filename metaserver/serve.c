@@ -1,6 +1,6 @@
 /* serve.c -- one metaserver connection: the token exchange, then a server's
- * registration (JOIN, then routine lists, load and heartbeats) or a
- * client's queries and reports, each under the right it needs. */
+ * registration (JOIN, then routine lists, load and heartbeats), a client's
+ * queries and reports, or a subscriber's events, each under its right. */
 #include "metaserver.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth_accept.h"
@@ -116,6 +117,9 @@ static unsigned right_of(uint32_t type, const char **what)
         return TOKEN_REPORT;
     case PROTO_META_STATUS:
         *what = "read this metaserver's status";
+        return TOKEN_STATUS;
+    case PROTO_META_SUBSCRIBE:
+        *what = "subscribe to this metaserver's events";
         return TOKEN_STATUS;
     default:
         return 0;
@@ -293,6 +297,82 @@ static int serve_status(serve_conn *c, uint32_t call_id, err_t *err)
     return rc;
 }
 
+/* Sends slot's queued events as they come, with the SUBSCRIBE's call id,
+ * and a keepalive after EV_KEEPALIVE_SECONDS of quiet; every send has a
+ * deadline.  Returns when the subscriber closes or sends anything, a send
+ * fails, or it was dropped (its queue overflowed): 0 or the error. */
+#define EV_KEEPALIVE_SECONDS 5
+#define EV_SEND_SECONDS 10
+#define EV_BATCH 32
+#define EV_SNDBUF (16 * 1024) /* bytes (the kernel doubles it) */
+/* After a batch, the thread waits this long for more before it sends
+ * again: a burst of events costs a few sends, not one each. */
+#define EV_COALESCE_NS 10000000L
+static int stream_events(serve_conn *c, uint32_t call_id, int slot, int wake, err_t *err)
+{
+    msg_event batch[EV_BATCH];
+    double last_sent = sock_now();
+    for (;;) {
+        struct pollfd p[2] = {{.fd = wake, .events = POLLIN}, {.fd = c->fd, .events = POLLIN}};
+        int n = poll(p, 2, EV_KEEPALIVE_SECONDS * 1000);
+        if (n < 0 && errno != EINTR) return err_set(err, NUMRPC_EIO, "poll: %s", strerror(errno));
+        if (n > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            return 0; /* a subscriber only listens: anything else ends it */
+        uint64_t count;
+        if (n > 0 && (p[0].revents & POLLIN) && read(wake, &count, sizeof count) < 0) { /* already read */
+        }
+        int dropped = 0, rc = 0, got, sent = 0;
+        while (rc == 0 && (got = events_take(slot, batch, EV_BATCH, &dropped)) > 0) {
+            sent = 1;
+            wire_writer_set_deadline(&c->mc.writer, sock_now() + EV_SEND_SECONDS);
+            for (int i = 0; rc == 0 && i < got; i++) rc = msg_write_meta_event(&c->mc.writer, call_id, &batch[i], err);
+            if (rc == 0) rc = wire_flush(&c->mc.writer, err);
+            last_sent = sock_now();
+        }
+        if (rc == 0 && dropped)
+            rc = err_set(err, NUMRPC_ELIMIT, "its queue of %d events was full", EV_QUEUE);
+        if (rc == 0 && sock_now() - last_sent >= EV_KEEPALIVE_SECONDS) {
+            wire_writer_set_deadline(&c->mc.writer, sock_now() + EV_SEND_SECONDS);
+            wire_begin(&c->mc.writer, PROTO_KEEPALIVE, call_id);
+            rc = wire_end(&c->mc.writer, err);
+            last_sent = sock_now();
+        }
+        if (rc != 0) return rc;
+        struct timespec pause = {0, EV_COALESCE_NS};
+        if (sent) nanosleep(&pause, NULL);
+    }
+}
+
+/* SUBSCRIBE: the reply, then the events until the subscriber goes (the
+ * connection serves nothing else). */
+static int serve_subscribe(serve_conn *c, uint32_t call_id, err_t *err)
+{
+    uint32_t mask = 0;
+    int slot = -1, wake = -1;
+    err_t e;
+    int rc = c->server_id ? err_set(err, NUMRPC_EPROTO, "a server's registration connection cannot subscribe")
+                          : msg_read_meta_subscribe(&c->mc.reader, &mask, err);
+    if (rc != 0) return rc; /* answered with its error by serve_connection */
+    if (events_subscribe(mask, identity(c), c->fd, &slot, &wake, &e) != 0) return refuse_closing(c, call_id, &e, err);
+    /* A small kernel buffer: a subscriber that stops reading is stuck,
+     * then dropped, after a bounded number of events. */
+    int sndbuf = EV_SNDBUF;
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    rc = msg_reply_simple(&c->mc.writer, call_id, NUMRPC_OK, "", err);
+    if (rc == 0) rc = stream_events(c, call_id, slot, wake, &e);
+    msg_event none;
+    int dropped = 0;
+    events_take(slot, &none, 0, &dropped); /* its send may have failed first */
+    events_unsubscribe(slot);
+    if (dropped) err_set(&e, NUMRPC_ELIMIT, "its queue of %d events was full", EV_QUEUE);
+    if ((rc != 0 || dropped) && !meta.opt->quiet) {
+        printf("subscriber %s dropped: %s\n", c->peer, e.detail);
+        fflush(stdout);
+    }
+    if (dropped) table_note_error("event subscriber %s dropped: %s", c->peer, e.detail);
+    return SERVE_CLOSE;
+}
+
 /* Serves one message; 0 to go on, SERVE_CLOSE after a refusal. */
 static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
 {
@@ -331,6 +411,8 @@ static int serve_one(serve_conn *c, uint32_t type, uint32_t call_id, err_t *err)
         return serve_report(c, err);
     case PROTO_META_STATUS:
         return serve_status(c, call_id, err);
+    case PROTO_META_SUBSCRIBE:
+        return serve_subscribe(c, call_id, err);
     default: {
         err_t e;
         err_set(&e, NUMRPC_EPROTO, "message type %u is not served by the metaserver", type);
@@ -422,12 +504,12 @@ void serve_connection(int fd, const char *peer, double idle_timeout)
         /* A request (JOIN, QUERY) that is well framed but wrong gets its
          * error; anything else broken ends the connection. */
         if (rc != 0 && rc != NUMRPC_EIO && wire_writer_idle(&c.mc.writer) &&
-            (type == PROTO_META_JOIN || type == PROTO_META_QUERY)) {
+            (type == PROTO_META_JOIN || type == PROTO_META_QUERY || type == PROTO_META_SUBSCRIBE)) {
             err_t e = err;
             rc = wire_reader_in_message(&c.mc.reader) ? wire_skip_message(&c.mc.reader, &err) : 0;
             if (rc == 0) rc = reply_error(&c, call_id, &e, &err);
-            if (type == PROTO_META_JOIN && rc == 0)
-                rc = NUMRPC_EPROTO; /* a server that failed to join leaves */
+            if ((type == PROTO_META_JOIN || type == PROTO_META_SUBSCRIBE) && rc == 0)
+                rc = NUMRPC_EPROTO; /* a server that failed to join leaves, and a bad subscriber */
         }
         if (rc != 0) break;
     }

@@ -34,6 +34,12 @@ static void status_text_locked(strbuf *b, double now)
                   (unsigned long long)meta.reports, (unsigned long long)meta.reports_dropped,
                   (unsigned long long)meta.reports_limited, meta.opt->drop_after,
                   meta.opt->lease_ms, rights_on() ? "tokens required" : "no tokens");
+    int subscribers;
+    uint64_t events, dropped;
+    events_counts(&subscribers, &events, &dropped);
+    strbuf_printf(b, "events: %d subscriber%s, %llu published, %llu subscriber%s dropped (queue full)\n", subscribers,
+                  subscribers == 1 ? "" : "s", (unsigned long long)events, (unsigned long long)dropped,
+                  dropped == 1 ? "" : "s");
     strbuf_printf(b, "\n%-22s %5s %5s %6s %6s %7s %8s %6s %6s %7s %9s  %s\n", "SERVER", "ID", "SLOTS", "CALLS",
                   "QUEUED", "LOADAVG", "HEARD", "ROUT.", "PLACED", "REPORTS", "PRED.ERR", "SPEED (n: GFlop/s)");
     for (int i = 0; i < META_MAX_SERVERS; i++) {
@@ -140,8 +146,13 @@ static void json_server_locked(strbuf *b, const meta_server *s, double now)
 
 static void status_json_locked(strbuf *b, double now)
 {
+    int subscribers;
+    uint64_t events, dropped;
+    events_counts(&subscribers, &events, &dropped);
+    strbuf_printf(b, "{\"subscribers\":%d,\"events_published\":%llu,\"subscribers_dropped\":%llu,", subscribers,
+                  (unsigned long long)events, (unsigned long long)dropped);
     strbuf_printf(b,
-                  "{\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
+                  "\"uptime\":%.3f,\"queries\":%llu,\"reports\":%llu,\"reports_dropped\":%llu,\"tokens\":%d,"
                   "\"reports_limited\":%llu,\"drop_after\":%.3f,\"lease_ms\":%d,\"servers\":[",
                   now - meta.started, (unsigned long long)meta.queries, (unsigned long long)meta.reports,
                   (unsigned long long)meta.reports_dropped, rights_on(), (unsigned long long)meta.reports_limited,

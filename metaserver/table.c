@@ -98,6 +98,7 @@ int table_join(const meta_server *proto, meta_routine *routines, uint32_t n, uin
     /* The same owner joining again (its server restarted, or reconnected)
      * replaces its old entry. */
     if (rc == 0 && s) {
+        events_server(MSG_EVENT_LEAVE, s, NULL, "replaced: the same server joined again");
         routines_free(s->routines, s->nroutines);
         if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
     }
@@ -115,10 +116,53 @@ int table_join(const meta_server *proto, meta_routine *routines, uint32_t n, uin
         s->nroutines = n;
         s->joined = s->last_heard = sock_now();
         *id_out = s->id;
+        events_server(MSG_EVENT_JOIN, s, NULL, "%d slots, %u routines", s->slots, n);
     }
     pthread_mutex_unlock(&meta.lock);
     if (rc == 0) log_event("joined: %s (%s)\n", proto->label, proto->owner);
     return rc;
+}
+
+/* Whether list (n routines) holds r (the same name and version). */
+static int holds(const meta_routine *list, uint32_t n, const meta_routine *r)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i].iface.hash == r->iface.hash && strcmp(list[i].iface.name, r->iface.name) == 0) return 1;
+    return 0;
+}
+
+/* Events of type for the routines of `to` that `from` lacks: one per
+ * module, naming its routines (up to DIFF_EVENTS modules, then one event
+ * counting the rest); meta.lock held. */
+#define DIFF_EVENTS 32
+static void publish_diff_locked(const meta_server *s, const meta_routine *from, uint32_t nfrom,
+                                const meta_routine *to, uint32_t nto, uint32_t type)
+{
+    char *mark = nto && events_wanted(type) ? calloc(nto, 1) : NULL; /* 1: new, 2: told */
+    if (mark == NULL) return;
+    for (uint32_t i = 0; i < nto; i++) mark[i] = !holds(from, nfrom, &to[i]);
+    uint32_t events = 0, rest = 0;
+    for (uint32_t i = 0; i < nto; i++) {
+        if (mark[i] != 1) continue;
+        if (events == DIFF_EVENTS) {
+            rest++;
+            continue;
+        }
+        char names[MSG_EVENT_DETAIL_MAX + 1] = "";
+        size_t used = 0;
+        uint32_t count = 0;
+        for (uint32_t k = i; k < nto; k++) {
+            if (mark[k] != 1 || strcmp(to[k].iface.module, to[i].iface.module) != 0) continue;
+            mark[k] = 2;
+            count++;
+            int w = snprintf(names + used, sizeof names - used, "%s%s", used ? " " : "", to[k].iface.name);
+            used = w < 0 || (size_t)w >= sizeof names - used ? sizeof names - 1 : used + (size_t)w;
+        }
+        events_server(type, s, to[i].iface.module, "%u routine%s: %s", count, count == 1 ? "" : "s", names);
+        events++;
+    }
+    if (rest) events_server(type, s, NULL, "%u routines more in other modules", rest);
+    free(mark);
 }
 
 void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n)
@@ -132,6 +176,8 @@ void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n)
                 if (strcmp(routines[i].iface.name, s->routines[j].iface.name) == 0 &&
                     routines[i].iface.hash == s->routines[j].iface.hash)
                     routines[i].calib = s->routines[j].calib;
+        publish_diff_locked(s, s->routines, s->nroutines, routines, n, MSG_EVENT_REGISTER);
+        publish_diff_locked(s, routines, n, s->routines, s->nroutines, MSG_EVENT_UNREGISTER);
         routines_free(s->routines, s->nroutines);
         s->routines = routines;
         s->nroutines = n;
@@ -145,9 +191,19 @@ void table_set_routines(uint32_t id, meta_routine *routines, uint32_t n)
 void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued, uint32_t draining,
                     double loadavg)
 {
+    msg_event told[2]; /* published once the lock is let go */
+    int ntold = 0;
     pthread_mutex_lock(&meta.lock);
     meta_server *s = find_id_locked(id);
     if (s) {
+        if (!s->draining != !draining)
+            ntold += events_make(&told[ntold], draining ? MSG_EVENT_DRAIN : MSG_EVENT_UNDRAIN, s,
+                                 "%u calls in flight, %u queued", in_flight, queued);
+        uint32_t limit = meta.opt->overload_queue > 0 ? (uint32_t)meta.opt->overload_queue : (uint32_t)s->slots;
+        if (queued > limit && !s->overloaded)
+            ntold += events_make(&told[ntold], MSG_EVENT_OVERLOAD, s, "%u requests queued, more than %u", queued,
+                                 limit);
+        s->overloaded = queued > limit;
         s->in_flight = in_flight;
         s->queued = queued;
         s->draining = draining;
@@ -155,6 +211,7 @@ void table_set_load(uint32_t id, uint32_t in_flight, uint32_t queued, uint32_t d
         s->last_heard = s->last_load = sock_now();
     }
     pthread_mutex_unlock(&meta.lock);
+    for (int i = 0; i < ntold; i++) events_publish(&told[i]);
 }
 
 void table_heard(uint32_t id)
@@ -190,6 +247,7 @@ void table_note_error(const char *fmt, ...)
 static void drop_locked(meta_server *s, const char *why, int failed)
 {
     log_event("left: %s (%s)\n", s->label, why);
+    events_server(MSG_EVENT_LEAVE, s, NULL, "%s", why);
     if (failed) {
         char text[sizeof meta.errors[0].text];
         snprintf(text, sizeof text, "server %s left: %s", s->label, why);

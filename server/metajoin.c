@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -37,7 +38,14 @@ _Static_assert(MJ_POINTS <= RANK_MAX_POINTS, "the speed curve fits a JOIN");
 /* The dispatcher's load as it last told it; shared with the helper. */
 typedef struct mj_load {
     _Atomic int in_flight, queued, draining;
+    _Atomic int linked;     /* the helper is joined (it sends at once)      */
+    _Atomic int drain_sent; /* the helper sent a LOAD saying "draining"     */
 } mj_load;
+
+/* The dispatcher waits this long at most, once, for the helper to tell the
+ * metaserver it drains (a server with nothing in flight exits at once,
+ * and its helper with it). */
+#define MJ_DRAIN_WAIT_SECONDS 0.2
 
 static struct {
     char meta_host[256];
@@ -141,11 +149,20 @@ void metajoin_note_load(int in_flight, int queued, int draining)
     if (l == NULL || (atomic_load(&l->in_flight) == in_flight && atomic_load(&l->queued) == queued &&
                       atomic_load(&l->draining) == draining))
         return;
+    int drain_starts = draining && !atomic_load(&l->draining);
     atomic_store(&l->in_flight, in_flight);
     atomic_store(&l->queued, queued);
     atomic_store(&l->draining, draining);
     uint64_t one = 1;
     if (write(mj.efd, &one, sizeof one) < 0) { /* a full counter already wakes it */
+    }
+    /* SIGTERM: the metaserver hears of the drain before this server can
+     * exit (subscribers get their `drain` event); bounded, and only while
+     * the helper is joined. */
+    double until = sock_now() + MJ_DRAIN_WAIT_SECONDS;
+    while (drain_starts && atomic_load(&l->linked) && !atomic_load(&l->drain_sent) && sock_now() < until) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
 }
 
@@ -436,6 +453,7 @@ static void metajoin_main(void)
             } else {
                 log_note("joined", NULL);
                 linked = 1;
+                atomic_store(&mj.load->linked, 1);
                 last_sent = now;
                 sent_in_flight = sent_queued = sent_draining = -1;
             }
@@ -457,6 +475,7 @@ static void metajoin_main(void)
             draining = atomic_load(&mj.load->draining);
         if (rc == 0 && linked && (in_flight != sent_in_flight || queued != sent_queued || draining != sent_draining)) {
             rc = send_load(&m, in_flight, queued, draining, &err);
+            if (rc == 0 && draining) atomic_store(&mj.load->drain_sent, 1);
             sent_in_flight = in_flight;
             sent_queued = queued;
             sent_draining = draining;
@@ -488,6 +507,7 @@ static void metajoin_main(void)
             log_note("connection lost (joining again)", &err);
             msg_conn_free(&m);
             linked = 0;
+            atomic_store(&mj.load->linked, 0);
             next_try = now + MJ_RETRY_SECONDS;
         }
     }

@@ -10,6 +10,7 @@ are returned. See numrpc.describe(name) for a routine's interface.
 from ._args import reset_copy_warnings
 from ._call import CallFuture, CallInfo, call, call_async, calls_in_progress, last_call_info, set_timeout
 from ._client import Client, finalize
+from ._events import Event, events
 from ._errors import (BadArgument, BadArgumentType, Cancelled, CannotConnect, ConnectionLost, CopyWarning,
                       Error, ServerCrashed, Timeout, UnknownRoutine)
 from ._handles import Handle, put
