@@ -198,8 +198,11 @@ static void *reader_main(void *arg)
     while (!a->failed && a->c == NULL) pthread_cond_wait(&a->cv, &farm_lock);
     client_conn *c = a->c;
     while (!a->failed) {
-        /* Waiters wake once per run of replies that arrived together. */
-        async_defer_wakeups_locked(a->replyq.head != NULL && wire_reader_has_message(&c->m.reader));
+        /* Waiters wake once per run of replies that arrived together: the
+         * next call's reply, whole, not a keepalive or a PROGRESS frame of
+         * a call still computing (waiters would sleep through it). */
+        async_defer_wakeups_locked(a->replyq.head != NULL &&
+                                   wire_reader_next_is(&c->m.reader, PROTO_REPLY, a->replyq.head->wire_id));
         while (!a->failed && a->replyq.head == NULL) pthread_cond_wait(&a->cv, &farm_lock);
         if (a->failed) break;
         call_obj *k = a->replyq.head;

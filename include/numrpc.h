@@ -329,7 +329,8 @@ NUMRPC_API int numrpc_server_stats_get(numrpc_server_stats *out, int max);
  * While a routine computes, the server can tell the caller how far it has
  * come: numrpc_set_progress(fn, arg, period) asks every call started
  * afterwards, blocking or not, for a frame at most every `period` seconds
- * (at least 0.05, at most 65.5; 0 or a NULL fn = no frames, the default).
+ * (at least 0.05, at most 65.5; a NULL fn, or a period that is 0, negative
+ * or NaN = no frames, the default).
  * fn(p, arg) runs for each frame: for a blocking call in the caller's
  * thread (call_id 0), for an asynchronous one on the farm's reader thread
  * (call_id its id).  fn must return quickly and must not call numrpc

@@ -31,11 +31,17 @@ struct Stream {
     }
     ~Stream()
     {
+        if (read) transport_close(&r.tp); // the memory stream's state
         wire_writer_free(&w);
         wire_reader_free(&r);
         transport_bytes_free(&bytes);
     }
-    void Read() { wire_reader_attach(&r, transport_memory(bytes.p, bytes.len)); }
+    bool read = false;
+    void Read()
+    {
+        wire_reader_attach(&r, transport_memory(bytes.p, bytes.len));
+        read = true;
+    }
 };
 
 msg_progress Frame(double elapsed, double predicted, double fraction, const char *message)
