@@ -23,7 +23,12 @@ int cli_server_status(const char *server, int connect_ms, int io_ms, msg_status 
 const char *cli_security_words(const msg_status *s);
 /* s on stdout as a JSON string, quotes and control characters escaped. */
 void cli_json_string(const char *s);
-/* numrpc admin --server HOST:PORT [--secret-file F] COMMAND (cli_status.c) */
+/* numrpc status --all [--metaserver HOST:PORT]: every server of the group
+ * (the metaserver's, else NUMRPC_SERVER's), a block each (cli_status.c). */
+int cli_all_wanted(int argc, char **argv);
+int cli_status_all(int argc, char **argv);
+/* numrpc admin --server HOST:PORT | --all [--metaserver HOST:PORT]
+ * [--secret-file F] COMMAND (cli_status.c) */
 int cli_admin(int argc, char **argv);
 
 #endif
