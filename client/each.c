@@ -93,6 +93,21 @@ static numrpc_arg as_arg(const typed_arg *a, int t, int rank, int mode)
     return r;
 }
 
+/* The caller's arguments: numrpc_call_each's tagged varargs, read
+ * (typed), or numrpc_callv_each's array (tagged). */
+typedef struct each_args {
+    int nargs;
+    const typed_arg *typed;
+    const numrpc_arg *tagged;
+} each_args;
+
+/* Argument i's pointer (arrays, out scalars), or NULL. */
+static void *ptr_of(const each_args *a, int i)
+{
+    if (a->tagged) return a->tagged[i].v.p;
+    return a->typed[i].tag >= NUMRPC_TAG_P_VOID_ ? a->typed[i].v.p : NULL;
+}
+
 /* What one group call knows of the routine: each parameter's bytes to copy
  * per server (0: none). */
 typedef struct each_plan {
@@ -102,8 +117,8 @@ typedef struct each_plan {
 
 /* The routine's interface from the first server of the group that gives
  * it, and the bytes each out or inout argument spans. */
-static int plan_copies(char (*labels)[256], int n, const char *routine, const typed_arg *typed, int nargs,
-                       each_plan *plan, err_t *err)
+static int plan_copies(char (*labels)[256], int n, const char *routine, const each_args *a, each_plan *plan,
+                       err_t *err)
 {
     numrpc_routine *r = NULL;
     int rc = NUMRPC_ECONNECT;
@@ -119,12 +134,12 @@ static int plan_copies(char (*labels)[256], int n, const char *routine, const ty
     numrpc_param_info info[TYPED_MAX];
     numrpc_param_shape shapes[TYPED_MAX];
     rc = 0;
-    if (np != nargs || np > TYPED_MAX)
-        rc = err_set(err, NUMRPC_EINVAL, "numrpc_call_each: %s takes %d arguments, %d given", routine, np, nargs);
+    if (np != a->nargs || np > TYPED_MAX)
+        rc = err_set(err, NUMRPC_EINVAL, "numrpc_call_each: %s takes %d arguments, %d given", routine, np, a->nargs);
     for (int i = 0; rc == 0 && i < np; i++) {
         numrpc_routine_param(r, i, &info[i]);
-        args[i] = as_arg(&typed[i], info[i].type, info[i].rank, info[i].mode);
-        if (typed[i].tag == NUMRPC_TAG_P_DATA_)
+        args[i] = a->tagged ? a->tagged[i] : as_arg(&a->typed[i], info[i].type, info[i].rank, info[i].mode);
+        if (a->typed && a->typed[i].tag == NUMRPC_TAG_P_DATA_)
             rc = err_set(err, NUMRPC_EINVAL, "numrpc_call_each: %s: argument %s is a data handle, which lives on one server",
                          routine, info[i].name);
     }
@@ -134,7 +149,7 @@ static int plan_copies(char (*labels)[256], int n, const char *routine, const ty
     for (int i = 0; rc == 0 && i < np; i++) {
         plan->bytes[i] = 0;
         int out = info[i].mode == NUMRPC_MODE_OUT || info[i].mode == NUMRPC_MODE_INOUT;
-        if (!out || typed[i].v.p == NULL || typed[i].tag < NUMRPC_TAG_P_VOID_) continue;
+        if (!out || ptr_of(a, i) == NULL) continue;
         size_t size = elem_size(info[i].type);
         if (size == 0)
             rc = err_set(err, NUMRPC_EINVAL, "numrpc_call_each: %s: output %s is a string, which group calls do not copy",
@@ -150,24 +165,29 @@ static int plan_copies(char (*labels)[256], int n, const char *routine, const ty
 
 /* Starts the call on server e->server with copies of the out and inout
  * arguments (e->out): its id, or 0 with e->status set. */
-static int start_one(numrpc_each *e, const each_plan *plan, const typed_arg *typed, const char *routine)
+static int start_one(numrpc_each *e, const each_plan *plan, const each_args *a, const char *routine)
 {
     typed_arg mine[TYPED_MAX];
-    memcpy(mine, typed, sizeof(typed_arg) * (size_t)plan->nparams);
+    numrpc_arg mine_tagged[TYPED_MAX];
+    if (a->typed) memcpy(mine, a->typed, sizeof(typed_arg) * (size_t)plan->nparams);
+    else memcpy(mine_tagged, a->tagged, sizeof(numrpc_arg) * (size_t)plan->nparams);
     e->out = calloc((size_t)plan->nparams + 1, sizeof *e->out);
-    if (e->out == NULL) goto no_memory;
+    e->out_bytes = calloc((size_t)plan->nparams + 1, sizeof *e->out_bytes);
+    if (e->out == NULL || e->out_bytes == NULL) goto no_memory;
     e->nout = plan->nparams;
     for (int p = 0; p < plan->nparams; p++) {
         if (plan->bytes[p] == 0) continue;
         /* The caller's block first: elements the call does not write stay
          * as the caller had them, as in a plain call. */
         if ((e->out[p] = malloc(plan->bytes[p])) == NULL) goto no_memory;
-        memcpy(e->out[p], typed[p].v.p, plan->bytes[p]);
-        mine[p].v.p = e->out[p];
+        memcpy(e->out[p], ptr_of(a, p), plan->bytes[p]);
+        e->out_bytes[p] = plan->bytes[p];
+        if (a->typed) mine[p].v.p = e->out[p];
+        else mine_tagged[p].v.p = e->out[p];
     }
     char url[512];
     snprintf(url, sizeof url, "numrpc://%s/%s", e->server, routine);
-    arg_source src = {plan->nparams, NULL, NULL, mine};
+    arg_source src = {plan->nparams, a->tagged ? mine_tagged : NULL, NULL, a->typed ? mine : NULL};
     int id = 0;
     int rc = async_start(&id, url, &src, NULL);
     if (rc != 0) {
@@ -182,40 +202,35 @@ no_memory:
     return 0;
 }
 
-int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, int *count, int nargs,
-                             const char *name, ...)
+/* The group call with a's arguments (the public entries below). */
+static int call_each(const char *servers, numrpc_each *each, int max, int *count, const char *name,
+                     const each_args *a)
 {
     err_t err;
-    typed_arg typed[TYPED_MAX];
     err_clear(&err);
-    if (count) *count = 0;
-    if (each == NULL || count == NULL || max <= 0 || name == NULL) {
-        err_set(&err, NUMRPC_EINVAL, "numrpc_call_each: each, count, max > 0 and the routine's name are needed");
-        return client_fail(&err);
-    }
-    va_list ap;
-    va_start(ap, name);
-    int rc = typed_read(nargs, &ap, typed, name, &err);
-    va_end(ap);
-    if (rc != 0) return client_fail(&err);
     char(*labels)[256] = calloc((size_t)max, 256);
     if (labels == NULL) {
         err_set(&err, NUMRPC_ENOMEM, "numrpc_call_each: the server list");
         return client_fail(&err);
     }
-    arg_source src = {nargs, NULL, NULL, typed};
-    int n = group_servers(servers, name, &src, labels, max, &err);
+    arg_source src = {a->nargs, a->tagged, NULL, a->typed};
+    int n = group_servers(servers, name, &src, labels, max, &err), rc;
     each_plan plan;
-    if (n > 0 && (rc = plan_copies(labels, n, name, typed, nargs, &plan, &err)) != 0) n = rc;
+    if (n > 0 && (rc = plan_copies(labels, n, name, a, &plan, &err)) != 0) n = rc;
     if (n < 0) {
         free(labels);
         return client_fail(&err);
     }
-    int ids[max];
+    int *ids = calloc((size_t)n, sizeof *ids);
+    if (ids == NULL) {
+        free(labels);
+        err_set(&err, NUMRPC_ENOMEM, "numrpc_call_each: call ids");
+        return client_fail(&err);
+    }
     memset(each, 0, sizeof *each * (size_t)n);
     for (int i = 0; i < n; i++) {
         snprintf(each[i].server, sizeof each[i].server, "%s", labels[i]);
-        ids[i] = start_one(&each[i], &plan, typed, name);
+        ids[i] = start_one(&each[i], &plan, a, name);
     }
     free(labels);
     *count = n;
@@ -232,9 +247,10 @@ int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, in
         if (each[i].status == NUMRPC_OK && first_ok < 0) first_ok = i;
         if (each[i].status != NUMRPC_OK && first_bad < 0) first_bad = i;
     }
+    free(ids);
     if (first_ok >= 0)
         for (int p = 0; p < plan.nparams; p++)
-            if (plan.bytes[p]) memcpy(typed[p].v.p, each[first_ok].out[p], plan.bytes[p]);
+            if (plan.bytes[p]) memcpy(ptr_of(a, p), each[first_ok].out[p], plan.bytes[p]);
     if (first_bad < 0) {
         client_succeed();
         return NUMRPC_OK;
@@ -243,12 +259,47 @@ int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, in
     return client_fail(&err);
 }
 
+int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, int *count, int nargs,
+                             const char *name, ...)
+{
+    err_t err;
+    typed_arg typed[TYPED_MAX];
+    if (count) *count = 0;
+    if (each == NULL || count == NULL || max <= 0 || name == NULL) {
+        err_set(&err, NUMRPC_EINVAL, "numrpc_call_each: each, count, max > 0 and the routine's name are needed");
+        return client_fail(&err);
+    }
+    va_list ap;
+    va_start(ap, name);
+    int rc = typed_read(nargs, &ap, typed, name, &err);
+    va_end(ap);
+    if (rc != 0) return client_fail(&err);
+    each_args a = {nargs, typed, NULL};
+    return call_each(servers, each, max, count, name, &a);
+}
+
+int numrpc_callv_each(const char *servers, numrpc_each *each, int max, int *count, const char *name,
+                      const numrpc_arg *args, int nargs)
+{
+    err_t err;
+    if (count) *count = 0;
+    if (each == NULL || count == NULL || max <= 0 || name == NULL || nargs < 0 || nargs > TYPED_MAX ||
+        (nargs > 0 && args == NULL)) {
+        err_set(&err, NUMRPC_EINVAL, "numrpc_callv_each: each, count, max > 0, the routine's name and its args are needed");
+        return client_fail(&err);
+    }
+    each_args a = {nargs, NULL, args};
+    return call_each(servers, each, max, count, name, &a);
+}
+
 void numrpc_each_free(numrpc_each *each, int count)
 {
     for (int i = 0; each && i < count; i++) {
         for (int p = 0; each[i].out && p < each[i].nout; p++) free(each[i].out[p]);
         free(each[i].out);
+        free(each[i].out_bytes);
         each[i].out = NULL;
+        each[i].out_bytes = NULL;
         each[i].nout = 0;
     }
 }

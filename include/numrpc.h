@@ -350,12 +350,16 @@ typedef struct numrpc_each {
     double seconds;    /* the call's wall time there (0: never sent)       */
     int nout;          /* entries of out: the routine's parameter count    */
     void **out;        /* per parameter: this server's copy, or NULL       */
+    size_t *out_bytes; /* per parameter: the bytes of out[p] (0: none)     */
 } numrpc_each;
 #define numrpc_call_each(servers, each, max, countp, ...)                        \
     numrpc_call_each_tagged_((servers), (each), (max), (countp), NUMRPC_NARG_(__VA_ARGS__) - 1, \
                              NUMRPC_TAGGED_(__VA_ARGS__))
 NUMRPC_API int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, int *count, int nargs,
                                         const char *name, ...);
+/* The same from an array of tagged arguments (bindings such as Python's). */
+NUMRPC_API int numrpc_callv_each(const char *servers, numrpc_each *each, int max, int *count, const char *name,
+                                 const numrpc_arg *args, int nargs);
 /* Frees the copies numrpc_call_each made in count entries of each. */
 NUMRPC_API void numrpc_each_free(numrpc_each *each, int count);
 

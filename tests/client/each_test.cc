@@ -98,6 +98,7 @@ TEST_F(Each, ThreeServersOneDead)
         EXPECT_GT(each[i].seconds, 0.0);
         ASSERT_EQ(each[i].nout, 11);
         for (int p = 0; p < 11; p++) EXPECT_EQ(each[i].out[p] == nullptr, p != 9) << p;  // only y is copied
+        EXPECT_EQ(each[i].out_bytes[9], g.m * sizeof(double));
         const double *mine = static_cast<const double *>(each[i].out[9]);
         for (int r = 0; r < g.m; r++) EXPECT_DOUBLE_EQ(mine[r], want[r]) << "server " << i << " row " << r;
     }
