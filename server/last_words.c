@@ -13,6 +13,15 @@
 
 #define WORDS_FINAL_MAX (1u << 20) /* read from a dead worker's pipe, at most */
 
+/* The level of a routine's lines: notice; in a sanitizer build error, so
+ * that a report from inside a worker shows even under --quiet (as it did
+ * when workers wrote to the server's stderr). */
+#if defined(__SANITIZE_ADDRESS__)
+#define WORDS_LEVEL LOG_LEVEL_ERROR
+#else
+#define WORDS_LEVEL LOG_LEVEL_NOTICE
+#endif
+
 int words_open(last_words *w, int *write_end, err_t *err)
 {
     int p[2];
@@ -87,9 +96,9 @@ static void log_line(last_words *w, const server_config *cfg, pid_t pid)
         size_t n = w->line_len;
         if (n > 0 && w->line[n - 1] == '\r') n--;
         text[esc_put(text, w->line, n)] = '\0';
-        server_log(cfg, LOG_LEVEL_NOTICE, "%s: %s%s", who, text, w->line_over ? " [line cut]" : "");
+        server_log(cfg, WORDS_LEVEL, "%s: %s%s", who, text, w->line_over ? " [line cut]" : "");
         if (++w->logged == WORDS_LOG_LINES)
-            server_log(cfg, LOG_LEVEL_NOTICE, "%s: further lines of this call are counted, not logged", who);
+            server_log(cfg, WORDS_LEVEL, "%s: further lines of this call are counted, not logged", who);
     }
     w->line_len = w->line_over = 0;
 }
@@ -102,7 +111,7 @@ static void owner_done(last_words *w, const server_config *cfg, pid_t pid)
     if (w->unlogged > 0) {
         char who[IFACE_MAX_NAME * 4 + 64];
         tag(w, pid, who, sizeof who);
-        server_log(cfg, LOG_LEVEL_NOTICE, "%s: %u more lines not logged", who, w->unlogged);
+        server_log(cfg, WORDS_LEVEL, "%s: %u more lines not logged", who, w->unlogged);
         w->unlogged = 0;
     }
 }
