@@ -35,7 +35,8 @@ static int group_servers(const char *servers, const char *routine, arg_source *s
     if (servers != NULL) {
         const char *p = servers;
         while (*p && n < max) {
-            size_t len = strcspn(p, ",");
+            p += strspn(p, " ");
+            size_t len = strcspn(p, ", ");
             char host[256];
             int port;
             if (len == 0 || len >= 256) return err_set(err, NUMRPC_EINVAL, "numrpc_call_each: bad server list \"%s\"", servers);
@@ -45,6 +46,7 @@ static int group_servers(const char *servers, const char *routine, arg_source *s
                 return err_set(err, NUMRPC_EINVAL, "numrpc_call_each: \"%s\" is not host:port", labels[n]);
             n++;
             p += len;
+            p += strspn(p, " ");
             if (*p == ',') p++;
         }
         if (n == 0) return err_set(err, NUMRPC_EINVAL, "numrpc_call_each: no server in \"%s\"", servers);
