@@ -325,32 +325,25 @@ typedef struct numrpc_server_stats {
 /* Fills up to max entries; returns how many servers the farm knows. */
 NUMRPC_API int numrpc_server_stats_get(numrpc_server_stats *out, int max);
 
-/* ---- Group calls ----
- * numrpc_call_each(servers, each, max, &count, name, ...) makes the same
- * call, with the arguments numrpc_call takes, on every server of a group
- * at once (asynchronous calls, one per server, each to that server only:
- * no failover) and waits for all of them.
- * servers: "host:port,host:port" (at most max of them are called), or
- * NULL for the servers a call of name could go to: every server the
- * metaserver ranks for it (up to 16), else NUMRPC_SERVER's list.
- * each[i] tells server i's outcome (count of them, in the list's order);
- * each[i].out[p] is server i's own copy of out or inout argument p,
- * allocated by the library (NULL for in arguments, workspace and NULL
- * arguments): every server writes its own.  The caller's out and inout
- * arguments get the first successful server's results, in list order, and
- * are untouched when none succeeded.  Data handles cannot be passed (a
- * handle lives on one server), nor out strings.
- * Returns NUMRPC_OK when every server succeeded, else the first failure in
- * list order (its detail in numrpc_last_error_detail); numrpc_each_free
- * frees the copies whatever it returned (count entries). */
+/* ---- Group calls (docs/client.md "Group calls") ----
+ * numrpc_call_each(servers, each, max, &count, name, ...): numrpc_call's
+ * arguments, one asynchronous call per server at once (each pinned to it),
+ * all waited for.  servers: "host:port,host:port" (max at most), or NULL:
+ * the metaserver's ranking for name (up to 16), else NUMRPC_SERVER.
+ * each[i] is server i's outcome; each[i].out[p] its own library-allocated
+ * copy of out/inout argument p (NULL otherwise).  The caller's out/inout
+ * arguments get the first successful server's results (untouched when none
+ * succeeded).  No data handles, no out strings.  NUMRPC_OK when all
+ * succeeded, else the first failure in list order; numrpc_each_free frees
+ * the copies in any case. */
 typedef struct numrpc_each {
-    char server[256];  /* "host:port"                                      */
-    int status;        /* NUMRPC_OK or this server's error code            */
-    char detail[512];  /* the error's detail ("" on success)               */
-    double seconds;    /* the call's wall time there (0: never sent)       */
-    int nout;          /* entries of out: the routine's parameter count    */
-    void **out;        /* per parameter: this server's copy, or NULL       */
-    size_t *out_bytes; /* per parameter: the bytes of out[p] (0: none)     */
+    char server[256];  /* "host:port"                                   */
+    int status;        /* NUMRPC_OK or this server's error code         */
+    char detail[512];  /* its error's detail ("" on success)            */
+    double seconds;    /* the call's wall time there (0: never sent)    */
+    int nout;          /* entries of out and out_bytes (the parameters) */
+    void **out;        /* per parameter: this server's copy, or NULL    */
+    size_t *out_bytes; /* per parameter: bytes of out[p] (0: none)      */
 } numrpc_each;
 #define numrpc_call_each(servers, each, max, countp, ...)                        \
     numrpc_call_each_tagged_((servers), (each), (max), (countp), NUMRPC_NARG_(__VA_ARGS__) - 1, \
@@ -360,7 +353,6 @@ NUMRPC_API int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, 
 /* The same from an array of tagged arguments (bindings such as Python's). */
 NUMRPC_API int numrpc_callv_each(const char *servers, numrpc_each *each, int max, int *count, const char *name,
                                  const numrpc_arg *args, int nargs);
-/* Frees the copies numrpc_call_each made in count entries of each. */
 NUMRPC_API void numrpc_each_free(numrpc_each *each, int count);
 
 /* ---- Discovery (what the CLI is built on) ---- */
