@@ -118,6 +118,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "status") == 0 && cli_meta_wanted(argc - 2, argv + 2))
         return cli_meta_status(argc - 2, argv + 2); /* cli_meta.c */
     if (strcmp(cmd, "status") == 0) return cli_status(argc - 2, argv + 2);
+    if (strcmp(cmd, "admin") == 0 && cli_all_wanted(argc - 2, argv + 2)) return cli_admin_all(argc - 2, argv + 2);
     if (strcmp(cmd, "admin") == 0) return cli_admin(argc - 2, argv + 2);
     usage(stderr);
     return 2;

@@ -1,5 +1,5 @@
-/* cli_status.c -- `numrpc status [--json] HOST:PORT | --all` (servers' counters
- * as a table or JSON) and `numrpc admin --server HOST:PORT | --all ...` (remote
+/* cli_status.c -- `numrpc status [--json] HOST:PORT` (a server's counters as
+ * a table or JSON) and `numrpc admin --server HOST:PORT ...` (remote
  * administration: challenge-response over a shared secret, never sent). */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include "auth.h"
 #include "cli.h"
 #include "cli_conn.h"
-#include "cli_meta.h"
 #include "hmac.h"
 #include "msg.h"
 #include "msg_control.h"
@@ -129,7 +128,7 @@ static void human_seconds(double s, char *out, size_t len)
     else snprintf(out, len, "%.2f s", s);
 }
 
-static void print_table(const char *server, const status_reply *s)
+void cli_print_status(const char *server, const msg_status *s)
 {
     long up = (long)s->uptime;
     printf("%s at %s: up %ldd %02ld:%02ld:%02ld, load %.2f %.2f %.2f%s\n", s->server, server, up / 86400,
@@ -182,84 +181,9 @@ int cli_status(int argc, char **argv)
     err_t err;
     if (cli_server_status(first, CONNECT_MS, IO_MS, &s, &err) != 0) return fail("status", &err);
     if (json) print_json(first, &s);
-    else print_table(first, &s);
+    else cli_print_status(first, &s);
     free_status(&s);
     return 0;
-}
-
-/* ---- A group: --all ---- */
-
-/* The most servers --all reaches (the metaserver's table holds 64). */
-#define GROUP_MAX 64
-
-/* The servers --all names: the metaserver's (meta, else
- * NUMRPC_METASERVER), else NUMRPC_SERVER's list.  The count, or a negative
- * code with err set. */
-static int group_of(const char *meta, char labels[][CLI_LABEL_MAX], int max, err_t *err)
-{
-    if (meta == NULL) meta = getenv("NUMRPC_METASERVER");
-    if (meta && *meta) return cli_meta_servers(meta, labels, max, err);
-    const char *list = getenv("NUMRPC_SERVER");
-    int n = 0;
-    for (const char *p = list; p && *p && n < max;) {
-        size_t len = strcspn(p, ", ");
-        if (len > 0 && len < CLI_LABEL_MAX) snprintf(labels[n++], CLI_LABEL_MAX, "%.*s", (int)len, p);
-        p += len;
-        p += strspn(p, ", ");
-    }
-    if (n == 0) return err_set(err, NUMRPC_EINVAL, "--all: give --metaserver HOST:PORT, or set NUMRPC_METASERVER or NUMRPC_SERVER");
-    return n;
-}
-
-/* Parses "--all [--metaserver H:P]" (in any order) out of argv: 1 when
- * --all is there, *meta set; argv keeps what remains (*argc updated). */
-static int take_group_flags(int *argc, char **argv, const char **meta)
-{
-    int all = 0, k = 0;
-    for (int i = 0; i < *argc; i++) {
-        if (strcmp(argv[i], "--all") == 0) all = 1;
-        else if (strcmp(argv[i], "--metaserver") == 0 && i + 1 < *argc) *meta = argv[++i];
-        else if (strncmp(argv[i], "--metaserver=", 13) == 0) *meta = argv[i] + 13;
-        else argv[k++] = argv[i];
-    }
-    *argc = k;
-    return all;
-}
-
-int cli_all_wanted(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--all") == 0) return 1;
-    return 0;
-}
-
-/* numrpc status --all [--metaserver H:P]: a block per server; 1 when one
- * of them did not answer. */
-int cli_status_all(int argc, char **argv)
-{
-    const char *meta = NULL;
-    take_group_flags(&argc, argv, &meta);
-    if (argc != 0) {
-        fprintf(stderr, "usage: numrpc status --all [--metaserver HOST:PORT]\n");
-        return 2;
-    }
-    static char labels[GROUP_MAX][CLI_LABEL_MAX];
-    err_t err;
-    int n = group_of(meta, labels, GROUP_MAX, &err), bad = 0;
-    if (n < 0) return fail("status", &err);
-    for (int i = 0; i < n; i++) {
-        status_reply s;
-        printf("%s== %s ==\n", i ? "\n" : "", labels[i]);
-        if (cli_server_status(labels[i], CONNECT_MS, IO_MS, &s, &err) != 0) {
-            printf("error: %s: %s (%s)\n", numrpc_strerror(err.code), err.detail, numrpc_errname(err.code));
-            bad++;
-            continue;
-        }
-        print_table(labels[i], &s);
-        free_status(&s);
-    }
-    printf("\n%d servers, %d answered\n", n, n - bad);
-    return bad ? 1 : 0;
 }
 
 /* ---- numrpc admin --server HOST:PORT ---- */
@@ -277,9 +201,7 @@ static int read_secret(const char *path, uint8_t *buf, size_t cap, size_t *len, 
     return 0;
 }
 
-/* One command on server; its answer on stdout (after "server: " with
- * labelled). */
-static int remote_admin(const char *server, const char *secret_file, const char *command, int labelled, err_t *err)
+int cli_remote_admin(const char *server, const char *secret_file, const char *command, int labelled, err_t *err)
 {
     uint8_t secret[4096], mac[HMAC_SHA256_BYTES], *nonce = NULL;
     size_t secret_len = 0;
@@ -308,19 +230,15 @@ static int remote_admin(const char *server, const char *secret_file, const char 
 
 int cli_admin(int argc, char **argv)
 {
-    const char *server = NULL, *secret_file = getenv("NUMRPC_ADMIN_SECRET_FILE"), *meta = NULL;
-    int all = take_group_flags(&argc, argv, &meta), i = 0;
+    const char *server = NULL, *secret_file = getenv("NUMRPC_ADMIN_SECRET_FILE");
+    int i = 0;
     for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (strcmp(argv[i], "--server") == 0) server = argv[i + 1];
         else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
         else break;
     }
-    char command[1100];
-    if ((server || all) && i + 1 == argc && strcmp(argv[i], "list") == 0)
-        snprintf(command, sizeof command, "list");
-    else if ((server || all) && i + 2 == argc && (strcmp(argv[i], "register") == 0 || strcmp(argv[i], "unregister") == 0))
-        snprintf(command, sizeof command, "%s %.1000s", argv[i], argv[i + 1]);
-    else {
+    char command[CLI_ADMIN_COMMAND_MAX];
+    if (server == NULL || cli_admin_command(argc - i, argv + i, command) != 0) {
         fprintf(stderr, "usage: numrpc admin --server HOST:PORT [--secret-file FILE] register MODULE.so\n"
                         "       numrpc admin --server HOST:PORT [--secret-file FILE] unregister MODULE\n"
                         "       numrpc admin --server HOST:PORT [--secret-file FILE] list\n"
@@ -334,16 +252,17 @@ int cli_admin(int argc, char **argv)
         err_set(&err, NUMRPC_EAUTH, "no secret: give --secret-file FILE or set NUMRPC_ADMIN_SECRET_FILE");
         return fail("admin", &err);
     }
-    if (!all) return remote_admin(server, secret_file, command, 0, &err) != 0 ? fail("admin", &err) : 0;
-    /* Every server of the group, each told apart; 1 when one failed. */
-    static char labels[GROUP_MAX][CLI_LABEL_MAX];
-    int n = group_of(meta, labels, GROUP_MAX, &err), bad = 0;
-    if (n < 0) return fail("admin", &err);
-    for (int k = 0; k < n; k++) {
-        if (remote_admin(labels[k], secret_file, command, 1, &err) == 0) continue;
-        printf("%s: error: %s: %s (%s)\n", labels[k], numrpc_strerror(err.code), err.detail, numrpc_errname(err.code));
-        bad++;
-    }
-    printf("%d servers, %d done\n", n, n - bad);
-    return bad ? 1 : 0;
+    if (cli_remote_admin(server, secret_file, command, 0, &err) != 0) return fail("admin", &err);
+    return 0;
+}
+
+int cli_admin_command(int argc, char **argv, char command[CLI_ADMIN_COMMAND_MAX])
+{
+    if (argc == 1 && strcmp(argv[0], "list") == 0)
+        snprintf(command, CLI_ADMIN_COMMAND_MAX, "list");
+    else if (argc == 2 && (strcmp(argv[0], "register") == 0 || strcmp(argv[0], "unregister") == 0))
+        snprintf(command, CLI_ADMIN_COMMAND_MAX, "%s %.1000s", argv[0], argv[1]);
+    else
+        return -1;
+    return 0;
 }
