@@ -25,8 +25,12 @@ static void usage(FILE *out)
             "                            prediction errors a metaserver knows\n"
             "  watch [--metaserver HOST:PORT] [--types join,leave,...] [--count N] [--seconds S]\n"
             "                            a metaserver's events, one line each, the type first\n"
+            "  status --all [--metaserver HOST:PORT]  every server of the group, a block\n"
+            "                            each (the metaserver's, else NUMRPC_SERVER's)\n"
             "  admin --server HOST:PORT [--secret-file F] register MODULE.so | unregister NAME | list\n"
             "                            remote administration (challenge-response)\n"
+            "  admin --all [--metaserver HOST:PORT] [--secret-file F] COMMAND...  the same\n"
+            "                            on every server of the group, one line each\n"
             "The server is HOST:PORT, else the first one in NUMRPC_SERVER.\n");
 }
 
@@ -112,9 +116,11 @@ int main(int argc, char **argv)
         return ping(server, count > 0 ? count : 1);
     }
     if (strcmp(cmd, "bench") == 0) return cli_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "status") == 0 && cli_all_wanted(argc - 2, argv + 2)) return cli_status_all(argc - 2, argv + 2);
     if (strcmp(cmd, "status") == 0 && cli_meta_wanted(argc - 2, argv + 2))
         return cli_meta_status(argc - 2, argv + 2); /* cli_meta.c */
     if (strcmp(cmd, "status") == 0) return cli_status(argc - 2, argv + 2);
+    if (strcmp(cmd, "admin") == 0 && cli_all_wanted(argc - 2, argv + 2)) return cli_admin_all(argc - 2, argv + 2);
     if (strcmp(cmd, "admin") == 0) return cli_admin(argc - 2, argv + 2);
     if (strcmp(cmd, "watch") == 0) return cli_watch(argc - 2, argv + 2); /* cli_watch.c */
     usage(stderr);

@@ -23,7 +23,7 @@
 #define SERVER_IO_MS 5000
 /* The metaserver's table holds 64 servers (META_MAX_SERVERS). */
 #define MAX_LISTED 64
-#define LABEL_MAX 128
+#define LABEL_MAX CLI_LABEL_MAX
 
 int cli_meta_wanted(int argc, char **argv)
 {
@@ -82,6 +82,16 @@ static int listed_servers(const char *json, char labels[][LABEL_MAX], int max)
         snprintf(labels[n], LABEL_MAX, "%.*s", (int)len, p);
         if (sock_parse_hostport(labels[n], host, sizeof host, &port, &err) == 0) n++;
     }
+    return n;
+}
+
+int cli_meta_servers(const char *where, char labels[][CLI_LABEL_MAX], int max, err_t *err)
+{
+    char *listing = NULL;
+    int rc = fetch_status(where, 1, &listing, err);
+    if (rc != 0) return rc;
+    int n = listed_servers(listing, labels, max);
+    free(listing);
     return n;
 }
 

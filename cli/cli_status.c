@@ -128,7 +128,7 @@ static void human_seconds(double s, char *out, size_t len)
     else snprintf(out, len, "%.2f s", s);
 }
 
-static void print_table(const char *server, const status_reply *s)
+void cli_print_status(const char *server, const msg_status *s)
 {
     long up = (long)s->uptime;
     printf("%s at %s: up %ldd %02ld:%02ld:%02ld, load %.2f %.2f %.2f%s\n", s->server, server, up / 86400,
@@ -181,7 +181,7 @@ int cli_status(int argc, char **argv)
     err_t err;
     if (cli_server_status(first, CONNECT_MS, IO_MS, &s, &err) != 0) return fail("status", &err);
     if (json) print_json(first, &s);
-    else print_table(first, &s);
+    else cli_print_status(first, &s);
     free_status(&s);
     return 0;
 }
@@ -201,7 +201,7 @@ static int read_secret(const char *path, uint8_t *buf, size_t cap, size_t *len, 
     return 0;
 }
 
-static int remote_admin(const char *server, const char *secret_file, const char *command, err_t *err)
+int cli_remote_admin(const char *server, const char *secret_file, const char *command, int labelled, err_t *err)
 {
     uint8_t secret[4096], mac[HMAC_SHA256_BYTES], *nonce = NULL;
     size_t secret_len = 0;
@@ -220,7 +220,7 @@ static int remote_admin(const char *server, const char *secret_file, const char 
         rc = msg_write_admin_command(&c.writer, 2, command, mac, err);
     }
     if (rc == 0) rc = msg_read_admin_command_reply(&c.reader, 2, c.label, &text, err);
-    if (rc == 0) printf("%s\n", text);
+    if (rc == 0) printf("%s%s%s\n", labelled ? server : "", labelled ? ": " : "", text);
     memset(secret, 0, sizeof secret);
     free(nonce);
     free(text);
@@ -237,15 +237,12 @@ int cli_admin(int argc, char **argv)
         else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
         else break;
     }
-    char command[1100];
-    if (server && i + 1 == argc && strcmp(argv[i], "list") == 0)
-        snprintf(command, sizeof command, "list");
-    else if (server && i + 2 == argc && (strcmp(argv[i], "register") == 0 || strcmp(argv[i], "unregister") == 0))
-        snprintf(command, sizeof command, "%s %.1000s", argv[i], argv[i + 1]);
-    else {
+    char command[CLI_ADMIN_COMMAND_MAX];
+    if (server == NULL || cli_admin_command(argc - i, argv + i, command) != 0) {
         fprintf(stderr, "usage: numrpc admin --server HOST:PORT [--secret-file FILE] register MODULE.so\n"
                         "       numrpc admin --server HOST:PORT [--secret-file FILE] unregister MODULE\n"
                         "       numrpc admin --server HOST:PORT [--secret-file FILE] list\n"
+                        "       numrpc admin --all [--metaserver HOST:PORT] [--secret-file FILE] COMMAND...\n"
                         "MODULE.so must already be in the server's stub directory (a file name there).\n"
                         "The secret file defaults to $NUMRPC_ADMIN_SECRET_FILE.\n");
         return 2;
@@ -255,6 +252,17 @@ int cli_admin(int argc, char **argv)
         err_set(&err, NUMRPC_EAUTH, "no secret: give --secret-file FILE or set NUMRPC_ADMIN_SECRET_FILE");
         return fail("admin", &err);
     }
-    if (remote_admin(server, secret_file, command, &err) != 0) return fail("admin", &err);
+    if (cli_remote_admin(server, secret_file, command, 0, &err) != 0) return fail("admin", &err);
+    return 0;
+}
+
+int cli_admin_command(int argc, char **argv, char command[CLI_ADMIN_COMMAND_MAX])
+{
+    if (argc == 1 && strcmp(argv[0], "list") == 0)
+        snprintf(command, CLI_ADMIN_COMMAND_MAX, "list");
+    else if (argc == 2 && (strcmp(argv[0], "register") == 0 || strcmp(argv[0], "unregister") == 0))
+        snprintf(command, CLI_ADMIN_COMMAND_MAX, "%s %.1000s", argv[0], argv[1]);
+    else
+        return -1;
     return 0;
 }

@@ -96,6 +96,11 @@ static int pointer_fits(int tag, uint32_t t, int array)
     return 0;
 }
 
+int typed_pointer_fits(int tag, uint32_t t, int array)
+{
+    return pointer_fits(tag, t, array);
+}
+
 static int mismatch(const iface_t *f, uint32_t i, const typed_arg *a, err_t *err)
 {
     const iface_param *p = &f->params[i];

@@ -4,6 +4,7 @@
 #define NUMRPC_CLIENT_TYPED_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "callobj.h"
 
@@ -32,6 +33,9 @@ int typed_read(int nargs, va_list *ap, typed_arg *out, const char *name, err_t *
  * and both types. */
 int typed_bind_one(const iface_t *f, uint32_t i, const typed_arg *a, int by_value, value_slot *v, void **ptr,
                    err_t *err);
+/* True when a pointer of tag may stand where elements of type t go (an
+ * array's when array): what typed_bind_one accepts. */
+int typed_pointer_fits(int tag, uint32_t t, int array);
 /* "double *", "int", ... for a tag. */
 const char *typed_tag_name(int tag);
 

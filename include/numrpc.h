@@ -325,32 +325,48 @@ typedef struct numrpc_server_stats {
 /* Fills up to max entries; returns how many servers the farm knows. */
 NUMRPC_API int numrpc_server_stats_get(numrpc_server_stats *out, int max);
 
-/* ---- Progress of a call ----
- * While a routine computes, the server can tell the caller how far it has
- * come: numrpc_set_progress(fn, arg, period) asks every call started
- * afterwards, blocking or not, for a frame at most every `period` seconds
- * (at least 0.05, at most 65.5; a NULL fn, or a period that is 0, negative
- * or NaN = no frames, the default).
- * fn(p, arg) runs for each frame: for a blocking call in the caller's
- * thread (call_id 0), for an asynchronous one on the farm's reader thread
- * (call_id its id).  fn must return quickly and must not call numrpc
- * (the connection's reader waits for it); p and its strings are valid
- * during the call of fn only.  Frames come only while the routine
- * computes (none for a call shorter than the period); one the caller's
- * socket cannot take at once is missed, not delayed.  Process-wide, like
- * numrpc_set_timeout.  A plain function pointer and a void *: bindings
- * (ctypes) can pass theirs. */
+/* ---- Progress of a call (docs/client.md "Progress") ----
+ * numrpc_set_progress(fn, arg, period): every call started afterwards asks
+ * for a frame at most every period seconds (0.05 to 65.5; NULL fn or
+ * period <= 0: none, the default), process-wide.  fn runs in a blocking
+ * call's thread (call_id 0), or on the reader thread of an asynchronous
+ * call (call_id its id); it returns quickly and never calls numrpc; p lives
+ * until it returns.  A frame the caller's socket cannot take is missed. */
 typedef struct numrpc_progress {
     int call_id;         /* 0 for a blocking call, else the async call's id   */
     const char *routine;
     double elapsed;      /* seconds since the request's first byte reached the server */
-    double predicted;    /* seconds the whole call should take, from CalcOrder and the
-                            server's measured speed; -1 when unknown         */
+    double predicted;    /* seconds the call should take (CalcOrder / the server's speed); -1: unknown */
     double fraction;     /* 0..1 when the routine says, else -1              */
     const char *message; /* the routine's own words, or ""                   */
 } numrpc_progress;
 typedef void (*numrpc_progress_fn)(const numrpc_progress *p, void *arg);
 NUMRPC_API void numrpc_set_progress(numrpc_progress_fn fn, void *arg, double period);
+
+/* ---- Group calls (docs/client.md "Group calls") ----
+ * numrpc_call_each(servers, each, max, &count, name, ...): numrpc_call's
+ * arguments to every server at once.  servers: "host:port,..." or NULL (the
+ * metaserver's ranking for name, else NUMRPC_SERVER).  each[i].out[p] is
+ * server i's own copy of out/inout argument p (the library's: free with
+ * numrpc_each_free); the caller's get the first success in list order.
+ * No handles, no out strings.  Returns the first failure in list order. */
+typedef struct numrpc_each {
+    char server[256];  /* "host:port"                                   */
+    int status;        /* NUMRPC_OK or this server's error code         */
+    char detail[512];  /* its error's detail ("" on success)            */
+    double seconds;    /* the call's wall time there (0: never sent)    */
+    int nout;          /* entries of out and out_bytes (the parameters) */
+    void **out;        /* per parameter: this server's copy, or NULL    */
+    size_t *out_bytes; /* per parameter: bytes of out[p] (0: none)      */
+} numrpc_each;
+#define numrpc_call_each(servers, each, max, countp, ...) \
+    numrpc_call_each_tagged_((servers), (each), (max), (countp), NUMRPC_NARG_(__VA_ARGS__) - 1, NUMRPC_TAGGED_(__VA_ARGS__))
+NUMRPC_API int numrpc_call_each_tagged_(const char *servers, numrpc_each *each, int max, int *count, int nargs,
+                                        const char *name, ...);
+/* The same from tagged arguments (for bindings such as Python's). */
+NUMRPC_API int numrpc_callv_each(const char *servers, numrpc_each *each, int max, int *count, const char *name,
+                                 const numrpc_arg *args, int nargs);
+NUMRPC_API void numrpc_each_free(numrpc_each *each, int count);
 
 /* ---- Discovery (what the CLI is built on) ---- */
 /* Writes a malloc'd, '\n'-separated list of routine names the server
@@ -449,6 +465,26 @@ NUMRPC_API int numrpc_data_get(numrpc_data *h, void *a, size_t ld);
 /* Frees the handle on its server and here (h is invalid afterwards, even
  * when the server is gone: NUMRPC_ENOHANDLE or a connection error). */
 NUMRPC_API int numrpc_data_free(numrpc_data *h);
+
+/* ---- Events: what a metaserver sees happen (docs/metaserver.md "Events") ----
+ * numrpc_watch calls fn for each event of the metaserver ("host:port", NULL:
+ * NUMRPC_METASERVER) in the caller's thread until fn returns nonzero or
+ * `seconds` pass (0: no limit): NUMRPC_OK; else EAUTH (tokens without the
+ * `status` right), EIO (stream ended), ETIMEDOUT (silent 20 s).  types:
+ * "join,leave,drain,undrain,register,unregister,overload" or a part (NULL:
+ * all).  The strings live until fn returns.  A subscriber 256 events behind
+ * is dropped: calls and queries never wait for one. */
+typedef struct numrpc_event {
+    const char *type;    /* "join", "leave", ...                             */
+    double time;         /* when the metaserver saw it, Unix seconds         */
+    const char *server;  /* "host:port" ("" when none)                       */
+    const char *name;    /* the server's name, as it joined                  */
+    const char *routine; /* register, unregister: the module ("" otherwise)  */
+    const char *detail;  /* the rest: why a server left, routines, queue     */
+} numrpc_event;
+typedef int (*numrpc_event_fn)(const numrpc_event *e, void *arg); /* nonzero: stop */
+NUMRPC_API int numrpc_watch(const char *metaserver, const char *types, numrpc_event_fn fn, void *arg,
+                            double seconds);
 
 /* ---- Argument tags for numrpc_call (internal helper macros) ----
  * numrpc_call, numrpc_call_async and numrpc_call_pinned pass each argument
@@ -639,50 +675,21 @@ inline void *numrpc_val_(std::nullptr_t) { return 0; }
 
 /* ---- Argument counting for numrpc_call (internal helper macros) ---- */
 #define NUMRPC_NARG_(...)                                                      \
-    NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54,   \
-                   53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, \
-                   38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, \
-                   23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,  \
-                   8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define NUMRPC_NARG_N_(                                                        \
-    _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16,     \
-    _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, \
-    _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, \
-    _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, \
-    _62, _63, _64, N, ...)                                                     \
+    NUMRPC_NARG_N_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47,    \
+        46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23,    \
+        22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define NUMRPC_NARG_N_( \
+    _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22,   \
+    _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42,    \
+    _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62,    \
+    _63, _64, N, ...)                                                                                      \
     N
 
 /* The count less one (the arguments after the name). */
 #define NUMRPC_NTAIL_(...)                                                     \
-    NUMRPC_NARG_N_(__VA_ARGS__, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53,   \
-                   52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, \
-                   37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, \
-                   22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,   \
-                   7, 6, 5, 4, 3, 2, 1, 0, ~)
-
-/* ---- Events: what a metaserver sees happen (docs/metaserver.md "Events") ----
- * numrpc_watch subscribes to the metaserver's events and calls fn for each
- * one, in the caller's thread, until fn returns nonzero, `seconds` pass
- * (0: no limit) or the connection ends.  metaserver: "host:port", NULL for
- * NUMRPC_METASERVER.  types: a comma-separated list of "join", "leave",
- * "drain", "undrain", "register", "unregister", "overload" (NULL or "" =
- * all).  The event's strings live until fn returns.  Returns NUMRPC_OK
- * when fn stopped it or the time passed; a metaserver with tokens needs a
- * token with the `status` right (else NUMRPC_EAUTH); one that ends the
- * stream is NUMRPC_EIO, one silent for 20 s NUMRPC_ETIMEDOUT.  A
- * subscriber that does not keep up (256 events queued) is dropped by the
- * metaserver: its calls and queries never wait for a subscriber. */
-typedef struct numrpc_event {
-    const char *type;    /* "join", "leave", ...                             */
-    double time;         /* when the metaserver saw it, Unix seconds         */
-    const char *server;  /* "host:port" ("" when none)                       */
-    const char *name;    /* the server's name, as it joined                  */
-    const char *routine; /* register, unregister: the module ("" otherwise)  */
-    const char *detail;  /* the rest: why a server left, routines, queue     */
-} numrpc_event;
-typedef int (*numrpc_event_fn)(const numrpc_event *e, void *arg); /* nonzero: stop */
-NUMRPC_API int numrpc_watch(const char *metaserver, const char *types, numrpc_event_fn fn, void *arg,
-                            double seconds);
+    NUMRPC_NARG_N_(__VA_ARGS__, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46,    \
+        45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22,    \
+        21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, ~)
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "last_words.h"
 #include "tokens.h"
 #include "registry.h"
 #include "slots.h"
@@ -22,7 +23,7 @@
  * socket to take it (in epoll for output; nothing more is read meanwhile). */
 enum conn_state { CONN_FREE = 0, CONN_IDLE, CONN_QUEUED, CONN_HELD, CONN_WRITING, CONN_HANDSHAKE };
 enum worker_state { WORKER_DEAD = 0, WORKER_FREE, WORKER_HOLDING };
-enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LINGER };
+enum event_kind { EV_LISTEN = 1, EV_SIGNAL, EV_CONN, EV_WORKER, EV_ADMIN, EV_LINGER, EV_WORDS };
 
 /* Refused connections stay open until the peer has read the refusal and
  * closed (or a few seconds pass): closing at once would reset the
@@ -90,6 +91,7 @@ typedef struct worker {
     double fresh_since; /* lent a request it has not been seen to start: monotonic
                            seconds it was lent (0: none; pool.c receiving) */
     double fresh_mark;  /* its slot's last_active when lent                */
+    last_words words;   /* its stdout and stderr (last_words.h; fd -1: none) */
 } worker;
 
 /* The dispatcher: one, on dispatcher_run's stack; its tables are malloc'd

@@ -510,6 +510,7 @@ int dispatcher_run(server_config *cfg, int argc, char **argv, int listen_fd, tok
             if (kind == EV_LISTEN) accept_all(&d);
             else if (kind == EV_SIGNAL) handle_signals(&d);
             else if (kind == EV_WORKER) pool_message(&d, index);
+            else if (kind == EV_WORDS) pool_words(&d, index);
             else if (kind == EV_ADMIN) live_request(&d);
             else if (kind == EV_LINGER) conn_linger(&d, index, 0);
             else if (kind == EV_CONN) conn_event(&d, index, evs[i].events);

@@ -16,6 +16,15 @@ int server_log_enabled(const server_config *cfg, int level)
     return level <= max;
 }
 
+/* Where the lines go: stderr, or in a worker the server's stderr kept
+ * aside (its own stderr is the pipe its routines' words go to). */
+static int log_fd = 2;
+
+void server_log_to(int fd)
+{
+    log_fd = fd;
+}
+
 static void write_line(const char *text)
 {
     char line[2048];
@@ -25,7 +34,7 @@ static void write_line(const char *text)
         n = sizeof line - 1;
         line[n - 1] = '\n';
     }
-    ssize_t k = write(2, line, (size_t)n); /* one write: lines of processes do not mix */
+    ssize_t k = write(log_fd, line, (size_t)n); /* one write: lines of processes do not mix */
     (void)k;
 }
 

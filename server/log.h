@@ -11,6 +11,8 @@
  * errors only).  Before the configuration exists, pass the defaults. */
 void server_log(const server_config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* This process's lines go to fd instead of stderr (a worker: spawner.c). */
+void server_log_to(int fd);
 int server_log_enabled(const server_config *cfg, int level);
 /* The structured line of one call (level info): routine, bytes, seconds,
  * outcome and, for an error, its code and cause; for a routine of the MPI

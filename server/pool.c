@@ -42,10 +42,17 @@ int pool_spawn(dispatcher *d, int index)
     /* Its channel to the pull broker, which fetches handles for it (pull.h). */
     int pull = pull_broker_channel(&err);
     if (pull < 0 && err.code != NUMRPC_OK) server_log(d->cfg, LOG_LEVEL_ERROR, "%s", err.detail);
-    pid_t pid = spawner_spawn(&order, sv[1], pull, &err);
+    /* Its stdout and stderr: a pipe read here (last_words.h).  Without
+     * one it keeps the server's own, as before. */
+    last_words words;
+    int words_end;
+    if (words_open(&words, &words_end, &err) != 0) server_log(d->cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+    pid_t pid = spawner_spawn(&order, sv[1], pull, words_end, &err);
     if (pull >= 0) close(pull);
+    if (words_end >= 0) close(words_end);
     if (pid < 0) {
         server_log(d->cfg, LOG_LEVEL_ERROR, "%s", err.detail);
+        words_close(&words);
         close(sv[0]);
         close(sv[1]);
         return -1;
@@ -53,6 +60,8 @@ int pool_spawn(dispatcher *d, int index)
     close(sv[1]);
     worker *w = &d->workers[index];
     memset(w, 0, sizeof *w);
+    w->words = words;
+    if (w->words.fd >= 0) conn_watch(d, w->words.fd, EV_WORDS, index);
     w->pid = pid;
     w->ctl = sv[0];
     w->state = WORKER_FREE;
@@ -62,6 +71,22 @@ int pool_spawn(dispatcher *d, int index)
     return 0;
 }
 
+/* The worker's output pipe is closed (what it held unread is lost). */
+static void forget_words(dispatcher *d, worker *w)
+{
+    if (w->words.fd < 0) return;
+    conn_unwatch(d, w->words.fd);
+    words_close(&w->words);
+}
+
+void pool_words(dispatcher *d, int w)
+{
+    worker *wk = &d->workers[w];
+    /* A stale event (the worker of this index was replaced) reads nothing. */
+    if (wk->state == WORKER_DEAD || wk->words.fd < 0) return;
+    words_drain(&wk->words, d->cfg, &d->slots[w], wk->pid, 0);
+}
+
 /* A free worker of an older generation leaves: closing its control socket
  * makes it exit.  Its slot may be reused at once. */
 void pool_retire(dispatcher *d, int index)
@@ -69,9 +94,12 @@ void pool_retire(dispatcher *d, int index)
     worker *w = &d->workers[index];
     conn_unwatch(d, w->ctl);
     close(w->ctl);
+    words_drain(&w->words, d->cfg, &d->slots[index], w->pid, 1); /* what it wrote so far */
+    forget_words(d, w);
     memset(w, 0, sizeof *w);
     w->state = WORKER_DEAD;
     w->conn = -1;
+    w->words.fd = -1;
 }
 
 void pool_ask_release(dispatcher *d, int index)
@@ -242,6 +270,26 @@ void pool_message(dispatcher *d, int w)
     pool_schedule(d);
 }
 
+/* Room the client's label takes in front of a detail ("host:port: "). */
+#define WORDS_LABEL_ROOM 96
+
+/* "; its last words: \"...\"" after a dead call's detail: the last lines
+ * its routine wrote, as many as an error detail holds with the client's
+ * label (ERR_DETAIL_MAX), escaped: hostile text for another program. */
+static void append_words(const worker *wk, const worker_slot *slot, char *detail, size_t len)
+{
+    static const char lead[] = "; its last words: ";
+    size_t used = strlen(detail);
+    if (used + sizeof lead + WORDS_LABEL_ROOM + 16 >= len) return;
+    char words[ERR_DETAIL_MAX];
+    size_t room = len - used - (sizeof lead - 1) - WORDS_LABEL_ROOM;
+    words_tail(&wk->words, slot, words, room < sizeof words ? room : sizeof words);
+    size_t n = strlen(words);
+    if (n == 0 || used + sizeof lead + n > len) return;
+    memcpy(detail + used, lead, sizeof lead - 1);
+    memcpy(detail + used + sizeof lead - 1, words, n + 1);
+}
+
 static void worker_exited(dispatcher *d, int w, int status)
 {
     worker *wk = &d->workers[w];
@@ -252,6 +300,8 @@ static void worker_exited(dispatcher *d, int w, int status)
     atomic_store(&slot->mpi_serving, 0);
     conn_unwatch(d, wk->ctl);
     close(wk->ctl);
+    /* Everything it wrote, its last lines kept if its call was running. */
+    words_drain(&wk->words, d->cfg, slot, wk->pid, 1);
     if (!d->stopping || c >= 0) d->restarts++;
     if (c >= 0) {
         /* A call that died while computing gets its error; the connection
@@ -265,7 +315,7 @@ static void worker_exited(dispatcher *d, int w, int status)
         if (tls != NULL) tls_record_holder_died(tls);
         if ((state == SLOT_COMPUTING || state == SLOT_KEEPALIVE) && !slot->pipelined && !wk->stream_cut &&
             (tls == NULL || !tls->broken)) {
-            char how[64], detail[320];
+            char how[64], detail[ERR_DETAIL_MAX];
             int code = wk->kill_reason ? wk->kill_reason : NUMRPC_ECRASHED;
             server_describe_exit(status, how, sizeof how);
             if (code == NUMRPC_ETIMEDOUT && slot->limit_deadline)
@@ -282,6 +332,7 @@ static void worker_exited(dispatcher *d, int w, int status)
                          slot->routine, how, (unsigned long long)(d->cfg->max_worker_memory >> 20));
             else
                 snprintf(detail, sizeof detail, "%s crashed: %s", slot->routine, how);
+            append_words(wk, slot, detail, sizeof detail);
             server_log(d->cfg, LOG_LEVEL_NOTICE, "%s", detail);
             /* Counted before the caller hears of it (a STATUS right after
              * the reply sees the call). */
@@ -297,9 +348,11 @@ static void worker_exited(dispatcher *d, int w, int status)
             conn_close(d, c);
         }
     }
+    forget_words(d, wk);
     memset(wk, 0, sizeof *wk);
     wk->state = WORKER_DEAD;
     wk->conn = -1;
+    wk->words.fd = -1;
     atomic_store(&slot->state, SLOT_IDLE); /* calls in flight count the busy slots */
     slots_keep_memory(slot, 0);            /* and the memory they hold */
     if (!d->stopping && pool_count(d) < d->cfg->min_workers) pool_spawn(d, w);

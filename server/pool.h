@@ -22,6 +22,8 @@ void pool_schedule(dispatcher *d);
 int pool_queued_from(const dispatcher *d, const peer_key *p);
 /* A message on worker w's control socket (a connection came back). */
 void pool_message(dispatcher *d, int w);
+/* Worker w's routines wrote to stdout or stderr: logged (last_words.h). */
+void pool_words(dispatcher *d, int w);
 /* SIGCHLD: reaps workers (their calls answered, replaced if needed). */
 void pool_reap(dispatcher *d);
 /* Keepalives, deadlines, cancels, idle holders: called every tick, and

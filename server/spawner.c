@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pull.h"
 #include "sock.h"
 #include "worker.h"
@@ -31,6 +33,7 @@ typedef struct spawn_header {
     int32_t dispatcher; /* pid the worker must end up the child of */
     uint32_t nmods, ntokens;
     int32_t has_pull;
+    int32_t has_words; /* a pipe for its stdout and stderr comes last */
 } spawn_header;
 
 typedef struct spawn_reply {
@@ -70,9 +73,9 @@ static int read_full(int fd, void *buf, size_t len)
 
 /* The header and its descriptors (fds[] -1 where none came): 1, 0 at the
  * end of the stream, -1 on a malformed request. */
-static int recv_header(int sock, spawn_header *h, int fds[2])
+static int recv_header(int sock, spawn_header *h, int fds[3])
 {
-    ssize_t k = sock_recv_fds(sock, fds, 2, h, sizeof *h);
+    ssize_t k = sock_recv_fds(sock, fds, 3, h, sizeof *h);
     if (k == 0) return 0;
     return k == (ssize_t)sizeof *h ? 1 : -1;
 }
@@ -81,7 +84,7 @@ static int recv_header(int sock, spawn_header *h, int fds[2])
 
 /* In the grandchild: once the middle process has left, the dispatcher (a
  * subreaper) is its parent; then it is the worker of slot index. */
-static void become_worker(const spawn_header *h, int ctl_fd, int pull_fd, const server_config *cfg,
+static void become_worker(const spawn_header *h, int ctl_fd, int pull_fd, int words_fd, const server_config *cfg,
                           const module_list *mods, const token_table *rights, worker_slot *slots)
 {
     for (int i = 0; getppid() != h->dispatcher; i++) {
@@ -99,12 +102,26 @@ static void become_worker(const spawn_header *h, int ctl_fd, int pull_fd, const 
     /* The other workers' slots become read-only for it (slots.h), while
      * their memory files are still open here. */
     if (slots_confine(h->index) != 0) _exit(1);
-    /* Only stdio, the control socket (3) and the pull channel (4): both
-     * moved out of the way first, since either may arrive as 3 or 4. */
+    /* Only stdio, the control socket (3), the pull channel (4) and the
+     * server's stderr for its own log (5): moved out of the way first,
+     * since any may arrive as 3, 4 or 5.  Its stdout and stderr become the
+     * pipe the dispatcher reads (last_words.h). */
     int ctl = fcntl(ctl_fd, F_DUPFD, 10), pull = pull_fd >= 0 ? fcntl(pull_fd, F_DUPFD, 10) : -1;
-    if (ctl < 0 || (pull_fd >= 0 && pull < 0) || dup2(ctl, 3) != 3 || (pull >= 0 && dup2(pull, 4) != 4)) _exit(1);
-    close_range(pull >= 0 ? 5 : 4, ~0u, 0);
+    int words = words_fd >= 0 ? fcntl(words_fd, F_DUPFD, 10) : -1, log = words >= 0 ? fcntl(2, F_DUPFD, 10) : -1;
+    if (ctl < 0 || (pull_fd >= 0 && pull < 0) || (words_fd >= 0 && (words < 0 || log < 0)) || dup2(ctl, 3) != 3 ||
+        (pull >= 0 && dup2(pull, 4) != 4) || (words >= 0 && (dup2(log, 5) != 5 || dup2(words, 1) != 1 || dup2(words, 2) != 2)))
+        _exit(1);
+    if (pull < 0) close(4);
+    close_range(words >= 0 ? 6 : 5, ~0u, 0);
     pull_set_channel(pull_fd >= 0 ? 4 : -1); /* its way to the pull broker */
+    if (words >= 0) {
+        server_log_to(5);
+        /* Unbuffered: a line a routine printed reaches the pipe before a
+         * crash, and never waits for a later caller's call to go out. */
+        setvbuf(stdout, NULL, _IONBF, 0);
+        setenv("GFORTRAN_UNBUFFERED_PRECONNECTED", "y", 1); /* a Fortran runtime loaded from now on */
+        worker_words_captured();
+    }
     worker_main(cfg, mods, rights, 3, &slots[h->index]);
 }
 
@@ -152,14 +169,15 @@ static void spawner_main(int sock, worker_slot *slots, int n)
     signal(SIGCHLD, SIG_DFL);
     for (;;) {
         spawn_header h;
-        int fds[2];
+        int fds[3];
         int got = recv_header(sock, &h, fds);
         if (got == 0) _exit(0);
         server_config cfg;
         module_list mods = {0};
         token_table rights = {0};
         int ok = got > 0 && h.magic == SPAWN_MAGIC && h.index >= 0 && h.index < n && h.nmods <= SPAWN_LIST_MAX &&
-                 h.ntokens <= SPAWN_LIST_MAX && fds[0] >= 0 && (h.has_pull == 0 || fds[1] >= 0);
+                 h.ntokens <= SPAWN_LIST_MAX && fds[0] >= 0 && (h.has_pull == 0 || fds[1] >= 0) &&
+                 (h.has_words == 0 || fds[h.has_pull ? 2 : 1] >= 0);
         if (!ok || read_order(sock, &h, &cfg, &mods, &rights) != 0) _exit(1); /* out of step: the dispatcher says so */
         spawn_reply r = {-1, 0};
         pid_t middle = fork();
@@ -167,7 +185,8 @@ static void spawner_main(int sock, worker_slot *slots, int n)
             pid_t w = fork();
             if (w == 0) {
                 close(sock);
-                become_worker(&h, fds[0], h.has_pull ? fds[1] : -1, &cfg, &mods, &rights, slots);
+                become_worker(&h, fds[0], h.has_pull ? fds[1] : -1, h.has_words ? fds[h.has_pull ? 2 : 1] : -1, &cfg,
+                              &mods, &rights, slots);
             }
             r.pid = w;
             r.errnum = w < 0 ? errno : 0;
@@ -180,7 +199,7 @@ static void spawner_main(int sock, worker_slot *slots, int n)
             while (waitpid(middle, NULL, 0) < 0 && errno == EINTR) {
             }
         }
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             if (fds[i] >= 0) close(fds[i]);
         free(mods.items);
         free(rights.items);
@@ -231,7 +250,7 @@ static int send_rights(int sock, const token_table *rights)
     return 0;
 }
 
-pid_t spawner_spawn(const spawn_order *o, int ctl_fd, int pull_fd, err_t *err)
+pid_t spawner_spawn(const spawn_order *o, int ctl_fd, int pull_fd, int words_fd, err_t *err)
 {
     if (spawner_fd < 0) return err_set(err, NUMRPC_ESERVER, "no spawner: workers cannot be started"), -1;
     spawn_header h = {.magic = SPAWN_MAGIC,
@@ -239,12 +258,15 @@ pid_t spawner_spawn(const spawn_order *o, int ctl_fd, int pull_fd, err_t *err)
                       .dispatcher = (int32_t)getpid(),
                       .nmods = (uint32_t)o->mods->count,
                       .ntokens = o->rights ? (uint32_t)o->rights->count : 0,
-                      .has_pull = pull_fd >= 0};
-    int fds[2] = {ctl_fd, pull_fd};
+                      .has_pull = pull_fd >= 0,
+                      .has_words = words_fd >= 0};
+    int fds[3] = {ctl_fd}, nfds = 1;
+    if (pull_fd >= 0) fds[nfds++] = pull_fd;
+    if (words_fd >= 0) fds[nfds++] = words_fd;
     spawn_reply r;
     if (h.nmods > SPAWN_LIST_MAX || h.ntokens > SPAWN_LIST_MAX)
         return err_set(err, NUMRPC_ESERVER, "too many modules or tokens to start a worker with"), -1;
-    if (sock_send_fds(spawner_fd, fds, pull_fd >= 0 ? 2 : 1, &h, sizeof h) != 0 ||
+    if (sock_send_fds(spawner_fd, fds, nfds, &h, sizeof h) != 0 ||
         write_full(spawner_fd, o->cfg, sizeof *o->cfg) != 0 ||
         (h.nmods && write_full(spawner_fd, o->mods->items, h.nmods * sizeof *o->mods->items) != 0) ||
         send_rights(spawner_fd, o->rights) != 0 || read_full(spawner_fd, &r, sizeof r) != 0) {

@@ -28,9 +28,12 @@ typedef struct spawn_order {
 
 /* In the dispatcher (a child subreaper: PR_SET_CHILD_SUBREAPER): a new
  * worker for o, holding ctl_fd as descriptor 3 and pull_fd (or -1) as 4.
- * The worker becomes the dispatcher's own child (its exit is reaped there).
- * The descriptors stay the caller's.  Its pid, or -1 with err set. */
-pid_t spawner_spawn(const spawn_order *o, int ctl_fd, int pull_fd, err_t *err);
+ * With words_fd (a pipe's write end, or -1) as its stdout and stderr, the
+ * worker writes its own log lines to the server's stderr kept as 5
+ * (last_words.h).  The worker becomes the dispatcher's own child (its exit
+ * is reaped there).  The descriptors stay the caller's.  Its pid, or -1
+ * with err set. */
+pid_t spawner_spawn(const spawn_order *o, int ctl_fd, int pull_fd, int words_fd, err_t *err);
 
 /* True for the spawner's pid (its end is news the dispatcher logs). */
 int spawner_is(pid_t pid);

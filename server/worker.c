@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -94,6 +95,35 @@ static void give_back(session *s, int ctl_fd, int kind)
     tell_dispatcher(ctl_fd, kind, s->conn_id);
 }
 
+/* Set when the worker's stdout and stderr are the dispatcher's pipe. */
+static int words_captured;
+
+void worker_words_captured(void)
+{
+    words_captured = 1;
+}
+
+/* How long a message waits for the dispatcher to read what an earlier
+ * call wrote, at most: past that the worker leaves rather than let those
+ * words count as the next caller's (last_words.h). */
+#define WORDS_SETTLE_MS 2000
+
+/* Before each message: the pipe holds nothing of earlier calls.  The
+ * dispatcher reads it as soon as it is written, so this waits only after
+ * a routine wrote something, for the dispatcher's next turn. */
+static void words_settle(const session *s)
+{
+    int n = 0;
+    if (!words_captured || ioctl(2, FIONREAD, &n) != 0 || n <= 0) return;
+    for (int i = 0; i < WORDS_SETTLE_MS * 10; i++) {
+        usleep(100);
+        if (ioctl(2, FIONREAD, &n) != 0 || n <= 0) return;
+    }
+    server_log(s->cfg, LOG_LEVEL_ERROR, "the dispatcher has not read this worker's output for %d ms: the worker leaves",
+               WORDS_SETTLE_MS);
+    _exit(1);
+}
+
 /* A request that begins arriving on a connection this worker holds idle
  * is read here only once its first packet is (ARRIVAL_READY): a sender
  * that trickles it holds the dispatcher's attention, not a worker.  A
@@ -153,6 +183,7 @@ static void serve_connection(session *s, int ctl_fd, int fd, tls_stream_state *t
                 return;
             }
         }
+        words_settle(s);
         int rc = session_serve_one(s, &err);
         if (rc != 0 && err.code == NUMRPC_ETIMEDOUT && wire_reader_in_message(r)) {
             /* A sender that stalls mid-request (--io-timeout) or trickles

@@ -41,6 +41,11 @@ typedef struct ctl_msg {
 void worker_main(const server_config *cfg, const module_list *mods, const token_table *tokens, int ctl_fd,
                  worker_slot *slot) __attribute__((noreturn));
 
+/* Before worker_main: its stdout and stderr are the pipe the dispatcher
+ * reads (last_words.h), so each message waits until the dispatcher has
+ * read what earlier calls' routines wrote. */
+void worker_words_captured(void);
+
 /* In a child just forked from parent: it is killed when parent dies, even
  * in the middle of a routine (and leaves at once if parent is already gone). */
 static inline void server_child_dies_with(pid_t parent)

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 import numrpc
-from numrpc import _call, _errors, _lib
+from numrpc import _call, _each, _errors, _lib
 
 HEADER = Path(__file__).resolve().parents[2] / "include" / "numrpc.h"
 
 # Each ctypes mirror and the C type it stands for.
 STRUCTS = {"numrpc_config": _lib.Config, "numrpc_call_info": _lib.CallInfoC,
            "numrpc_param_info": _lib.ParamInfo, "numrpc_param_shape": _lib.ParamShape,
-           "numrpc_arg": _lib.Arg}
+           "numrpc_arg": _lib.Arg, "numrpc_each": _each.EachC}
 UNIONS = {"numrpc_arg": ("v", _lib.ArgValue)}  # the anonymous union of numrpc_arg, as its member v
 
 

@@ -13,6 +13,7 @@ void add_one(int n, int *result);
 void scribble(double *a, int n, int how);
 void poke(double *a, int n);
 void hold_sum(const double *a, int n, const char *path, double *sum);
+void speak(int flood, int say, int how);
 
 void crash_segv(int how)
 {
@@ -50,4 +51,24 @@ void hold_sum(const double *a, int n, const char *path, double *sum)
     double s = 0;
     for (int i = 0; i < n; i++) s += a[i];
     *sum = s;
+}
+
+/* Writes flood KiB of numbered filler lines to stderr, then (say) a line to
+ * stdout and one to stderr, then (how) dies of SIGSEGV even under a
+ * sanitizer, whose own handler would add its report to the words. */
+void speak(int flood, int say, int how)
+{
+    char line[64];
+    for (int i = 0; i < flood * 16; i++) {
+        int n = snprintf(line, sizeof line, "filler line %08d of a routine that floods its stderr....\n", i);
+        if (n > 0 && fwrite(line, 1, (size_t)n, stderr) != (size_t)n) break;
+    }
+    if (say) {
+        printf("words one: the routine is about to fail\n");
+        fputs("words two: \x1b[31mgoodbye\n", stderr);
+    }
+    if (how) {
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+    }
 }
