@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "rounds: LSB (TR-97-06) null one-way / two-way latency and paced one-way, two-way\n"
             "and streamed throughput for 1..256 KiB buffers; PVM's ring (NAS-96-006) as a data\n"
             "handle passed server to server around K numrpc-servers (default 3), 8 B..8 MiB,\n"
-            "fitted to t(n) = t0 + n / r_max.  --quick: 3 rounds, fewer sizes, < 30 s.\n"
+            "fitted to t(n) = t0 + n / r_max.  --quick: 5 rounds, fewer sizes, < 30 s.\n"
             "Defaults: server and stubs of the build this program is in (env NUMRPC_SERVER_BIN,\n"
             "NUMRPC_STUBS_DIR override); benchsink next to this program.\n");
 }
@@ -135,10 +135,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (o.rounds <= 0) o.rounds = o.quick ? 3 : 7;
+    if (o.rounds <= 0) o.rounds = o.quick ? 5 : 7;
     if (o.rounds > SEEDS_MAX_ROUNDS) o.rounds = SEEDS_MAX_ROUNDS;
-    if (o.null_count <= 0) o.null_count = o.quick ? 500 : 10000;
-    if (o.lsb_bytes == 0) o.lsb_bytes = o.quick ? (1u << 20) : (8u << 20);
+    if (o.null_count <= 0) o.null_count = o.quick ? 1000 : 10000;
+    if (o.lsb_bytes == 0) o.lsb_bytes = o.quick ? (2u << 20) : (8u << 20);
     if (o.ring_k < 2 || o.ring_k > SEEDS_MAX_RING) {
         fprintf(stderr, "numrpc-bench-seeds: --ring-k wants 2..%d\n", SEEDS_MAX_RING);
         return 2;
