@@ -69,20 +69,27 @@ static int run_lsb(const struct seeds_options *o, const rawtcp_server *raw, size
     return rc;
 }
 
-/* The ring's k servers on ports chosen ahead, each allowed to pull from all. */
+/* The ring's k servers on ports chosen ahead, each allowed to pull from all.
+ * A port taken meanwhile by another process: new ports, up to 3 tries. */
 static int start_ring(const struct seeds_options *o, const char *stubs, pid_t *pids)
 {
-    int ports[SEEDS_MAX_RING];
-    char pull[SEEDS_MAX_RING * 32] = "";
     g.k = o->ring_k;
-    if (seeds_free_ports(ports, g.k) != 0) return -1;
-    for (int i = 0; i < g.k; i++) {
-        snprintf(g.label[i], sizeof g.label[i], "127.0.0.1:%d", ports[i]);
-        snprintf(pull + strlen(pull), sizeof pull - strlen(pull), "%s%s", i ? "," : "", g.label[i]);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int ports[SEEDS_MAX_RING], up = 0;
+        char pull[SEEDS_MAX_RING * 32] = "";
+        if (seeds_free_ports(ports, g.k) != 0) return -1;
+        for (int i = 0; i < g.k; i++) {
+            snprintf(g.label[i], sizeof g.label[i], "127.0.0.1:%d", ports[i]);
+            snprintf(pull + strlen(pull), sizeof pull - strlen(pull), "%s%s", i ? "," : "", g.label[i]);
+        }
+        while (up < g.k && (pids[up] = seeds_spawn_server(o->server_bin, stubs, &ports[up], pull)) > 0) up++;
+        if (up == g.k) return 0;
+        for (int i = 0; i < up; i++) {
+            seeds_stop(pids[i]);
+            pids[i] = -1;
+        }
     }
-    for (int i = 0; i < g.k; i++)
-        if ((pids[i] = seeds_spawn_server(o->server_bin, stubs, &ports[i], pull)) < 0) return -1;
-    return 0;
+    return -1;
 }
 
 static int run_ring(const struct seeds_options *o)

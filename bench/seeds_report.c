@@ -289,10 +289,10 @@ int seeds_write_csv(const char *path, const struct seeds_options *o, const struc
             for (int r = 0; r < g->hop[s][k].n; r++)
                 fprintf(f, "ring-hop,%s,k%d,%zu,%d,%.9g,%d\n", sys_name[k], o->ring_k, o->ring_sizes[s], r,
                         g->hop[s][k].v[r], o->ring_k);
+    }
     for (int s = 0; s < o->nring; s++)
         for (int r = 0; r < g->stay[s].n; r++)
             fprintf(f, "ring-stay,numrpc,dcopy-one-server,%zu,%d,%.9g,1\n", o->ring_sizes[s], r, g->stay[s].v[r]);
-    }
     int rc = ferror(f) ? -1 : 0;
     if (fclose(f) != 0) rc = -1;
     return rc;
