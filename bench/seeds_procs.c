@@ -113,7 +113,7 @@ pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const ch
     snprintf(pfile, sizeof pfile, "%s/port", dir);
     snprintf(pstr, sizeof pstr, "%d", *port);
     const char *argv[] = {bin, "--port", pstr, "--bind", "127.0.0.1", "--stubs", stubs,
-                          "--port-file", pfile, "--blas-threads", "1", "--workers", "2",
+                          "--port-file", pfile, "--blas-threads", "1",
                           "--quiet", pull_from ? "--pull-from" : NULL, pull_from, NULL};
     pid_t pid = fork();
     if (pid == 0) {
