@@ -21,12 +21,14 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: numrpc-bench-seeds [--quick] [--rounds R] [--ring-k K] [--null-count N]\n"
             "         [--lsb-sizes LIST] [--lsb-bytes B] [--ring-sizes LIST] [--csv FILE]\n"
-            "         [--markdown FILE] [--server-bin PATH] [--stubs DIR]\n"
+            "         [--markdown FILE] [--server-bin PATH] [--stubs DIR] [--pin]\n"
             "The seed papers' measurements on loopback, numrpc beside raw TCP in interleaved\n"
             "rounds: LSB (TR-97-06) null one-way / two-way latency and paced one-way, two-way\n"
             "and streamed throughput for 1..256 KiB buffers; PVM's ring (NAS-96-006) as a data\n"
             "handle passed server to server around K numrpc-servers (default 3), 8 B..8 MiB,\n"
             "fitted to t(n) = t0 + n / r_max.  --quick: 5 rounds, fewer sizes, < 30 s.\n"
+            "Unpinned (on a shared machine pinning makes every figure wait for one busy\n"
+            "CPU); --pin: this client on CPU 0, every server and raw peer on CPU 1.\n"
             "Defaults: server and stubs of the build this program is in (env NUMRPC_SERVER_BIN,\n"
             "NUMRPC_STUBS_DIR override); benchsink next to this program.\n");
 }
@@ -71,7 +73,7 @@ static int run_lsb(const struct seeds_options *o, const rawtcp_server *raw, size
 
 /* The ring's k servers on ports chosen ahead, each allowed to pull from all.
  * A port taken meanwhile by another process: new ports, up to 3 tries. */
-static int start_ring(const struct seeds_options *o, const char *stubs, pid_t *pids)
+static int start_ring(const struct seeds_options *o, const char *stubs, pid_t *pids, int cpu)
 {
     g.k = o->ring_k;
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -82,7 +84,7 @@ static int start_ring(const struct seeds_options *o, const char *stubs, pid_t *p
             snprintf(g.label[i], sizeof g.label[i], "127.0.0.1:%d", ports[i]);
             snprintf(pull + strlen(pull), sizeof pull - strlen(pull), "%s%s", i ? "," : "", g.label[i]);
         }
-        while (up < g.k && (pids[up] = seeds_spawn_server(o->server_bin, stubs, &ports[up], pull)) > 0) up++;
+        while (up < g.k && (pids[up] = seeds_spawn_server(o->server_bin, stubs, &ports[up], pull, cpu)) > 0) up++;
         if (up == g.k) return 0;
         for (int i = 0; i < up; i++) {
             seeds_stop(pids[i]);
@@ -119,8 +121,9 @@ int main(int argc, char **argv)
         {"ring-sizes", required_argument, 0, 'z'}, {"csv", required_argument, 0, 'c'},
         {"markdown", required_argument, 0, 'm'}, {"server-bin", required_argument, 0, 'b'},
         {"stubs", required_argument, 0, 's'},    {"help", no_argument, 0, 'h'},
+        {"pin", no_argument, 0, 'p'},
         {0, 0, 0, 0}};
-    int ch;
+    int ch, pin = 0;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
         case 'q': o.quick = 1; break;
@@ -134,6 +137,7 @@ int main(int argc, char **argv)
         case 'm': o.markdown = optarg; break;
         case 'b': o.server_bin = optarg; break;
         case 's': o.stubs = optarg; break;
+        case 'p': pin = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -179,8 +183,12 @@ int main(int argc, char **argv)
         if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
         fclose(la);
     }
-    printf("# numrpc-bench-seeds: %d rounds, %ld CPUs, load average %.2f %.2f %.2f, server %s\n", o.rounds,
-           sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2], o.server_bin);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int client_cpu = !pin || ncpu < 2 ? -1 : 0, server_cpu = client_cpu < 0 ? -1 : 1;
+    snprintf(o.placement, sizeof o.placement, "%s",
+             client_cpu < 0 ? "unpinned" : "client on CPU 0, every server and raw peer on CPU 1");
+    printf("# numrpc-bench-seeds: %d rounds, %ld CPUs, %s, load average %.2f %.2f %.2f, server %s\n",
+           o.rounds, ncpu, o.placement, load[0], load[1], load[2], o.server_bin);
     fflush(stdout);
 
     /* Every process is forked before numrpc_init starts threads. */
@@ -188,12 +196,14 @@ int main(int argc, char **argv)
     int lsb_port = 0, rc = 0;
     pid_t lsb_pid = -1, ring_pids[SEEDS_MAX_RING];
     for (int i = 0; i < SEEDS_MAX_RING; i++) ring_pids[i] = -1;
-    if (rawring_start(&g.raw, o.ring_k) != 0 || rawtcp_server_spawn(&raw, -1) != 0) {
+    seeds_pin(client_cpu); /* before numrpc_init: its threads inherit it */
+    if (rawring_start(&g.raw, o.ring_k, server_cpu) != 0 || rawtcp_server_spawn(&raw, server_cpu) != 0) {
         fprintf(stderr, "numrpc-bench-seeds: the raw TCP peers did not start\n");
         rc = 1;
     }
-    if (rc == 0 && (lsb_pid = seeds_spawn_server(o.server_bin, stubs, &lsb_port, NULL)) < 0) rc = 1;
-    if (rc == 0 && start_ring(&o, stubs, ring_pids) != 0) rc = 1;
+    if (rc == 0 && (lsb_pid = seeds_spawn_server(o.server_bin, stubs, &lsb_port, NULL, server_cpu)) < 0)
+        rc = 1;
+    if (rc == 0 && start_ring(&o, stubs, ring_pids, server_cpu) != 0) rc = 1;
     if (rc == 0) {
         char server[32];
         snprintf(server, sizeof server, "127.0.0.1:%d", lsb_port);
@@ -224,8 +234,9 @@ int main(int argc, char **argv)
     seeds_report_lsb(stdout, &o, &lsb);
     seeds_report_ring(stdout, &o, &ring);
     if (md) {
-        fprintf(md, "Loopback, %d interleaved rounds, load average at the start %.2f %.2f %.2f "
-                    "(a shared machine: other jobs ran meanwhile).\n\n", o.rounds, load[0], load[1], load[2]);
+        fprintf(md, "Loopback, %s, %d interleaved rounds, load average at the start %.2f %.2f %.2f "
+                    "(a shared machine: other jobs ran meanwhile).\n\n", o.placement, o.rounds, load[0], load[1],
+                load[2]);
         seeds_report_lsb(md, &o, &lsb);
         seeds_report_ring(md, &o, &ring);
         if (fclose(md) != 0) rc = 1;

@@ -23,6 +23,7 @@ struct seeds_options {
     int ring_k;             /* servers in the ring */
     const char *csv;
     const char *markdown;
+    char placement[80];     /* where the client and the servers ran, for the tables */
 };
 
 /* One figure per round: seconds per operation (a message, a buffer, a hop). */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +107,17 @@ int seeds_free_ports(int *ports, int k)
     return rc;
 }
 
-pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const char *pull_from)
+void seeds_pin(int cpu)
+{
+    if (cpu < 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        fprintf(stderr, "numrpc-bench-seeds: sched_setaffinity(%d): %s\n", cpu, strerror(errno));
+}
+
+pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const char *pull_from, int cpu)
 {
     char dir[] = "/tmp/numrpc-seeds-XXXXXX", pfile[PATH_MAX], pstr[16];
     if (!mkdtemp(dir)) return -1;
@@ -117,6 +128,7 @@ pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const ch
                           "--quiet", pull_from ? "--pull-from" : NULL, pull_from, NULL};
     pid_t pid = fork();
     if (pid == 0) {
+        seeds_pin(cpu);
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);

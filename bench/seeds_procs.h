@@ -14,9 +14,12 @@ void seeds_stubs_dir_remove(const char *dir);
 /* k loopback ports free right now (bound together, then released).  0 or -1. */
 int seeds_free_ports(int *ports, int k);
 /* numrpc-server on 127.0.0.1:port (0 = any; the port is written back),
- * one BLAS thread, --pull-from pull_from when not NULL; waits until it
- * serves.  Returns its pid or -1 (message printed). */
-pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const char *pull_from);
+ * one BLAS thread, --pull-from pull_from when not NULL, pinned to cpu (set
+ * before exec, so its workers inherit it; cpu < 0: not pinned); waits until
+ * it serves.  Returns its pid or -1 (message printed). */
+pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const char *pull_from, int cpu);
+/* Pins the calling process to cpu; cpu < 0 does nothing. */
+void seeds_pin(int cpu);
 /* SIGTERM, SIGKILL after 3 s, reaped.  pid <= 0 is ignored. */
 void seeds_stop(pid_t pid);
 /* This program's directory joined with rel (malloc'd), libtool's .libs left. */

@@ -4,6 +4,7 @@
 #include "seeds_rawring.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ static void origin_main(int ctl, int in, int out)
     _exit(0);
 }
 
-int rawring_start(rawring *r, int k)
+int rawring_start(rawring *r, int k, int cpu)
 {
     int lfd[16], port[16], sv[2];
     memset(r, 0, sizeof *r);
@@ -132,6 +133,12 @@ int rawring_start(rawring *r, int k)
         }
         if (pid == 0) {
             signal(SIGTERM, SIG_DFL);
+            if (cpu >= 0) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(cpu, &set);
+                sched_setaffinity(0, sizeof set, &set);
+            }
             struct sockaddr_in sa;
             memset(&sa, 0, sizeof sa);
             sa.sin_family = AF_INET;

@@ -13,8 +13,9 @@ typedef struct rawring {
 } rawring;
 
 /* Forks k >= 2 nodes on 127.0.0.1 (tuned sockets: 4 MiB buffers,
- * TCP_NODELAY, 256 KiB writes).  Call while single-threaded.  0 or -1. */
-int rawring_start(rawring *r, int k);
+ * TCP_NODELAY, 256 KiB writes), each pinned to cpu (< 0: not pinned).
+ * Call while single-threaded.  0 or -1. */
+int rawring_start(rawring *r, int k, int cpu);
 /* Gives node 0 the n bytes of src (not part of a trip).  0 or -1. */
 int rawring_put(rawring *r, const void *src, size_t n);
 /* One trip: node 0 sends its n bytes to node 1, ..., node k-1 back to node
