@@ -62,6 +62,7 @@ static int run_lsb(const struct seeds_options *o, const rawtcp_server *raw, size
 {
     int fd = rawtcp_connect(raw, RAWTCP_TUNED), rc = fd < 0 ? -1 : 0;
     double *x = malloc(most), *acks = malloc(4096 * sizeof(double));
+    if (fd < 0) fprintf(stderr, "numrpc-bench-seeds: cannot connect to the raw TCP peer\n");
     if (!x || !acks) rc = -1;
     for (size_t i = 0; rc == 0 && i < most / 8; i++) x[i] = 0.25 * (double)i;
     for (int r = -1; rc == 0 && r < o->rounds; r++) rc = seeds_lsb_round(o, fd, r, x, acks, &lsb);
