@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_all.sh -- runs every numrpc benchmark (transfer, the seed papers' LSB and
-# PVM runs, buffer sweep, codec, Linpack; loopback, then veth LAN and WAN across namespaces when root) from an
-# existing build and writes CSVs, PNGs, text logs and report.md into the out dir.
+# PVM runs, buffer sweep, codec, Linpack; loopback, then veth LAN and WAN across
+# namespaces when root) from an existing build and writes CSVs, PNGs, text logs
+# and report.md into the out dir.
 # usage: run_all.sh [--quick] [--out DIR] [BUILD_DIR]   (or env NUMRPC_BUILD)
 set -u
 quick=
@@ -11,7 +12,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=--quick ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n 2,4p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,5p "$0"; exit 0 ;;
     *) build=$1 ;;
     esac
     shift
