@@ -17,10 +17,12 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PING_FLAG (1ull << 63)
 #define SINK_FLAG (1ull << 62) /* one-way: the server answers an 8-byte ack */
+#define STAMP_FLAG (1ull << 61) /* with SINK_FLAG: the ack, then the time the last byte came */
 
 /* The address listeners bind to and clients connect to: NUMRPC_BENCH_HOST
  * (an IPv4 address, e.g. the server end of a veth pair), else 127.0.0.1. */
@@ -118,7 +120,7 @@ static void *serve_conn(void *p)
             if (send_all(a.fd, &hdr, sizeof hdr, 0) != 0) break;
             continue;
         }
-        size_t n = (size_t)(hdr & ~SINK_FLAG);
+        size_t n = (size_t)(hdr & ~(SINK_FLAG | STAMP_FLAG));
         if (n > cap) {
             char *nb = realloc(buf, n);
             if (!nb) break;
@@ -127,8 +129,10 @@ static void *serve_conn(void *p)
         }
         if (recv_all(a.fd, buf, n, chunk) != 0) break;
         if (hdr & SINK_FLAG) {
-            double ack = rawtcp_sink_ack(buf, n);
-            if (send_all(a.fd, &ack, sizeof ack, 0) != 0) break;
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double reply[2] = {rawtcp_sink_ack(buf, n), (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9};
+            if (send_all(a.fd, reply, hdr & STAMP_FLAG ? sizeof reply : sizeof reply[0], 0) != 0) break;
             continue;
         }
         if (send_all(a.fd, buf, n, chunk) != 0) break;
@@ -306,4 +310,37 @@ int rawtcp_ping(int fd, unsigned long long word)
     if (send_all(fd, &out, sizeof out, 0) != 0) return -1;
     if (recv_all(fd, &in, sizeof in, 0) != 0) return -1;
     return in == out ? 0 : -1;
+}
+
+int rawtcp_sink_at(int fd, enum rawtcp_mode mode, const void *src, size_t n, double *ack, double *arrived)
+{
+    double reply[2];
+    if (send_hdr_data(fd, (uint64_t)n | SINK_FLAG | STAMP_FLAG, src, n, mode_chunk(mode)) != 0) return -1;
+    if (recv_all(fd, reply, sizeof reply, 0) != 0) return -1;
+    *ack = reply[0];
+    *arrived = reply[1];
+    return 0;
+}
+
+int rawtcp_sink_stream(int fd, enum rawtcp_mode mode, const void *src, size_t n, int count)
+{
+    double want = rawtcp_sink_ack(src, n), ack;
+    for (int i = 0; i < count; i++)
+        if (send_hdr_data(fd, (uint64_t)n | SINK_FLAG, src, n, mode_chunk(mode)) != 0) return -1;
+    for (int i = 0; i < count; i++)
+        if (recv_all(fd, &ack, sizeof ack, 0) != 0 || ack != want) return -1;
+    return 0;
+}
+
+int rawtcp_ping_stream(int fd, int count)
+{
+    for (int i = 0; i < count; i++) {
+        uint64_t out = (uint64_t)(i + 1) | PING_FLAG;
+        if (send_all(fd, &out, sizeof out, 0) != 0) return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        uint64_t in = 0;
+        if (recv_all(fd, &in, sizeof in, 0) != 0 || in != ((uint64_t)(i + 1) | PING_FLAG)) return -1;
+    }
+    return 0;
 }

@@ -40,6 +40,15 @@ int rawtcp_sink(int fd, enum rawtcp_mode mode, const void *src, size_t n, double
 /* The acknowledgement every one-way baseline answers: x[0] + x[k/2] +
  * x[k-1] of the k = n/8 doubles received (0 if none). */
 double rawtcp_sink_ack(const void *data, size_t n);
+/* Paced one-way (LSB): as rawtcp_sink, and *arrived := the server's
+ * CLOCK_MONOTONIC seconds when the last byte came (one host: our clock). */
+int rawtcp_sink_at(int fd, enum rawtcp_mode mode, const void *src, size_t n, double *ack, double *arrived);
+/* count one-way messages of n bytes sent back to back, their acks read (and
+ * checked) only after the last is sent.  The acks (8 bytes each) wait in our
+ * receive buffer meanwhile, so count * 8 must fit in it.  Returns 0 or -1. */
+int rawtcp_sink_stream(int fd, enum rawtcp_mode mode, const void *src, size_t n, int count);
+/* count 8-byte pings sent back to back, then their answers read and checked. */
+int rawtcp_ping_stream(int fd, int count);
 /* One 8-byte ping-pong: sends word, expects it back.  Returns 0 or -1. */
 int rawtcp_ping(int fd, unsigned long long word);
 /* Effective SO_SNDBUF / SO_RCVBUF of fd (as getsockopt reports them). */

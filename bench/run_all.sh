@@ -1,7 +1,8 @@
 #!/bin/sh
-# run_all.sh -- runs every numrpc benchmark (transfer, buffer sweep, codec,
-# Linpack; loopback, then veth LAN and WAN across namespaces when root) from an
-# existing build and writes CSVs, PNGs, text logs and report.md into the out dir.
+# run_all.sh -- runs every numrpc benchmark (transfer, the seed papers' LSB and
+# PVM runs, buffer sweep, codec, Linpack; loopback, then veth LAN and WAN across
+# namespaces when root) from an existing build and writes CSVs, PNGs, text logs
+# and report.md into the out dir.
 # usage: run_all.sh [--quick] [--out DIR] [BUILD_DIR]   (or env NUMRPC_BUILD)
 set -u
 quick=
@@ -11,7 +12,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=--quick ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n 2,4p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,5p "$0"; exit 0 ;;
     *) build=$1 ;;
     esac
     shift
@@ -36,6 +37,15 @@ echo "### transfer: numrpc vs raw TCP, omniORB, gRPC ($out/transfer.txt)"
 "$build/bench/numrpc-bench-transfer" $quick --sizes $sizes --packet-sweep --csv "$out/transfer.csv" \
     --markdown "$out/transfer.md" > "$out/transfer.txt" || status=1
 cat "$out/transfer.txt"
+
+echo "### seeds: LSB and PVM, numrpc vs raw TCP ($out/seeds.txt)"
+if [ -x "$build/bench/numrpc-bench-seeds" ]; then
+    "$build/bench/numrpc-bench-seeds" $quick --csv "$out/seeds.csv" --markdown "$out/seeds.md" \
+        > "$out/seeds.txt" || status=1
+    cat "$out/seeds.txt"
+else
+    echo "seeds: $build/bench/numrpc-bench-seeds not built; skipped" | tee "$out/seeds.txt"
+fi
 
 if [ -z "$quick" ]; then
     echo "### buffer sweep on loopback ($out/sweep_loopback.txt)"
@@ -97,6 +107,17 @@ report=$out/report.md
     echo
     echo "Targets: 8 MiB and 64 MiB each way <= 1.15x tuned raw; ping <= 2x raw ping-pong on"
     echo "one vCPU and <= 1.3x across vCPUs. Per-round figures: transfer.csv."
+    echo
+    echo "## The seed papers' measurements: LSB (TR-97-06) and PVM's ring (NAS-96-006)"
+    echo
+    if [ -s "$out/seeds.md" ]; then
+        echo "Their published figures (their hardware, 1996-97) beside numrpc's and raw TCP's on"
+        echo "this loopback, in the same run (bench/bench_seeds.c; per-round figures: seeds.csv)."
+        echo
+        cat "$out/seeds.md"
+    else
+        echo "(not run: $(tail -n 1 "$out/seeds.txt" 2>/dev/null))"
+    fi
     echo
     if [ -s "$out/sweep_loopback.md" ]; then
         echo "## Buffer sweep on loopback (packet size x socket buffer x TCP_NODELAY)"

@@ -21,6 +21,7 @@ static const struct stage {
     const char *label;
 } stages[] = {
     {"### transfer", "transfer: numrpc vs raw TCP, omniORB, gRPC"},
+    {"### seeds", "seeds: LSB and PVM, numrpc vs raw TCP"},
     {"### buffer sweep", "packet x socket buffer x NODELAY sweep"},
     {"### codec", "array codec"},
     {"### Linpack", "Linpack: local, numrpc, omniORB"},
