@@ -11,7 +11,7 @@ from ._args import reset_copy_warnings
 from ._call import CallFuture, CallInfo, call, call_async, calls_in_progress, last_call_info, set_timeout
 from ._client import Client, finalize
 from ._each import EachResult, call_each
-from ._events import events
+from ._events import Event, events
 from ._errors import (BadArgument, BadArgumentType, Cancelled, CannotConnect, ConnectionLost, CopyWarning,
                       Error, ServerCrashed, Timeout, UnknownRoutine)
 from ._handles import Handle, put
@@ -27,4 +27,4 @@ __all__ = ["call", "call_async", "calls_in_progress", "describe", "put", "Client
            "Handle", "Interface", "Param", "CallFuture", "CallInfo", "CopyWarning", "reset_copy_warnings",
            "Error", "UnknownRoutine", "BadArgument", "BadArgumentType", "Timeout", "Cancelled",
            "ServerCrashed", "CannotConnect", "ConnectionLost", "library_path"]
-__all__ += ["Progress", "set_progress_period", "call_each", "EachResult", "events", "asarray", "RemoteArray", "OperationFuture", "linalg", "fft", "sparse", "__version__"]
+__all__ += ["Progress", "set_progress_period", "call_each", "EachResult", "events", "Event", "asarray", "RemoteArray", "OperationFuture", "linalg", "fft", "sparse", "__version__"]
