@@ -27,6 +27,10 @@ static char requester[40] = "remote-admin";
 /* Tests only (NUMRPC_TEST_PERSIST_PAUSE_MS): a pause between writing a
  * module's copy and the journal naming it, to kill the server there. */
 static unsigned test_pause_ms;
+/* Changes are journaled only in a module directory given with
+ * --module-dir: the default one is named after the port, which a server
+ * on --port 0 gets anew at each start (and another server may get next). */
+static int journaled;
 
 /* The list's entry for module name: the one there, or a new empty one
  * (NULL when the list cannot grow). */
@@ -92,6 +96,11 @@ static void save_list(dispatcher *d, module_entry *e, char *note, size_t len)
 {
     err_t err;
     note[0] = '\0';
+    if (!journaled) {
+        e->persisted = 0;
+        snprintf(note, len, "; it will not survive a restart (no --module-dir: nothing is journaled)");
+        return;
+    }
     if (test_pause_ms) usleep(test_pause_ms * 1000u);
     if (persist_save(d->cfg->module_dir, &d->mods, &err) == 0) {
         for (size_t i = 0; i < d->mods.count; i++) d->mods.items[i].persisted = 1;
@@ -292,13 +301,14 @@ void live_setup(dispatcher *d)
     if (local && cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
     if (local) snprintf(where, sizeof where, "%s", cfg->admin_socket);
     else admin_default_socket(cfg->port, where, sizeof where); /* remote admin copies modules too */
+    journaled = cfg->module_dir[0] != '\0';
     if (cfg->module_dir[0] == '\0') {
         int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", where);
         if (n < 0 || (size_t)n >= sizeof cfg->module_dir) cfg->module_dir[0] = '\0';
     }
     const char *pause = getenv("NUMRPC_TEST_PERSIST_PAUSE_MS");
     if (pause != NULL) test_pause_ms = (unsigned)strtoul(pause, NULL, 10) > 10000 ? 10000 : (unsigned)strtoul(pause, NULL, 10);
-    if (cfg->module_dir[0]) replay_journal(d);
+    if (journaled) replay_journal(d);
     persist_publish(&d->mods);
     if (cfg->admin_secret_file[0]) { /* a bad secret file is said at start, not at the first request */
         uint8_t secret[4096];

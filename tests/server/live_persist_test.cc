@@ -260,6 +260,14 @@ TEST(LivePersist, UnwritableJournalStillRegistersForThisRun)
     server->stop();
     server = site.Start();
     EXPECT_EQ(LiveVersion(), -NUMRPC_ENOENT) << Detail();
+    server->stop();
+
+    // Without --module-dir (the default one is named after the port, new
+    // at each start on --port 0) nothing is journaled, and the reply says so.
+    server = std::make_unique<ServerProc>(std::vector<std::string>{"--admin-socket", site.sock()});
+    reply = Admin(site.sock(), "register " + kMods + "/live1.so");
+    ASSERT_EQ(reply.rfind("ok registered module live", 0), 0u) << reply;
+    EXPECT_TRUE(Contains(reply, "will not survive a restart (no --module-dir")) << reply;
     numrpc_finalize();
 }
 
