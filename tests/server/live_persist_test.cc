@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -67,6 +68,24 @@ int Dcopy()
     return rc;
 }
 
+// SIGTERM after the client let go of its connections (a server drains
+// open ones first), and a check that the server left by itself.
+void Term(std::unique_ptr<ServerProc> &s)
+{
+    numrpc_finalize();
+    pid_t pid = s->pid();
+    kill(pid, SIGTERM);
+    siginfo_t info{};
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; i++) {  // seen exited, left for ServerProc to reap
+        info.si_pid = 0;
+        gone = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone && info.si_code == CLD_EXITED) << "the server did not leave on SIGTERM";
+    s.reset();  // SIGKILLs it if it stayed
+}
+
 void Kill9(std::unique_ptr<ServerProc> &s)
 {
     kill(s->pid(), SIGKILL);
@@ -96,7 +115,7 @@ TEST(LivePersist, RegisterAndUnregisterSurviveSigterm)
     ASSERT_EQ(Admin(site.sock(), "unregister blas").rfind("ok unregistered module blas", 0), 0u);
     ASSERT_TRUE(WaitFor([] { return Dcopy() == NUMRPC_ENOENT; })) << Detail();
 
-    server->stop();
+    Term(server);
     server = site.Start();
     EXPECT_EQ(LiveVersion(), 1) << Detail();
     EXPECT_EQ(Dcopy(), NUMRPC_ENOENT) << Detail();
@@ -118,7 +137,7 @@ TEST(LivePersist, RegisterAndUnregisterSurviveSigterm)
     // Blas back: that persists too.
     ASSERT_EQ(Admin(site.sock(), "register " + std::string(TOP_BUILDDIR "/stubs/.libs/blas.so")).rfind("ok", 0), 0u);
     ASSERT_TRUE(WaitFor([] { return Dcopy() == NUMRPC_OK; })) << Detail();
-    server->stop();
+    Term(server);
     server = site.Start();
     EXPECT_EQ(Dcopy(), NUMRPC_OK) << Detail();
     EXPECT_EQ(LiveVersion(), 1) << Detail();
@@ -169,7 +188,7 @@ TEST(LivePersist, KillInsideARegisterLeavesOldOrNewState)
     EXPECT_EQ(LiveVersion(), -NUMRPC_ENOENT) << Detail();
     EXPECT_EQ(Dcopy(), NUMRPC_OK) << Detail();
     for (auto &n : Names(site.mods())) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
-    server->stop();
+    Term(server);
 
     // Killed at other points (a few, spread over a register): the module is
     // there and answers right, or absent; the server always starts.
@@ -184,7 +203,7 @@ TEST(LivePersist, KillInsideARegisterLeavesOldOrNewState)
         EXPECT_TRUE(v == 2 || v == -NUMRPC_ENOENT) << "try " << i << ": " << v << " " << Detail();
         EXPECT_EQ(Dcopy(), NUMRPC_OK) << Detail();
         ASSERT_EQ(Admin(site.sock(), "unregister live").rfind("ok", 0), 0u);
-        server->stop();
+        Term(server);
     }
     numrpc_finalize();
 }
@@ -203,7 +222,7 @@ TEST(LivePersist, BadJournalIsSetAsideAndTheStubDirectoryServed)
     auto server = site.Start();
     std::string reply = Admin(site.sock(), "register " + kMods + "/live1.so");
     ASSERT_EQ(reply.rfind("ok registered module live", 0), 0u) << reply;
-    server->stop();
+    Term(server);
     std::string copy;
     for (auto &n : Names(site.mods()))
         if (n.size() == 19) copy = site.mods() + "/" + n;
@@ -214,7 +233,7 @@ TEST(LivePersist, BadJournalIsSetAsideAndTheStubDirectoryServed)
     EXPECT_TRUE(server->alive());
     EXPECT_EQ(LiveVersion(), -NUMRPC_ENOENT) << Detail();
     EXPECT_EQ(Dcopy(), NUMRPC_OK) << Detail();
-    server->stop();
+    Term(server);
     unlink(copy.c_str());
 
     const std::string head = "numrpc-live-journal 1\n";
@@ -236,7 +255,7 @@ TEST(LivePersist, BadJournalIsSetAsideAndTheStubDirectoryServed)
         EXPECT_EQ(stat((site.journal() + ".corrupt").c_str(), &st), 0) << b.first << ": not set aside";
         reply = Admin(site.sock(), "list");
         EXPECT_TRUE(Contains(reply, "0 live changes")) << b.first << ": " << reply;
-        server->stop();
+        Term(server);
     }
     // And the good one is obeyed.
     WriteFile(site.journal(), good);
@@ -257,10 +276,10 @@ TEST(LivePersist, UnwritableJournalStillRegistersForThisRun)
     EXPECT_TRUE(Contains(reply, "will not survive a restart")) << reply;
     ASSERT_TRUE(WaitFor([] { return LiveVersion() == 1; })) << Detail();
     EXPECT_TRUE(Contains(Admin(site.sock(), "list"), "not persisted"));
-    server->stop();
+    Term(server);
     server = site.Start();
     EXPECT_EQ(LiveVersion(), -NUMRPC_ENOENT) << Detail();
-    server->stop();
+    Term(server);
 
     // Without --module-dir (the default one is named after the port, new
     // at each start on --port 0) nothing is journaled, and the reply says so.
