@@ -103,6 +103,10 @@ static void print_json(const char *server, const status_reply *s)
         cli_json_string(r->name);
         printf(", \"module\": ");
         cli_json_string(r->module);
+        if (s->has_origins) {
+            printf(", \"origin\": ");
+            cli_json_string(r->origin);
+        }
         printf(", \"version\": \"%016llx\", \"offered\": %s, \"calls\": %llu, \"errors\": %llu, "
                "\"bytes_in\": %llu, \"bytes_out\": %llu, \"mean_seconds\": %.9f, \"p99_seconds\": %.9f}",
                (unsigned long long)r->hash, r->offered ? "true" : "false", (unsigned long long)r->calls,
@@ -126,6 +130,19 @@ static void human_seconds(double s, char *out, size_t len)
     else if (s < 1e-3) snprintf(out, len, "%.1f us", s * 1e6);
     else if (s < 1) snprintf(out, len, "%.2f ms", s * 1e3);
     else snprintf(out, len, "%.2f s", s);
+}
+
+/* Where each module's routines came from (servers that say it): one line
+ * per module, in the rows' order. */
+static void print_origins(const status_reply *s)
+{
+    if (!s->has_origins) return;
+    printf("\n%-12s %s\n", "MODULE", "ORIGIN");
+    for (uint32_t i = 0; i < s->nroutines; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < i && !seen; j++) seen = strcmp(s->rows[j].module, s->rows[i].module) == 0;
+        if (!seen) printf("%-12s %s\n", s->rows[i].module, s->rows[i].origin);
+    }
 }
 
 void cli_print_status(const char *server, const msg_status *s)
@@ -157,6 +174,7 @@ void cli_print_status(const char *server, const msg_status *s)
         printf("%-20s %-12s %016llx %9llu %7llu %10s %10s %9s %9s\n", name, r->module, (unsigned long long)r->hash,
                (unsigned long long)r->calls, (unsigned long long)r->errors, in, out, mean, p99);
     }
+    print_origins(s);
     printf("\nMEAN and P99: time in a worker from a request's first byte to its reply; P99 is\n"
            "the upper edge of a histogram bucket (buckets 19%% wide), not an exact sample.\n");
 }

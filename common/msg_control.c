@@ -85,6 +85,9 @@ int msg_write_status_reply(wire_writer *w, uint32_t call_id, const msg_status *s
     if (rc == 0) rc = wire_put_u64(w, s->handle_bytes, err);
     if (rc == 0) rc = wire_put_u64(w, s->pulled_bytes, err);
     if (rc == 0) rc = wire_put_u64(w, s->lent_bytes, err);
+    /* The rows' origins: a trailing list, one string per row. */
+    if (rc == 0) rc = wire_put_u32(w, s->nroutines, err);
+    for (uint32_t i = 0; rc == 0 && i < s->nroutines; i++) rc = wire_put_string(w, s->rows[i].origin, err);
     if (rc == 0) rc = wire_end(w, err);
     return rc;
 }
@@ -132,6 +135,16 @@ int msg_read_status_reply(wire_reader *r, uint32_t want_id, const char *label, m
         rc = wire_get_u64(r, &s->pulled_bytes, err);
         if (rc == 0) rc = wire_get_u64(r, &s->lent_bytes, err);
         s->has_moves = rc == 0;
+        if (rc == 0) rc = wire_at_end(r, &at_end, err);
+    }
+    if (rc == 0 && !at_end) {
+        uint32_t k = 0;
+        rc = wire_get_u32(r, &k, err);
+        if (rc == 0 && k != s->nroutines)
+            rc = err_set(err, NUMRPC_EPROTO, "%s sends %u origins for %u routines", label, k, s->nroutines);
+        for (uint32_t i = 0; rc == 0 && i < k; i++)
+            rc = wire_get_string_into(r, s->rows[i].origin, sizeof s->rows[i].origin, MSG_STATUS_ORIGIN_MAX, err);
+        s->has_origins = rc == 0;
         if (rc == 0) rc = wire_at_end(r, &at_end, err);
     }
     if (rc == 0) rc = at_end ? wire_expect_end(r, err) : wire_skip_message(r, err);

@@ -15,6 +15,7 @@
 #define MSG_ADMIN_COMMAND_MAX 1024u     /* an ADMIN command's bytes at most    */
 #define MSG_ADMIN_NONCE_MAX 256u        /* a challenge's bytes at most         */
 #define MSG_ADMIN_TEXT_MAX WIRE_MAX_STRING /* a command reply's text at most   */
+#define MSG_STATUS_ORIGIN_MAX 127u      /* a routine's origin text at most     */
 
 /* ADMIN steps: the request's first field. */
 enum { MSG_ADMIN_CHALLENGE = 1, MSG_ADMIN_COMMAND = 2 };
@@ -27,6 +28,8 @@ typedef struct msg_status_routine {
     uint64_t hash, calls, errors, bytes_in, bytes_out;
     uint32_t offered;      /* 0: an older version, or a module unregistered since */
     double total_s, p99_s; /* seconds in the worker: all calls, 99th percentile   */
+    char origin[MSG_STATUS_ORIGIN_MAX + 1]; /* "stub dir", "registered live at
+                              ..." (trailing list; "" from older servers)     */
 } msg_status_routine;
 
 /* What a server asks of its clients (msg_status.security). */
@@ -47,6 +50,7 @@ typedef struct msg_status {
     uint64_t pulled_bytes, lent_bytes; /* handle bytes moved in from other
                                           servers / out on tickets (trailing) */
     uint32_t has_moves;                /* reader: the server sent them       */
+    uint32_t has_origins;              /* reader: rows[].origin was sent     */
 } msg_status;
 
 /* The request, as one whole message. */

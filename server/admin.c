@@ -187,6 +187,9 @@ int admin_store_module(const char *src, const char *dir, module_entry *out, err_
         else off += (size_t)k;
     }
     free(bytes);
+    /* Durable before its name appears (and before the journal names it):
+     * a crash leaves a whole copy or a temp file removed at start. */
+    if (rc == 0 && fsync(fd) != 0) rc = -1;
     if (fd >= 0 && close(fd) != 0) rc = -1;
     if (rc == 0 && rename(tmp, out->path) != 0) rc = -1;
     if (rc != 0) {
@@ -194,6 +197,10 @@ int admin_store_module(const char *src, const char *dir, module_entry *out, err_
         unlink(tmp);
         return err_set(err, NUMRPC_ESERVER, "cannot copy %s into %s: %s", src, dir, strerror(e));
     }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) != 0) rc = -1;
+    if (dfd >= 0) close(dfd);
+    if (rc != 0) return err_set(err, NUMRPC_ESERVER, "fsync of %s: %s", dir, strerror(errno));
     return 0;
 }
 

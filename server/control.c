@@ -19,6 +19,7 @@
 #include "hmac.h"
 #include "log.h"
 #include "msg_control.h"
+#include "persist.h"
 #include "reply.h"
 #include "sock.h"
 #include "stats.h"
@@ -104,6 +105,7 @@ static uint32_t snapshot_routines(const stats_table *t, msg_status_routine *rows
         x->bytes_out = atomic_load(&r->bytes_out);
         x->total_s = (double)atomic_load(&r->nanos) * 1e-9;
         x->p99_s = stats_p99(r);
+        persist_origin(x->module, x->origin, sizeof x->origin);
     }
     return n;
 }

@@ -11,13 +11,26 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admin.h"
 #include "exposure.h"
 #include "log.h"
 #include "metrics.h"
+#include "persist.h"
 #include "pool.h"
+
+/* Who sent the request being served: the local socket's peer, else a
+ * remote administrator (control.c checked its MAC). */
+static char requester[40] = "remote-admin";
+/* Tests only (NUMRPC_TEST_PERSIST_PAUSE_MS): a pause between writing a
+ * module's copy and the journal naming it, to kill the server there. */
+static unsigned test_pause_ms;
+/* Changes are journaled only in a module directory given with
+ * --module-dir: the default one is named after the port, which a server
+ * on --port 0 gets anew at each start (and another server may get next). */
+static int journaled;
 
 /* The list's entry for module name: the one there, or a new empty one
  * (NULL when the list cannot grow). */
@@ -77,6 +90,27 @@ static int probe_module(const char *path, char *name, err_t *err)
     return err_set(err, NUMRPC_EINVAL, "loading %s killed the checking process (%s)", path, how);
 }
 
+/* Writes the list to the journal after a change to entry e: its outcome
+ * goes to e->persisted and, when it failed, to note (else ""). */
+static void save_list(dispatcher *d, module_entry *e, char *note, size_t len)
+{
+    err_t err;
+    note[0] = '\0';
+    if (!journaled) {
+        e->persisted = 0;
+        snprintf(note, len, "; it will not survive a restart (no --module-dir: nothing is journaled)");
+        return;
+    }
+    if (test_pause_ms) usleep(test_pause_ms * 1000u);
+    if (persist_save(d->cfg->module_dir, &d->mods, &err) == 0) {
+        for (size_t i = 0; i < d->mods.count; i++) d->mods.items[i].persisted = 1;
+        return;
+    }
+    e->persisted = 0;
+    snprintf(note, len, "; it will not survive a restart (%s)", err.detail);
+    server_log(d->cfg, LOG_LEVEL_ERROR, "module %s changed for this run only: %s", e->name, err.detail);
+}
+
 static int register_module(dispatcher *d, const char *src, char *reply, size_t len)
 {
     err_t err;
@@ -85,10 +119,15 @@ static int register_module(dispatcher *d, const char *src, char *reply, size_t l
         snprintf(reply, len, "error %s: give an absolute path", src);
         return -1;
     }
+    /* The copy is written whole (temp, fsync, rename) before the journal
+     * names it: a kill in between leaves an unnamed copy, never a
+     * journal naming a missing one. */
     if (admin_store_module(src, d->cfg->module_dir, &e, &err) != 0 || probe_module(e.path, e.name, &err) != 0) {
         snprintf(reply, len, "error %s", err.detail);
         return -1;
     }
+    e.when = (int64_t)time(NULL);
+    snprintf(e.by, sizeof e.by, "%s", requester);
     int replaced;
     module_entry *slot = find_module(d, e.name, &replaced);
     if (slot == NULL) {
@@ -96,15 +135,17 @@ static int register_module(dispatcher *d, const char *src, char *reply, size_t l
         return -1;
     }
     *slot = e;
+    char note[ERR_DETAIL_MAX + 64];
+    save_list(d, slot, note, sizeof note);
     pool_roll(d);
-    snprintf(reply, len, "ok %s module %s (%016llx) from %s", replaced ? "replaced" : "registered", e.name,
-             (unsigned long long)e.hash, src);
+    snprintf(reply, len, "ok %s module %s (%016llx) from %s%s", replaced ? "replaced" : "registered", e.name,
+             (unsigned long long)e.hash, src, note);
     return 0;
 }
 
 static int unregister_module(dispatcher *d, const char *name, char *reply, size_t len)
 {
-    if (name[0] == '\0' || strlen(name) > IFACE_MAX_NAME) {
+    if (name[0] == '\0' || strlen(name) > IFACE_MAX_NAME || strpbrk(name, " \t/") != NULL) {
         snprintf(reply, len, "error unregister wants a module name");
         return -1;
     }
@@ -116,8 +157,12 @@ static int unregister_module(dispatcher *d, const char *name, char *reply, size_
     }
     e->path[0] = '\0';
     e->hash = 0;
+    e->when = (int64_t)time(NULL);
+    snprintf(e->by, sizeof e->by, "%s", requester);
+    char note[ERR_DETAIL_MAX + 64];
+    save_list(d, e, note, sizeof note);
     pool_roll(d);
-    snprintf(reply, len, "ok unregistered module %s", name);
+    snprintf(reply, len, "ok unregistered module %s%s", name, note);
     return 0;
 }
 
@@ -127,12 +172,59 @@ static void list_modules(dispatcher *d, char *reply, size_t len)
                                    d->mods.count, d->mods.count == 1 ? "" : "s");
     for (size_t i = 0; i < d->mods.count && used < len; i++) {
         const module_entry *e = &d->mods.items[i];
+        char origin[160];
+        persist_describe(e, origin, sizeof origin);
         if (e->path[0])
-            used += (size_t)snprintf(reply + used, len - used, "\nregistered %s %016llx %s", e->name,
-                                     (unsigned long long)e->hash, e->path);
+            used += (size_t)snprintf(reply + used, len - used, "\nregistered %s %016llx %s: %s", e->name,
+                                     (unsigned long long)e->hash, e->path, origin);
         else
-            used += (size_t)snprintf(reply + used, len - used, "\nunregistered %s", e->name);
+            used += (size_t)snprintf(reply + used, len - used, "\nunregistered %s: %s", e->name, origin);
     }
+}
+
+/* A journal entry's copy: there, of the bytes it names, and still the
+ * module it names that this server can load. */
+static int check_copy(const module_entry *e, err_t *err)
+{
+    uint64_t h = 0;
+    char name[IFACE_MAX_NAME + 1] = "";
+    if (persist_file_hash(e->path, &h, err) != 0) return err->code;
+    if (h != e->hash)
+        return err_set(err, NUMRPC_EINVAL, "%s holds other bytes (%016llx)", e->path, (unsigned long long)h);
+    if (probe_module(e->path, name, err) != 0) return err->code;
+    if (strcmp(name, e->name) != 0) return err_set(err, NUMRPC_EINVAL, "%s is module %s, not %s", e->path, name, e->name);
+    return 0;
+}
+
+/* The journal's changes again, at start (before any worker): an entry
+ * whose copy is missing, differs from its hash or no longer loads is
+ * skipped and said; the others are served as before the restart. */
+static void replay_journal(dispatcher *d)
+{
+    const server_config *cfg = d->cfg;
+    module_list got;
+    err_t err;
+    persist_clean(cfg->module_dir);
+    if (persist_load(cfg->module_dir, &got, &err) != 0) {
+        server_log(cfg, LOG_LEVEL_ERROR, "live registrations not replayed, serving the stub directory: %s",
+                   err.detail);
+        return;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < got.count; i++) {
+        module_entry *e = &got.items[i];
+        if (e->path[0] && check_copy(e, &err) != 0) {
+            server_log(cfg, LOG_LEVEL_ERROR, "journal: skipping module %s registered live: %s", e->name, err.detail);
+            continue;
+        }
+        got.items[kept++] = *e;
+    }
+    free(d->mods.items);
+    d->mods.items = got.items;
+    d->mods.count = kept;
+    if (got.count)
+        server_log(cfg, LOG_LEVEL_NOTICE, "journal: %zu live change%s replayed, %zu skipped", kept,
+                   kept == 1 ? "" : "s", got.count - kept);
 }
 
 int live_reload_tokens(dispatcher *d, char *reply, size_t len)
@@ -185,7 +277,12 @@ void live_request(dispatcher *d)
         server_log(d->cfg, LOG_LEVEL_NOTICE, "admin: refused: %s", err.detail);
         snprintf(reply, sizeof reply, "error %s", err.detail);
     } else {
+        struct ucred cred;
+        socklen_t cl = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
+            snprintf(requester, sizeof requester, "uid-%u", (unsigned)cred.uid);
         live_exec(d, line, reply, sizeof reply);
+        snprintf(requester, sizeof requester, "remote-admin");
     }
     if (strncmp(line, "list", 4) != 0) server_log(d->cfg, LOG_LEVEL_NOTICE, "admin: %s", reply);
     size_t n = strlen(reply);
@@ -204,10 +301,15 @@ void live_setup(dispatcher *d)
     if (local && cfg->admin_socket[0] == '\0') admin_default_socket(cfg->port, cfg->admin_socket, sizeof cfg->admin_socket);
     if (local) snprintf(where, sizeof where, "%s", cfg->admin_socket);
     else admin_default_socket(cfg->port, where, sizeof where); /* remote admin copies modules too */
+    journaled = cfg->module_dir[0] != '\0';
     if (cfg->module_dir[0] == '\0') {
         int n = snprintf(cfg->module_dir, sizeof cfg->module_dir, "%s.modules", where);
         if (n < 0 || (size_t)n >= sizeof cfg->module_dir) cfg->module_dir[0] = '\0';
     }
+    const char *pause = getenv("NUMRPC_TEST_PERSIST_PAUSE_MS");
+    if (pause != NULL) test_pause_ms = (unsigned)strtoul(pause, NULL, 10) > 10000 ? 10000 : (unsigned)strtoul(pause, NULL, 10);
+    if (journaled) replay_journal(d);
+    persist_publish(&d->mods);
     if (cfg->admin_secret_file[0]) { /* a bad secret file is said at start, not at the first request */
         uint8_t secret[4096];
         size_t len;

@@ -33,6 +33,9 @@ typedef struct module_entry {
     char path[CONFIG_PATH_MAX];    /* private content-addressed copy; "" =
                                       unregistered (hide it from stubs dir) */
     uint64_t hash;                 /* of the file's bytes                    */
+    int64_t when;                  /* the change's time (Unix seconds)       */
+    char by[40];                   /* who asked: "uid-1000", "remote-admin"  */
+    uint8_t persisted;             /* 1: in the journal (persist.c)          */
 } module_entry;
 
 typedef struct module_list {
