@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "numrpc.h"
+#include "sibling.h"
 #include "rawtcp.h"
 #include "seeds.h"
 #include "seeds_lsb.h"
@@ -88,7 +89,7 @@ static int start_ring(const struct seeds_options *o, const char *stubs, pid_t *p
         while (up < g.k && (pids[up] = seeds_spawn_server(o->server_bin, stubs, &ports[up], pull, cpu)) > 0) up++;
         if (up == g.k) return 0;
         for (int i = 0; i < up; i++) {
-            seeds_stop(pids[i]);
+            bench_stop_process(pids[i]);
             pids[i] = -1;
         }
     }
@@ -163,9 +164,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "numrpc-bench-seeds: bad size list\n");
         return 2;
     }
-    if (!o.server_bin) o.server_bin = seeds_path_here("../server/numrpc-server");
-    if (!o.stubs) o.stubs = seeds_path_here("../stubs/.libs");
-    char *sink = seeds_path_here(".libs/benchsink.so");
+    if (!o.server_bin) o.server_bin = bench_sibling_path("../server/numrpc-server");
+    if (!o.stubs) o.stubs = bench_sibling_path("../stubs/.libs");
+    char *sink = bench_sibling_path(".libs/benchsink.so");
     char stubs[64] = "";
     if (!o.server_bin || access(o.server_bin, X_OK) != 0) {
         fprintf(stderr, "numrpc-bench-seeds: no server at %s (--server-bin)\n", o.server_bin ? o.server_bin : "?");
@@ -221,8 +222,8 @@ int main(int argc, char **argv)
     if (rc == 0 && run_lsb(&o, &raw, most) != 0) rc = 1;
     if (rc == 0 && run_ring(&o) != 0) rc = 1;
     numrpc_finalize();
-    for (int i = 0; i < SEEDS_MAX_RING; i++) seeds_stop(ring_pids[i]);
-    seeds_stop(lsb_pid);
+    for (int i = 0; i < SEEDS_MAX_RING; i++) bench_stop_process(ring_pids[i]);
+    bench_stop_process(lsb_pid);
     rawtcp_server_stop(&raw);
     rawring_stop(&g.raw);
     seeds_stubs_dir_remove(stubs);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "transfer_opt.h"
+#include "sibling.h"
 #include "transfer_place.h"
 #include "transfer_measure.h"
 #include "transfer_sweep.h"
@@ -39,7 +40,6 @@ static void usage(FILE *f)
             (int)(CI_LEVEL * 100), BOOTSTRAP_RESAMPLES);
 }
 
-static char *default_path(const char *rel);
 
 static void remove_stubs_dir(void)
 {
@@ -63,7 +63,7 @@ static void remove_stubs_dir(void)
  * numrpc one-way run is off. */
 static void make_stubs_dir(void)
 {
-    char *sink = default_path(".libs/benchsink.so");
+    char *sink = bench_sibling_path(".libs/benchsink.so");
     snprintf(bench_opt.stubs_tmp, sizeof bench_opt.stubs_tmp, "/tmp/numrpc-bench-stubs-XXXXXX");
     DIR *d = NULL;
     if (!sink || access(sink, R_OK) != 0 || !mkdtemp(bench_opt.stubs_tmp) ||
@@ -89,23 +89,8 @@ static void make_stubs_dir(void)
     if (!realpath(sink, real) || symlink(real, to) != 0) measure_on[SYS_NUMRPC_SINK] = 0;
     free(sink);
     bench_opt.stubs_given =
-        bench_opt.stubs; /* still reachable: default_path's copy is not a leak */
+        bench_opt.stubs; /* still reachable: bench_sibling_path's copy is not a leak */
     bench_opt.stubs = bench_opt.stubs_tmp;
-}
-
-static char *default_path(const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return strdup(rel);
-    exe[k] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    size_t l = strlen(exe);
-    if (l >= 6 && strcmp(exe + l - 6, "/.libs") == 0) exe[l - 6] = '\0';
-    char *out = malloc(strlen(exe) + strlen(rel) + 2);
-    if (out) sprintf(out, "%s/%s", exe, rel);
-    return out;
 }
 
 int main(int argc, char **argv)
@@ -168,8 +153,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!bench_opt.server_bin) bench_opt.server_bin = default_path("../server/numrpc-server");
-    if (!bench_opt.stubs) bench_opt.stubs = default_path("../stubs/.libs");
+    if (!bench_opt.server_bin) bench_opt.server_bin = bench_sibling_path("../server/numrpc-server");
+    if (!bench_opt.stubs) bench_opt.stubs = bench_sibling_path("../stubs/.libs");
     if (!bench_opt.host) bench_opt.host = "127.0.0.1";
     if (!bench_opt.link)
         bench_opt.link = strcmp(bench_opt.host, "127.0.0.1") == 0 ? "loopback" : bench_opt.host;
@@ -211,7 +196,7 @@ int main(int argc, char **argv)
         free(copy);
     }
     make_stubs_dir();
-    bench_opt.proxy_bin = default_path("numrpc-delay-proxy");
+    bench_opt.proxy_bin = bench_sibling_path("numrpc-delay-proxy");
 #ifdef HAVE_CORBA
     if (bench_opt.delay_ms > 0 && access(bench_opt.proxy_bin, X_OK) != 0) {
         fprintf(stderr, "numrpc-bench-transfer: --delay-ms needs %s\n", bench_opt.proxy_bin);
@@ -220,7 +205,7 @@ int main(int argc, char **argv)
     if (bench_opt.delay_ms > 0)
         printf("# every connection through a delay proxy: +%g ms each way\n", bench_opt.delay_ms);
     if (!bench_opt.corba_bin)
-        bench_opt.corba_bin = default_path("../apps/corba/numrpc-corba-server");
+        bench_opt.corba_bin = bench_sibling_path("../apps/corba/numrpc-corba-server");
     if (no_corba || (bench_opt.corba_bin && access(bench_opt.corba_bin, X_OK) != 0))
         bench_opt.corba_bin = NULL;
 #else
@@ -229,7 +214,7 @@ int main(int argc, char **argv)
 #endif
     if (!bench_opt.corba_bin) printf("# omniORB baseline: not built or disabled; skipped\n");
 #ifdef HAVE_GRPC
-    if (!bench_opt.grpc_bin) bench_opt.grpc_bin = default_path("numrpc-grpc-server");
+    if (!bench_opt.grpc_bin) bench_opt.grpc_bin = bench_sibling_path("numrpc-grpc-server");
     if (no_grpc || (bench_opt.grpc_bin && access(bench_opt.grpc_bin, X_OK) != 0))
         bench_opt.grpc_bin = NULL;
 #else

@@ -2,6 +2,7 @@
  * chosen ahead for a ring whose members pull from each other), its stubs dir. */
 #define _GNU_SOURCE
 #include "seeds_procs.h"
+#include "sibling.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,21 +18,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-char *seeds_path_here(const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return strdup(rel);
-    exe[k] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    size_t l = strlen(exe);
-    if (l >= 6 && strcmp(exe + l - 6, "/.libs") == 0) exe[l - 6] = '\0';
-    char *out = malloc(strlen(exe) + strlen(rel) + 2);
-    if (out) sprintf(out, "%s/%s", exe, rel);
-    return out;
-}
 
 void seeds_stubs_dir_remove(const char *dir)
 {
@@ -150,21 +136,10 @@ pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const ch
     rmdir(dir);
     if (got <= 0) {
         fprintf(stderr, "numrpc-bench-seeds: %s did not start on port %d\n", bin, *port);
-        seeds_stop(pid);
+        bench_stop_process(pid);
         return -1;
     }
     *port = got;
     return pid;
 }
 
-void seeds_stop(pid_t pid)
-{
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 300; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) return;
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}

@@ -20,9 +20,6 @@ int seeds_free_ports(int *ports, int k);
 pid_t seeds_spawn_server(const char *bin, const char *stubs, int *port, const char *pull_from, int cpu);
 /* Pins the calling process to cpu; cpu < 0 does nothing. */
 void seeds_pin(int cpu);
-/* SIGTERM, SIGKILL after 3 s, reaped.  pid <= 0 is ignored. */
-void seeds_stop(pid_t pid);
-/* This program's directory joined with rel (malloc'd), libtool's .libs left. */
-char *seeds_path_here(const char *rel);
+/* Stopping the servers and finding their program: sibling.h. */
 
 #endif

@@ -208,15 +208,4 @@ pid_t place_spawn_grpc_server(int cpu, pid_t *proxy)
 }
 #endif
 
-void place_stop_process(pid_t pid)
-{
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 300; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) return;
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
 

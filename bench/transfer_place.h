@@ -35,7 +35,5 @@ pid_t place_spawn_corba_server(int cpu, pid_t *proxy);
  * *proxy, if asked).  Returns its pid or -1. */
 pid_t place_spawn_grpc_server(int cpu, pid_t *proxy);
 #endif
-/* SIGTERM, then SIGKILL after 3 s; reaps.  pid <= 0 is ignored. */
-void place_stop_process(pid_t pid);
 
 #endif

@@ -9,6 +9,7 @@
 #include <numrpc.h>
 
 #include "rawtcp.h"
+#include "sibling.h"
 #include "transfer_opt.h"
 #include "transfer_place.h"
 #include "transfer_measure.h"
@@ -88,8 +89,8 @@ out:
     unsetenv("NUMRPC_SOCKBUF");
     unsetenv("NUMRPC_TCP_NODELAY");
     for (int k = 0; k < ncombo; k++) {
-        if (prox[k] > 0) place_stop_process(prox[k]);
-        place_stop_process(srv[k]);
+        if (prox[k] > 0) bench_stop_process(prox[k]);
+        bench_stop_process(srv[k]);
     }
     return rc;
 }
@@ -234,17 +235,17 @@ out:
     numrpc_finalize();
     if (c.fd[0] >= 0) close(c.fd[0]);
     if (c.fd[1] >= 0) close(c.fd[1]);
-    place_stop_process(srv);
+    bench_stop_process(srv);
 #ifdef HAVE_CORBA
     if (corba > 0) corba_client_close();
 #endif
-    place_stop_process(corba);
+    bench_stop_process(corba);
 #ifdef HAVE_GRPC
     if (grpc > 0) grpc_baseline_close();
 #endif
-    place_stop_process(grpc);
+    bench_stop_process(grpc);
     for (int i = 0; i < 5; i++)
-        if (proxies[i] > 0) place_stop_process(proxies[i]);
+        if (proxies[i] > 0) bench_stop_process(proxies[i]);
     rawtcp_server_stop(&raw);
     place_pin_self(-1);
     return rc;
