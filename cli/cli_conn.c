@@ -1,9 +1,11 @@
 /* cli_conn.c -- the numrpc command's connection to a server or a metaserver:
- * plain TCP, or TLS (with a client certificate) as NUMRPC_TLS_* say. */
+ * plain TCP, or TLS (with a client certificate) as NUMRPC_TLS_* say; its errors, said. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_conn.h"
+#include "numrpc.h"
 #include "sock.h"
 #include "tls.h"
 
@@ -20,4 +22,11 @@ int cli_conn_open(msg_conn *c, const char *where, int connect_ms, int io_ms, err
         rc = err->code;
     if (rc == 0) rc = msg_conn_open_tls(c, tls, NULL, host, port, connect_ms, io_ms, PROTO_DEFAULT_PACKET, err);
     return rc;
+}
+
+int cli_fail(const char *what, const err_t *err)
+{
+    fprintf(stderr, "numrpc %s: %s: %s (%s)\n", what, numrpc_strerror(err->code), err->detail,
+            numrpc_errname(err->code));
+    return 1;
 }

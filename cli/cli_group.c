@@ -5,17 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_conn.h"
 #include "cli_meta.h"
 
-#define CONNECT_MS 10000
-#define IO_MS 30000
-
-static int fail(const char *what, const err_t *err)
-{
-    fprintf(stderr, "numrpc %s: %s: %s (%s)\n", what, numrpc_strerror(err->code), err->detail,
-            numrpc_errname(err->code));
-    return 1;
-}
 
 /* The most servers --all reaches (the metaserver's table holds 64). */
 #define GROUP_MAX 64
@@ -74,11 +66,11 @@ int cli_status_all(int argc, char **argv)
     static char labels[GROUP_MAX][CLI_LABEL_MAX];
     err_t err;
     int n = group_of(meta, labels, GROUP_MAX, &err), bad = 0;
-    if (n < 0) return fail("status", &err);
+    if (n < 0) return cli_fail("status", &err);
     for (int i = 0; i < n; i++) {
         msg_status s;
         printf("%s== %s ==\n", i ? "\n" : "", labels[i]);
-        if (cli_server_status(labels[i], CONNECT_MS, IO_MS, &s, &err) != 0) {
+        if (cli_server_status(labels[i], CLI_CONNECT_MS, CLI_IO_MS, &s, &err) != 0) {
             printf("error: %s: %s (%s)\n", numrpc_strerror(err.code), err.detail, numrpc_errname(err.code));
             bad++;
             continue;
@@ -107,11 +99,11 @@ int cli_admin_all(int argc, char **argv)
     err_t err;
     if (secret_file == NULL) {
         err_set(&err, NUMRPC_EAUTH, "no secret: give --secret-file FILE or set NUMRPC_ADMIN_SECRET_FILE");
-        return fail("admin", &err);
+        return cli_fail("admin", &err);
     }
     static char labels[GROUP_MAX][CLI_LABEL_MAX];
     int n = group_of(meta, labels, GROUP_MAX, &err), bad = 0;
-    if (n < 0) return fail("admin", &err);
+    if (n < 0) return cli_fail("admin", &err);
     for (int k = 0; k < n; k++) {
         if (cli_remote_admin(labels[k], secret_file, command, 1, &err) == 0) continue;
         printf("%s: error: %s: %s (%s)\n", labels[k], numrpc_strerror(err.code), err.detail, numrpc_errname(err.code));

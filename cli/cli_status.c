@@ -16,15 +16,6 @@
 #include "sock.h"
 #include "tokens.h"
 
-#define CONNECT_MS 10000
-#define IO_MS 30000
-
-static int fail(const char *what, const err_t *err)
-{
-    fprintf(stderr, "numrpc %s: %s: %s (%s)\n", what, numrpc_strerror(err->code), err->detail,
-            numrpc_errname(err->code));
-    return 1;
-}
 
 /* ---- numrpc status ---- */
 
@@ -197,7 +188,7 @@ int cli_status(int argc, char **argv)
     snprintf(first, sizeof first, "%.*s", (int)strcspn(server, ", "), server);
     status_reply s;
     err_t err;
-    if (cli_server_status(first, CONNECT_MS, IO_MS, &s, &err) != 0) return fail("status", &err);
+    if (cli_server_status(first, CLI_CONNECT_MS, CLI_IO_MS, &s, &err) != 0) return cli_fail("status", &err);
     if (json) print_json(first, &s);
     else cli_print_status(first, &s);
     free_status(&s);
@@ -227,7 +218,7 @@ int cli_remote_admin(const char *server, const char *secret_file, const char *co
     char *text = NULL;
     static const char context[] = "numrpc-admin-v1"; /* with its NUL, as the server */
     msg_conn c;
-    int rc = cli_conn_open(&c, server, CONNECT_MS, IO_MS, err); /* TLS with NUMRPC_TLS_CA */
+    int rc = cli_conn_open(&c, server, CLI_CONNECT_MS, CLI_IO_MS, err); /* TLS with NUMRPC_TLS_CA */
     if (rc == 0 && secret_file) rc = read_secret(secret_file, secret, sizeof secret, &secret_len, err);
     /* Step 1: the server's one-use random challenge. */
     if (rc == 0) rc = msg_write_admin_challenge(&c.writer, 1, err);
@@ -268,9 +259,9 @@ int cli_admin(int argc, char **argv)
     err_t err;
     if (secret_file == NULL) {
         err_set(&err, NUMRPC_EAUTH, "no secret: give --secret-file FILE or set NUMRPC_ADMIN_SECRET_FILE");
-        return fail("admin", &err);
+        return cli_fail("admin", &err);
     }
-    if (cli_remote_admin(server, secret_file, command, 0, &err) != 0) return fail("admin", &err);
+    if (cli_remote_admin(server, secret_file, command, 0, &err) != 0) return cli_fail("admin", &err);
     return 0;
 }
 
